@@ -1,0 +1,236 @@
+import { z } from 'zod';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { hostnameSchema, labelSchema } from '../modules/workspaces/workspaces.schemas.js';
+import { createWorkspace, workspaceByHostname } from '../modules/workspaces/workspaces.service.js';
+import { createUser } from '../modules/users/users.service.js';
+import { channelTypeSchema, webhookUrlSchema } from '../modules/channels/channels.schemas.js';
+import { channelById, createChannel, deactivateChannel } from '../modules/channels/channels.service.js';
+import { createConnection, issueChannelKey, revokeToken } from '../modules/credentials/credentials.service.js';
+import { templateLanguageSchema, templateStatusSchema } from '../modules/templates/templates.schemas.js';
+import { createTemplate } from '../modules/templates/templates.service.js';
+import { contactEmailSchema, contactNameSchema } from '../modules/contacts/contacts.schemas.js';
+import { deleteContact, importContact } from '../modules/contacts/contacts.service.js';
+import { WEBHOOK_EVENTS, webhookEventSchema } from '../modules/webhooks/webhooks.schemas.js';
+import { createWebhook, deleteWebhook, listWebhooks } from '../modules/webhooks/webhooks.service.js';
+
+type FlagKind = 'string' | 'boolean';
+
+export interface AdminCommand<T = any> {
+  summary: string;
+  flags: Record<string, FlagKind>;
+  /** Validates the parsed flags (keys as written on the command line, e.g. `webhook-url`). */
+  input: z.ZodType<T>;
+  run(prisma: PrismaClient, input: T): Promise<unknown>;
+}
+
+const seconds = z
+  .string()
+  .regex(/^\d+$/, 'must be a whole number of seconds')
+  .transform(Number)
+  .pipe(z.number().int().min(1, 'must be at least 1').max(10 * 365 * 86400, 'must be at most ten years'));
+const id = z.string().trim().min(1, 'is required');
+const emailFlag = z.string().trim().max(255, 'must be at most 255 characters').pipe(z.email({ error: 'must be a valid email address' }));
+
+function define<T>(command: AdminCommand<T>): AdminCommand<T> {
+  return command;
+}
+
+export const commands: Record<string, AdminCommand> = {
+  'workspace:create': define({
+    summary: '--hostname H --name N',
+    flags: { hostname: 'string', name: 'string' },
+    input: z.object({ hostname: hostnameSchema, name: labelSchema }),
+    async run(prisma, input) {
+      const workspace = await createWorkspace(prisma, input);
+      return { id: workspace.id, hostname: workspace.hostname, name: workspace.name };
+    },
+  }),
+
+  'user:create': define({
+    summary: '--hostname H --name N --email E',
+    flags: { hostname: 'string', name: 'string', email: 'string' },
+    input: z.object({ hostname: hostnameSchema, name: labelSchema, email: emailFlag }),
+    async run(prisma, input) {
+      const workspace = await workspaceByHostname(prisma, input.hostname);
+      const user = await createUser(prisma, { workspaceId: workspace.id, name: input.name, email: input.email });
+      return { id: user.id, name: user.name, email: user.email };
+    },
+  }),
+
+  'channel:create': define({
+    summary: '--hostname H --name N [--type whatsapp|sms|email|webchat] [--webhook-url U]',
+    flags: { hostname: 'string', name: 'string', type: 'string', 'webhook-url': 'string' },
+    input: z.object({
+      hostname: hostnameSchema,
+      name: labelSchema,
+      type: channelTypeSchema.default('whatsapp'),
+      'webhook-url': webhookUrlSchema.optional(),
+    }),
+    async run(prisma, input) {
+      const workspace = await workspaceByHostname(prisma, input.hostname);
+      const { channel, apiKey } = await createChannel(prisma, {
+        workspaceId: workspace.id,
+        name: input.name,
+        type: input.type,
+        webhookUrl: input['webhook-url'],
+      });
+      return { id: channel.id, name: channel.name, type: channel.type, apiKey };
+    },
+  }),
+
+  'channel:key': define({
+    summary: '--channel ID [--expires-in-seconds S]',
+    flags: { channel: 'string', 'expires-in-seconds': 'string' },
+    input: z.object({ channel: id, 'expires-in-seconds': seconds.optional() }),
+    async run(prisma, input) {
+      const channel = await channelById(prisma, input.channel);
+      const { token, expiresAt } = await issueChannelKey(prisma, channel, input['expires-in-seconds']);
+      return { apiKey: token, expiresAt };
+    },
+  }),
+
+  'channel:deactivate': define({
+    summary: '--channel ID',
+    flags: { channel: 'string' },
+    input: z.object({ channel: id }),
+    async run(prisma, input) {
+      const channel = await deactivateChannel(prisma, input.channel);
+      return { id: channel.id, status: channel.status };
+    },
+  }),
+
+  'connection:create': define({
+    summary: '--hostname H --name N --channels ID,ID… [--expires-in-seconds S]',
+    flags: { hostname: 'string', name: 'string', channels: 'string', 'expires-in-seconds': 'string' },
+    input: z.object({
+      hostname: hostnameSchema,
+      name: labelSchema,
+      channels: z
+        .string()
+        .transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))
+        .pipe(z.array(z.string()).min(1, 'must name at least one channel id')),
+      'expires-in-seconds': seconds.optional(),
+    }),
+    async run(prisma, input) {
+      const workspace = await workspaceByHostname(prisma, input.hostname);
+      return createConnection(prisma, {
+        workspaceId: workspace.id,
+        name: input.name,
+        channelIds: input.channels,
+        expiresInSeconds: input['expires-in-seconds'],
+      });
+    },
+  }),
+
+  'token:revoke': define({
+    summary: '--token T',
+    flags: { token: 'string' },
+    input: z.object({ token: z.string().trim().min(1, 'is required') }),
+    async run(prisma, input) {
+      await revokeToken(prisma, input.token);
+      return { revoked: true };
+    },
+  }),
+
+  'template:create': define({
+    summary: '--channel ID --name N --language L --body B [--status approved|pending|rejected]',
+    flags: { channel: 'string', name: 'string', language: 'string', body: 'string', status: 'string' },
+    input: z.object({
+      channel: id,
+      name: labelSchema,
+      language: templateLanguageSchema,
+      body: z.string().trim().min(1, 'must not be blank').max(4096, 'must be at most 4096 characters'),
+      status: templateStatusSchema.default('approved'),
+    }),
+    async run(prisma, input) {
+      const channel = await channelById(prisma, input.channel);
+      const template = await createTemplate(prisma, {
+        workspaceId: channel.workspaceId,
+        channelId: channel.id,
+        name: input.name,
+        language: input.language,
+        body: input.body,
+        status: input.status,
+      });
+      return { id: template.id, name: template.name, language: template.language, status: template.status };
+    },
+  }),
+
+  'contact:create': define({
+    summary: '--hostname H --name N [--email E] [--phone-raw P] [--group]',
+    flags: { hostname: 'string', name: 'string', email: 'string', 'phone-raw': 'string', group: 'boolean' },
+    input: z.object({
+      hostname: hostnameSchema,
+      name: contactNameSchema,
+      email: contactEmailSchema.optional(),
+      'phone-raw': z.string().trim().min(1, 'must not be blank').max(64, 'must be at most 64 characters').optional(),
+      group: z.boolean().default(false),
+    }),
+    async run(prisma, input) {
+      const workspace = await workspaceByHostname(prisma, input.hostname);
+      const contact = await importContact(prisma, {
+        workspaceId: workspace.id,
+        name: input.name,
+        email: input.email,
+        phoneRaw: input['phone-raw'],
+        isGroup: input.group,
+      });
+      return { id: contact.id };
+    },
+  }),
+
+  'contact:delete': define({
+    summary: '--id ID',
+    flags: { id: 'string' },
+    input: z.object({ id }),
+    async run(prisma, input) {
+      await deleteContact(prisma, input.id);
+      return { id: input.id, deleted: true };
+    },
+  }),
+
+  'webhook:create': define({
+    summary: '--hostname H --url U [--events E,E…]',
+    flags: { hostname: 'string', url: 'string', events: 'string' },
+    input: z.object({
+      hostname: hostnameSchema,
+      url: webhookUrlSchema,
+      events: z
+        .string()
+        .transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))
+        .pipe(z.array(webhookEventSchema).min(1, 'must name at least one event'))
+        .optional(),
+    }),
+    async run(prisma, input) {
+      const workspace = await workspaceByHostname(prisma, input.hostname);
+      const webhook = await createWebhook(prisma, { workspaceId: workspace.id, url: input.url, events: input.events ?? [] });
+      return { id: webhook.id, url: webhook.url, events: eventsOf(webhook.events), secret: webhook.secret };
+    },
+  }),
+
+  'webhook:list': define({
+    summary: '--hostname H',
+    flags: { hostname: 'string' },
+    input: z.object({ hostname: hostnameSchema }),
+    async run(prisma, input) {
+      const workspace = await workspaceByHostname(prisma, input.hostname);
+      const webhooks = await listWebhooks(prisma, workspace.id);
+      return { webhooks: webhooks.map((w) => ({ id: w.id, url: w.url, events: eventsOf(w.events) })) };
+    },
+  }),
+
+  'webhook:delete': define({
+    summary: '--id ID',
+    flags: { id: 'string' },
+    input: z.object({ id }),
+    async run(prisma, input) {
+      await deleteWebhook(prisma, input.id);
+      return { id: input.id, deleted: true };
+    },
+  }),
+};
+
+/** An endpoint stored with no event list receives every event. */
+function eventsOf(stored: string[]): string[] {
+  return stored.length ? stored : [...WEBHOOK_EVENTS];
+}

@@ -1,0 +1,84 @@
+import { parseArgs } from 'node:util';
+import type { ZodError } from 'zod';
+import { openDatabase } from '../db/database.js';
+import { migrate } from '../db/migrate.js';
+import type { Env } from '../env.js';
+import { DomainError } from '../errors/domain.js';
+import { commands } from './commands.js';
+
+export interface AdminIo {
+  stdout: (line: string) => void;
+  stderr: (line: string) => void;
+}
+
+class UsageError extends Error {}
+
+function usage(): string {
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name} ${c.summary}`);
+  return `usage: npm run admin -- <command> [--flag value]…\ncommands:\n${lines.join('\n')}`;
+}
+
+function firstIssue(error: ZodError): string {
+  const issue = error.issues[0]!;
+  const flag = issue.path[0];
+  if (issue.code === 'invalid_type' && issue.input === undefined) return `--${String(flag)} is required`;
+  return flag === undefined ? issue.message : `--${String(flag)} ${issue.message}`;
+}
+
+/**
+ * Runs one admin command. Prints one JSON object on success (exit 0); on bad
+ * input one line on stderr (exit 1 for a rejected request, 2 for bad usage).
+ */
+export async function runAdmin(argv: string[], env: Env, io: AdminIo): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === 'help') {
+    (name ? io.stdout : io.stderr)(usage());
+    return name ? 0 : 2;
+  }
+  const command = commands[name];
+  if (!command) {
+    io.stderr(`error: unknown command ${JSON.stringify(name)}; run \`npm run admin -- help\` for the list`);
+    return 2;
+  }
+
+  let input: unknown;
+  try {
+    const options = Object.fromEntries(Object.entries(command.flags).map(([flag, type]) => [flag, { type }]));
+    const { values } = (() => {
+      try {
+        return parseArgs({ args: rest, options, strict: true, allowPositionals: false });
+      } catch (error) {
+        throw new UsageError(`${(error as Error).message.split('\n')[0]} (${name} takes ${command.summary})`);
+      }
+    })();
+    const parsed = command.input.safeParse(values);
+    if (!parsed.success) throw new UsageError(firstIssue(parsed.error));
+    input = parsed.data;
+  } catch (error) {
+    io.stderr(`error: ${(error as Error).message}`);
+    return 2;
+  }
+
+  const db = await openDatabase({ databaseUrl: env.DATABASE_URL, pgliteDir: env.PGLITE_DIR, poolSize: 2 }).catch(
+    (error: Error) => {
+      io.stderr(`error: ${error.message.split('\n')[0]}`);
+      return null;
+    },
+  );
+  if (!db) return 1;
+  try {
+    await db.withSession((session) => migrate(session));
+    const result = await command.run(db.prisma, input);
+    io.stdout(JSON.stringify(result));
+    return 0;
+  } catch (error) {
+    if (error instanceof DomainError) {
+      io.stderr(`error: ${error.message}`);
+      return 1;
+    }
+    io.stderr(`error: ${(error as Error).message.split('\n')[0]}`);
+    return 1;
+  } finally {
+    await db.close();
+  }
+}

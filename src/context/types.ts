@@ -1,0 +1,27 @@
+import type { Logger } from 'pino';
+import type { Database } from '../db/database.js';
+import type { Env } from '../env.js';
+import type { Channel, PrismaClient, Workspace } from '../generated/prisma/client.js';
+
+/** What the whole process shares: built once at start, passed explicitly. */
+export interface AppDeps {
+  db: Database;
+  env: Env;
+  logger: Logger;
+}
+
+/** The authenticated caller, resolved once per request for both transports. */
+export interface AuthContext {
+  workspace: Workspace;
+  credential: { id: string; kind: 'channel_key' | 'connection' };
+  /** Every active channel the credential can act as. */
+  channels: Channel[];
+  /** The acting channel; null when the credential can act as several and none was named. */
+  channel: Channel | null;
+}
+
+export interface RequestContext {
+  prisma: PrismaClient;
+  logger: Logger;
+  auth: AuthContext;
+}

@@ -1,0 +1,140 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { PrismaPg } from '@prisma/adapter-pg';
+import { PrismaPGlite } from 'pglite-prisma-adapter';
+import pg from 'pg';
+import { PrismaClient } from '../generated/prisma/client.js';
+
+/** One database session for statements that must share a connection (migrations, locks). */
+export interface SqlSession {
+  exec(sql: string): Promise<void>;
+  query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
+}
+
+export interface Database {
+  kind: 'postgres' | 'pglite';
+  /** Human description without credentials, for logs. */
+  description: string;
+  prisma: PrismaClient;
+  /** Runs `fn` on one dedicated session. */
+  withSession<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseOptions {
+  /** postgres:// URL; when absent the embedded PGlite database is used. */
+  databaseUrl?: string | undefined;
+  /** PGlite data directory, or `memory://` for an in-memory database. */
+  pgliteDir?: string | undefined;
+  poolSize?: number | undefined;
+}
+
+export class DatabaseInUseError extends Error {}
+
+export async function openDatabase(options: DatabaseOptions): Promise<Database> {
+  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.pgliteDir ?? './.data/pglite');
+}
+
+function openPostgres(url: string, poolSize: number): Database {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 2000 });
+  // An idle client losing its server must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  return {
+    kind: 'postgres',
+    description: `PostgreSQL ${redactUrl(url)}`,
+    prisma,
+    async withSession(fn) {
+      const client = await pool.connect();
+      try {
+        return await fn({
+          exec: async (sql) => void (await client.query(sql)),
+          query: async <T>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as T[],
+        });
+      } finally {
+        client.release();
+      }
+    },
+    async close() {
+      await prisma.$disconnect();
+      await pool.end();
+    },
+  };
+}
+
+async function openPglite(dir: string): Promise<Database> {
+  const inMemory = dir.startsWith('memory://');
+  const releaseLock = inMemory ? () => {} : lockDataDir(dir);
+  let client: PGlite;
+  try {
+    client = inMemory ? new PGlite() : new PGlite(path.resolve(dir));
+    await client.waitReady;
+  } catch (error) {
+    releaseLock();
+    throw error;
+  }
+  const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) });
+  const session: SqlSession = {
+    exec: async (sql) => void (await client.exec(sql)),
+    query: async <T>(sql: string, params?: unknown[]) => (await client.query<T>(sql, params)).rows,
+  };
+  return {
+    kind: 'pglite',
+    description: inMemory ? 'embedded PGlite (in memory)' : `embedded PGlite at ${path.resolve(dir)}`,
+    prisma,
+    // PGlite is a single connection; callers serialise through it.
+    withSession: (fn) => fn(session),
+    async close() {
+      await prisma.$disconnect();
+      await client.close();
+      releaseLock();
+    },
+  };
+}
+
+/**
+ * PGlite's files must be opened by one process at a time. A lock file beside the
+ * data directory records the owner; a stale one (its process gone) is taken over.
+ */
+function lockDataDir(dir: string): () => void {
+  const absolute = path.resolve(dir);
+  fs.mkdirSync(absolute, { recursive: true });
+  const lockPath = `${absolute}.lock`;
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      fs.writeFileSync(lockPath, String(process.pid), { flag: 'wx' });
+      return () => fs.rmSync(lockPath, { force: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+      const owner = Number(fs.readFileSync(lockPath, 'utf8').trim());
+      if (owner && owner !== process.pid && processAlive(owner)) {
+        throw new DatabaseInUseError(
+          `The embedded database at ${absolute} is in use by process ${owner}. Stop that process first, ` +
+            'or run the server on PostgreSQL (DATABASE_URL) to share one database between processes.',
+        );
+      }
+      fs.rmSync(lockPath, { force: true });
+    }
+  }
+  throw new DatabaseInUseError(`Could not lock the embedded database at ${absolute}.`);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparseable URL)';
+  }
+}

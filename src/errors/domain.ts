@@ -1,0 +1,46 @@
+/** Expected failures. Each transport maps them in exactly one place. */
+export abstract class DomainError extends Error {}
+
+/** Credentials missing, invalid, expired or unavailable; also an unknown workspace host. */
+export class AuthenticationError extends DomainError {
+  constructor() {
+    super('Unauthenticated.');
+  }
+}
+
+/** A credential that can act as several channels was used without X-Channel-Uuid. */
+export class ChannelSelectionError extends DomainError {
+  constructor() {
+    super(
+      'This credential can act as several channels: send the X-Channel-Uuid header set to the UUID of the target channel.',
+    );
+  }
+}
+
+export class NotFoundError extends DomainError {
+  constructor(resource: string) {
+    super(`${resource} not found.`);
+  }
+}
+
+export interface Conflict {
+  field: string;
+  contactId: string;
+}
+
+/** Invalid input: messages per request field (dotted paths for nested fields). */
+export class ValidationError extends DomainError {
+  constructor(
+    readonly errors: Record<string, string[]>,
+    readonly conflict?: Conflict,
+  ) {
+    super(Object.values(errors)[0]?.[0] ?? 'The given data was invalid.');
+  }
+
+  static field(field: string, message: string, conflict?: Conflict): ValidationError {
+    return new ValidationError({ [field]: [message] }, conflict);
+  }
+}
+
+/** A request the operator tools reject (unknown hostname, duplicate, bad flag). */
+export class InputError extends DomainError {}

@@ -1,0 +1,53 @@
+import { randomBytes } from 'node:crypto';
+import type { Channel, ChannelType, PrismaClient } from '../../generated/prisma/client.js';
+import type { AuthContext } from '../../context/types.js';
+import { InputError } from '../../errors/domain.js';
+import { isUuid } from '../../lib/uuid.js';
+import { issueChannelKey } from '../credentials/credentials.service.js';
+
+export interface ChannelView {
+  id: string;
+  name: string;
+  type: ChannelType;
+  status: 'active' | 'inactive';
+}
+
+export function channelView(channel: Channel): ChannelView {
+  return { id: channel.id, name: channel.name, type: channel.type, status: channel.status };
+}
+
+/** Creates a channel with its first API key; the key is returned once. */
+export async function createChannel(
+  prisma: PrismaClient,
+  input: { workspaceId: string; name: string; type: ChannelType; webhookUrl?: string | undefined },
+): Promise<{ channel: Channel; apiKey: string }> {
+  return prisma.$transaction(async (tx) => {
+    const channel = await tx.channel.create({
+      data: {
+        workspaceId: input.workspaceId,
+        name: input.name,
+        type: input.type,
+        webhookUrl: input.webhookUrl ?? null,
+        webhookSecret: input.webhookUrl ? randomBytes(32).toString('base64url') : null,
+      },
+    });
+    const { token } = await issueChannelKey(tx, channel);
+    return { channel, apiKey: token };
+  });
+}
+
+export async function channelById(prisma: PrismaClient, id: string): Promise<Channel> {
+  const channel = isUuid(id) ? await prisma.channel.findUnique({ where: { id } }) : null;
+  if (!channel) throw new InputError(`No channel has id ${id}.`);
+  return channel;
+}
+
+export async function deactivateChannel(prisma: PrismaClient, id: string): Promise<Channel> {
+  await channelById(prisma, id);
+  return prisma.channel.update({ where: { id }, data: { status: 'inactive' } });
+}
+
+/** The channels a credential can act as; never needs X-Channel-Uuid. */
+export function channelsOf(auth: AuthContext): ChannelView[] {
+  return auth.channels.map(channelView);
+}

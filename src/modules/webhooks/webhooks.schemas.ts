@@ -1,0 +1,14 @@
+import { z } from 'zod';
+
+export const WEBHOOK_EVENTS = [
+  'message.created',
+  'message.status_changed',
+  'conversation.closed',
+  'conversation.reopened',
+  'contact.created',
+  'contact.updated',
+] as const;
+
+export const webhookEventSchema = z.enum(WEBHOOK_EVENTS, {
+  error: `must be one of ${WEBHOOK_EVENTS.join(', ')}`,
+});
