@@ -1,0 +1,77 @@
+import { NoSchemaIntrospectionCustomRule } from 'graphql';
+import { createYoga, type Plugin } from 'graphql-yoga';
+import type { AppDeps } from './context/types.js';
+import { introspectionEnabled } from './env.js';
+import { authenticateRequest } from './context/authenticate.js';
+import { domainGraphQLError, maskGraphQLError } from './errors/graphql.js';
+import { DomainError } from './errors/domain.js';
+import type { GraphQLContext } from './graphql/builder.js';
+import { schema } from './graphql/schema.js';
+import { API_PREFIX, createRestHandler } from './rest/handler.js';
+import { json } from './rest/http.js';
+import { systemRoute } from './modules/system/system.routes.js';
+
+/** Serves REST and probes from the same server as GraphQL: they answer before yoga's GraphQL handling. */
+function restPlugin(deps: AppDeps): Plugin {
+  const rest = createRestHandler(deps);
+  return {
+    async onRequest({ request, url, endResponse }) {
+      if (url.pathname === '/graphql') return;
+      const system = systemRoute(deps, request, url);
+      if (system) return endResponse(await system);
+      if (url.pathname === API_PREFIX || url.pathname.startsWith(`${API_PREFIX}/`)) {
+        return endResponse(await rest(request, url));
+      }
+      endResponse(json(404, { status: 'error', message: 'Route not found.' }));
+    },
+  };
+}
+
+/** One line per request: method, path (no query string: it may hold personal data), status, duration. */
+function accessLogPlugin(deps: AppDeps): Plugin {
+  const started = new WeakMap<Request, number>();
+  return {
+    onRequest({ request }) {
+      started.set(request, performance.now());
+    },
+    onResponse({ request, response }) {
+      const start = started.get(request);
+      deps.logger.info(
+        {
+          method: request.method,
+          path: new URL(request.url).pathname,
+          status: response.status,
+          ms: start === undefined ? undefined : Math.round(performance.now() - start),
+        },
+        'request',
+      );
+    },
+  };
+}
+
+function disableIntrospection(): Plugin {
+  return {
+    onValidate({ addValidationRule }) {
+      addValidationRule(NoSchemaIntrospectionCustomRule);
+    },
+  };
+}
+
+export function createApp(deps: AppDeps) {
+  return createYoga<Record<string, unknown>, GraphQLContext>({
+    schema,
+    graphqlEndpoint: '/graphql',
+    landingPage: false,
+    graphiql: deps.env.NODE_ENV !== 'production',
+    logging: deps.logger,
+    maskedErrors: { maskError: maskGraphQLError(deps.logger) },
+    plugins: [accessLogPlugin(deps), restPlugin(deps), ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()])],
+    context: async ({ request }) => {
+      try {
+        return { prisma: deps.db.prisma, logger: deps.logger, auth: await authenticateRequest(deps, request) };
+      } catch (error) {
+        throw error instanceof DomainError ? domainGraphQLError(error) : error;
+      }
+    },
+  });
+}

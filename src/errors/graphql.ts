@@ -1,0 +1,37 @@
+import { GraphQLError } from 'graphql';
+import type { Logger } from 'pino';
+import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError } from './domain.js';
+
+function codeOf(error: DomainError): { code: string; http?: { status: number; headers?: Record<string, string> } } {
+  if (error instanceof AuthenticationError) {
+    return { code: 'UNAUTHENTICATED', http: { status: 401, headers: { 'www-authenticate': 'Bearer' } } };
+  }
+  if (error instanceof ChannelSelectionError) return { code: 'CHANNEL_REQUIRED', http: { status: 400 } };
+  if (error instanceof NotFoundError) return { code: 'NOT_FOUND' };
+  return { code: 'BAD_REQUEST' };
+}
+
+/** A domain error as a GraphQL error, keeping the location of `at` when given. */
+export function domainGraphQLError(error: DomainError, at?: GraphQLError): GraphQLError {
+  return new GraphQLError(error.message, {
+    ...(at ? { nodes: at.nodes, path: at.path } : {}),
+    extensions: codeOf(error),
+  });
+}
+
+/**
+ * The one place where failures become GraphQL errors: domain errors keep their
+ * message and get a code; anything unexpected is logged and masked.
+ */
+export function maskGraphQLError(logger: Logger) {
+  return (error: unknown, message: string): Error => {
+    const original = error instanceof GraphQLError ? error.originalError : error;
+    if (original instanceof DomainError) return domainGraphQLError(original, error instanceof GraphQLError ? error : undefined);
+    if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return error;
+    logger.error({ err: original }, 'unexpected failure');
+    return new GraphQLError(message, {
+      ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {}),
+      extensions: { code: 'INTERNAL_SERVER_ERROR' },
+    });
+  };
+}

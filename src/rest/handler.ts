@@ -1,0 +1,39 @@
+import type { AppDeps } from '../context/types.js';
+import { authenticateRequest } from '../context/authenticate.js';
+import { actingChannel } from '../context/request.js';
+import { restErrorResponse } from '../errors/rest.js';
+import { HttpError, json, readJson } from './http.js';
+import { RestRouter } from './router.js';
+import { registerChannelRoutes } from '../modules/channels/channels.routes.js';
+
+export const API_PREFIX = '/api/connect';
+
+export function createRestRouter(): RestRouter {
+  const router = new RestRouter();
+  registerChannelRoutes(router);
+  return router;
+}
+
+/** Serves one request under /api/connect: route, authenticate, run, map errors. */
+export function createRestHandler(deps: AppDeps) {
+  const router = createRestRouter();
+  return async (request: Request, url: URL): Promise<Response> => {
+    try {
+      const path = url.pathname.slice(API_PREFIX.length) || '/';
+      const found = router.find(request.method, path);
+      if (found === 'method-not-allowed') throw new HttpError(405, 'Method not allowed.');
+      if (!found) return json(404, { status: 'error', message: 'Route not found.' });
+      const auth = await authenticateRequest(deps, request);
+      if (found.route.actsAsChannel) actingChannel(auth);
+      return await found.route.handler({
+        request,
+        url,
+        params: found.params,
+        ctx: { prisma: deps.db.prisma, logger: deps.logger, auth },
+        body: () => readJson(request, deps.env.BODY_LIMIT_BYTES),
+      });
+    } catch (error) {
+      return restErrorResponse(error, deps.logger);
+    }
+  };
+}

@@ -1,0 +1,49 @@
+import { STATUS_CODES } from 'node:http';
+
+/** A REST failure that is about the HTTP exchange itself, not the domain. */
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
+  return new Response(JSON.stringify(body), {
+    status,
+    statusText: STATUS_CODES[status] ?? '',
+    headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
+  });
+}
+
+/**
+ * Reads a JSON body of at most `limit` bytes. An empty body reads as undefined;
+ * invalid JSON is a 400 and an oversized body a 413, before anything is parsed.
+ */
+export async function readJson(request: Request, limit: number): Promise<unknown> {
+  const declared = Number(request.headers.get('content-length'));
+  if (declared > limit) throw new HttpError(413, 'Request body too large.');
+  if (!request.body) return undefined;
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      throw new HttpError(413, 'Request body too large.');
+    }
+    chunks.push(value);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new HttpError(400, 'Malformed JSON body.');
+  }
+}

@@ -1,0 +1,37 @@
+import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import type { RequestContext } from '../context/types.js';
+
+export interface RestRequest {
+  request: Request;
+  url: URL;
+  params: Record<string, string | undefined>;
+  ctx: RequestContext;
+  /** The parsed JSON body (undefined when empty), within the body size limit. */
+  body(): Promise<unknown>;
+}
+
+export type RestHandler = (req: RestRequest) => Promise<Response>;
+
+export interface RestRoute {
+  handler: RestHandler;
+  /** Whether the route acts as one channel (and so needs X-Channel-Uuid for multi-channel credentials). */
+  actsAsChannel: boolean;
+}
+
+/** Routes of the REST API, relative to /api/connect. */
+export class RestRouter {
+  private readonly router = FindMyWay({ ignoreTrailingSlash: true, caseSensitive: true });
+
+  on(method: HTTPMethod, path: string, handler: RestHandler, options: { actsAsChannel?: boolean } = {}): this {
+    const route: RestRoute = { handler, actsAsChannel: options.actsAsChannel ?? true };
+    this.router.on(method, path, () => {}, route);
+    return this;
+  }
+
+  find(method: string, path: string): { route: RestRoute; params: Record<string, string | undefined> } | 'method-not-allowed' | null {
+    const found = this.router.find(method as HTTPMethod, path);
+    if (found) return { route: found.store as RestRoute, params: found.params };
+    const other = (['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const).some((m) => m !== method && this.router.find(m, path));
+    return other ? 'method-not-allowed' : null;
+  }
+}
