@@ -6,7 +6,7 @@ function codeOf(error: DomainError): { code: string; http?: { status: number; he
   if (error instanceof AuthenticationError) {
     return { code: 'UNAUTHENTICATED', http: { status: 401, headers: { 'www-authenticate': 'Bearer' } } };
   }
-  if (error instanceof ChannelSelectionError) return { code: 'CHANNEL_REQUIRED', http: { status: 400 } };
+  if (error instanceof ChannelSelectionError) return { code: 'CHANNEL_REQUIRED' };
   if (error instanceof NotFoundError) return { code: 'NOT_FOUND' };
   return { code: 'BAD_REQUEST' };
 }
@@ -19,18 +19,24 @@ export function domainGraphQLError(error: DomainError, at?: GraphQLError): Graph
   });
 }
 
+/** By name, not instanceof: graphql ships CommonJS and ESM builds that may both be loaded. */
+function isGraphQLError(error: unknown): error is GraphQLError {
+  return error instanceof Error && error.name === 'GraphQLError';
+}
+
 /**
  * The one place where failures become GraphQL errors: domain errors keep their
  * message and get a code; anything unexpected is logged and masked.
  */
 export function maskGraphQLError(logger: Logger) {
   return (error: unknown, message: string): Error => {
-    const original = error instanceof GraphQLError ? error.originalError : error;
-    if (original instanceof DomainError) return domainGraphQLError(original, error instanceof GraphQLError ? error : undefined);
-    if (error instanceof GraphQLError && (!original || original instanceof GraphQLError)) return error;
+    const located = isGraphQLError(error) ? error : undefined;
+    const original = located ? located.originalError : error;
+    if (original instanceof DomainError) return domainGraphQLError(original, located);
+    if (located && (!original || isGraphQLError(original))) return located;
     logger.error({ err: original }, 'unexpected failure');
     return new GraphQLError(message, {
-      ...(error instanceof GraphQLError ? { nodes: error.nodes, path: error.path } : {}),
+      ...(located ? { nodes: located.nodes, path: located.path } : {}),
       extensions: { code: 'INTERNAL_SERVER_ERROR' },
     });
   };

@@ -1,0 +1,56 @@
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { inject } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { openDatabase, type Database } from '../../src/db/database.js';
+import { migrate } from '../../src/db/migrate.js';
+import { loadEnv, type Env } from '../../src/env.js';
+
+export const dbKind = inject('dbKind');
+export const onPostgres = dbKind === 'postgres';
+
+/** A database for one test file: the run's PostgreSQL database, or a new in-memory PGlite. */
+export async function openTestDatabase(): Promise<Database> {
+  if (onPostgres) return openDatabase({ databaseUrl: inject('databaseUrl'), poolSize: 10 });
+  const db = await openDatabase({ pgliteDir: 'memory://' });
+  await db.withSession((session) => migrate(session));
+  return db;
+}
+
+export interface TestApp {
+  db: Database;
+  env: Env;
+  /** Every log line the app wrote, as JSON text. */
+  logs: string[];
+  /** Calls the real HTTP surface through yoga's fetch, with Host set to `host`. */
+  fetch(host: string, path: string, init?: RequestInit): Promise<Response>;
+  close(): Promise<void>;
+}
+
+export async function createTestApp(envOverrides: Record<string, string> = {}): Promise<TestApp> {
+  const db = await openTestDatabase();
+  const env = loadEnv({ NODE_ENV: 'test', LOG_LEVEL: 'info', ...envOverrides });
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const logger = pino({ level: 'debug' }, sink);
+  const yoga = createApp({ db, env, logger });
+  return {
+    db,
+    env,
+    logs,
+    fetch: (host, path, init = {}) => {
+      const headers = new Headers(init.headers);
+      headers.set('host', host);
+      return Promise.resolve(yoga.fetch(`http://${host}${path}`, { ...init, headers }));
+    },
+    async close() {
+      await yoga.dispose();
+      await db.close();
+    },
+  };
+}
