@@ -3,10 +3,14 @@ import { defineConfig } from 'vitest/config';
 // Every test file runs twice: on an embedded in-memory PGlite and on a fresh
 // PostgreSQL database created for the run (test/setup/postgres.ts).
 export default defineConfig({
+  // Node loads graphql's CommonJS build for every package; make our own sources use
+  // the same copy instead of Vite picking the ESM one ("module" field).
+  resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
   test: {
     testTimeout: 30_000,
     hookTimeout: 60_000,
     include: ['test/**/*.test.ts'],
+    reporters: ['default', './test/setup/summary-reporter.ts'],
     projects: [
       { extends: true, test: { name: 'pglite', provide: { dbKind: 'pglite' } } },
       {

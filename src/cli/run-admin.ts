@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { ZodError } from 'zod';
-import { openDatabase } from '../db/database.js';
+import { openDatabase, type Database } from '../db/database.js';
 import { migrate } from '../db/migrate.js';
 import type { Env } from '../env.js';
 import { DomainError } from '../errors/domain.js';
@@ -12,6 +12,10 @@ export interface AdminIo {
 }
 
 class UsageError extends Error {}
+
+function openFromEnv(env: Env): Promise<Database> {
+  return openDatabase({ databaseUrl: env.DATABASE_URL, pgliteDir: env.PGLITE_DIR, poolSize: 2 });
+}
 
 function usage(): string {
   const lines = Object.entries(commands).map(([name, c]) => `  ${name} ${c.summary}`);
@@ -29,7 +33,7 @@ function firstIssue(error: ZodError): string {
  * Runs one admin command. Prints one JSON object on success (exit 0); on bad
  * input one line on stderr (exit 1 for a rejected request, 2 for bad usage).
  */
-export async function runAdmin(argv: string[], env: Env, io: AdminIo): Promise<number> {
+export async function runAdmin(argv: string[], env: Env, io: AdminIo, openDb: () => Promise<Database> = () => openFromEnv(env)): Promise<number> {
   const [name, ...rest] = argv;
   if (!name || name === '--help' || name === 'help') {
     (name ? io.stdout : io.stderr)(usage());
@@ -59,7 +63,7 @@ export async function runAdmin(argv: string[], env: Env, io: AdminIo): Promise<n
     return 2;
   }
 
-  const db = await openDatabase({ databaseUrl: env.DATABASE_URL, pgliteDir: env.PGLITE_DIR, poolSize: 2 }).catch(
+  const db = await openDb().catch(
     (error: Error) => {
       io.stderr(`error: ${error.message.split('\n')[0]}`);
       return null;

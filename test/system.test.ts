@@ -1,0 +1,97 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { createApp } from '../src/app.js';
+import { openDatabase } from '../src/db/database.js';
+import { loadEnv } from '../src/env.js';
+import { createTestApp, dbKind, onPostgres, type TestApp } from './helpers/app.js';
+import { bearer, workspaceWithChannel } from './helpers/factories.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await createTestApp();
+});
+afterAll(() => app.close());
+
+describe('probes', () => {
+  it('answers /healthz and /readyz without credentials', async () => {
+    const health = await app.fetch('anything.test', '/healthz');
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok' });
+    const ready = await app.fetch('anything.test', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ok', database: dbKind });
+  });
+
+  it.runIf(onPostgres)('answers /readyz 503 within 2 seconds while the database is unreachable', async () => {
+    const db = await openDatabase({ databaseUrl: 'postgres://postgres@127.0.0.1:1/nowhere', poolSize: 1 });
+    const yoga = createApp({ db, env: loadEnv({ NODE_ENV: 'test' }), logger: pino({ level: 'silent' }) });
+    try {
+      const started = Date.now();
+      const response = await yoga.fetch('http://localhost/readyz');
+      expect(Date.now() - started).toBeLessThan(2500);
+      expect(response.status).toBe(503);
+      expect(await response.json()).toEqual({ status: 'error', message: 'Service unavailable' });
+    } finally {
+      await db.close();
+    }
+  });
+});
+
+describe('routing', () => {
+  it('answers unknown paths with a JSON 404', async () => {
+    for (const path of ['/nope', '/api/connect', '/api/connect/nope', '/api/connect/channels/x/y']) {
+      const response = await app.fetch('x.test', path);
+      expect(response.status, path).toBe(404);
+      expect(await response.json()).toEqual({ status: 'error', message: 'Route not found.' });
+    }
+  });
+
+  it('answers a known path with the wrong method with 405', async () => {
+    const { host, apiKey } = await workspaceWithChannel(app.db.prisma);
+    const response = await app.fetch(host, '/api/connect/channels', { method: 'DELETE', headers: bearer(apiKey) });
+    expect(response.status).toBe(405);
+    expect(await response.json()).toEqual({ status: 'error', message: 'Method not allowed.' });
+  });
+});
+
+describe('GraphQL introspection', () => {
+  const query = JSON.stringify({ query: '{ __schema { queryType { name } } }' });
+
+  async function introspect(overrides: Record<string, string>) {
+    const local = await createTestApp(overrides);
+    try {
+      const { host, apiKey } = await workspaceWithChannel(local.db.prisma);
+      const response = await local.fetch(host, '/graphql', {
+        method: 'POST',
+        headers: { ...bearer(apiKey), 'content-type': 'application/json' },
+        body: query,
+      });
+      return (await response.json()) as { data?: unknown; errors?: { message: string }[] };
+    } finally {
+      await local.close();
+    }
+  }
+
+  it('is on outside production, off in production, and GRAPHQL_INTROSPECTION overrides both', async () => {
+    expect((await introspect({})).data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+    const production = await introspect({ NODE_ENV: 'production' });
+    expect(production.data).toBeUndefined();
+    expect(production.errors?.[0]?.message).toMatch(/introspection/i);
+    expect((await introspect({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: '1' })).data).toBeDefined();
+    expect((await introspect({ GRAPHQL_INTROSPECTION: '0' })).data).toBeUndefined();
+  });
+});
+
+describe('configuration', () => {
+  it('reports every invalid variable with a clear message', () => {
+    const load = () => loadEnv({ PORT: 'abc', DATABASE_URL: 'mysql://x', MIGRATE_ON_START: 'maybe' });
+    expect(load).toThrow(/PORT: expected a port number/);
+    expect(load).toThrow(/DATABASE_URL: expected a postgres:\/\/ or postgresql:\/\/ URL/);
+    expect(load).toThrow(/MIGRATE_ON_START: expected 1 or 0/);
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadEnv({ DATABASE_URL: '', PORT: '' })).toMatchObject({ PORT: 4000, PGLITE_DIR: './.data/pglite' });
+    expect(loadEnv({}).DATABASE_URL).toBeUndefined();
+  });
+});
