@@ -31,6 +31,9 @@ const seconds = z
 const id = z.string().trim().min(1, 'is required');
 const emailFlag = z.string().trim().max(255, 'must be at most 255 characters').pipe(z.email({ error: 'must be a valid email address' }));
 
+/** A comma-separated flag value as a list of its non-blank parts. */
+const commaList = z.string().transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean));
+
 function define<T>(command: AdminCommand<T>): AdminCommand<T> {
   return command;
 }
@@ -105,10 +108,7 @@ export const commands: Record<string, AdminCommand> = {
     input: z.object({
       hostname: hostnameSchema,
       name: labelSchema,
-      channels: z
-        .string()
-        .transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))
-        .pipe(z.array(z.string()).min(1, 'must name at least one channel id')),
+      channels: commaList.pipe(z.array(z.string()).min(1, 'must name at least one channel id')),
       'expires-in-seconds': seconds.optional(),
     }),
     async run(prisma, input) {
@@ -195,11 +195,7 @@ export const commands: Record<string, AdminCommand> = {
     input: z.object({
       hostname: hostnameSchema,
       url: webhookUrlSchema,
-      events: z
-        .string()
-        .transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))
-        .pipe(z.array(webhookEventSchema).min(1, 'must name at least one event'))
-        .optional(),
+      events: commaList.pipe(z.array(webhookEventSchema).min(1, 'must name at least one event')).optional(),
     }),
     async run(prisma, input) {
       const workspace = await workspaceByHostname(prisma, input.hostname);
