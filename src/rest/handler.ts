@@ -5,12 +5,14 @@ import { restErrorResponse } from '../errors/rest.js';
 import { HttpError, json, readJson } from './http.js';
 import { RestRouter } from './router.js';
 import { registerChannelRoutes } from '../modules/channels/channels.routes.js';
+import { registerContactRoutes } from '../modules/contacts/contacts.routes.js';
 
 export const API_PREFIX = '/api/connect';
 
 export function createRestRouter(): RestRouter {
   const router = new RestRouter();
   registerChannelRoutes(router);
+  registerContactRoutes(router);
   return router;
 }
 

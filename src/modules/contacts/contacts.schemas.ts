@@ -1,15 +1,121 @@
 import { z } from 'zod';
+import { toE164 } from '../../lib/phone.js';
 
-/** Contact name: 2–255 characters after trimming (spec §2, §4.1). */
+/*
+ * The contact field rules of the Connect API (spec §2, §4.1), written once. REST
+ * answers their messages under `errors`, GraphQL under `userErrors`, from the
+ * same parse.
+ */
+
+export const MESSAGES = {
+  nameRequired: 'The name field is required.',
+  nameCleared: 'The name cannot be cleared.',
+  nameType: 'The name must be a string.',
+  nameMin: 'The name must be at least 2 characters.',
+  nameMax: 'The name must not be greater than 255 characters.',
+  emailType: 'The email must be a string or null.',
+  emailFormat: 'The email must be a valid email address.',
+  emailMax: 'The email must not be greater than 255 characters.',
+  emailTaken: 'The email has already been taken.',
+  phoneType: 'The phone must be a string or null.',
+  phoneFormat: 'The phone must be a valid E.164 number: a leading +, the country code and digits only.',
+  phoneTaken: 'The phone has already been taken.',
+  lastMethod: 'The contact must keep at least one email or phone.',
+  needsMethod: 'An email or a phone is required.',
+  bodyObject: 'The request body must be a JSON object.',
+  bodyEmpty: 'At least one of name, email or phone must be given.',
+} as const;
+
+/** Characters as people count them (code points), not UTF-16 units. */
+const length = (value: string) => Array.from(value).length;
+
+/** Contact name: 2–255 characters after trimming. */
 export const contactNameSchema = z
-  .string({ error: 'The name must be a string.' })
+  .string({
+    error: (issue) =>
+      issue.input === undefined ? MESSAGES.nameRequired : issue.input === null ? MESSAGES.nameCleared : MESSAGES.nameType,
+  })
   .trim()
-  .min(2, 'The name must be at least 2 characters.')
-  .max(255, 'The name must not be greater than 255 characters.');
+  .refine((v) => v !== '', { message: MESSAGES.nameCleared, abort: true })
+  .refine((v) => length(v) >= 2, MESSAGES.nameMin)
+  .refine((v) => length(v) <= 255, MESSAGES.nameMax);
 
-/** Contact email: a valid address of at most 255 characters, stored as given after trimming. */
+/** Contact email: valid, at most 255 characters, stored as given after trimming. */
 export const contactEmailSchema = z
-  .string({ error: 'The email must be a string.' })
+  .string({ error: MESSAGES.emailType })
   .trim()
-  .max(255, 'The email must not be greater than 255 characters.')
-  .pipe(z.email({ error: 'The email must be a valid email address.' }));
+  .refine((v) => length(v) <= 255, { message: MESSAGES.emailMax, abort: true })
+  .pipe(z.email({ error: MESSAGES.emailFormat }));
+
+/** Contact phone: strict E.164, judged by libphonenumber-js. */
+export const contactPhoneSchema = z
+  .string({ error: MESSAGES.phoneType })
+  .trim()
+  .transform((value, ctx) => {
+    const e164 = toE164(value);
+    if (!e164) {
+      ctx.addIssue({ code: 'custom', message: MESSAGES.phoneFormat });
+      return z.NEVER;
+    }
+    return e164;
+  });
+
+/** Null or a blank string clears an email or phone; anything else must pass `schema`. */
+function clearable(schema: z.ZodType<string, string>, typeMessage: string) {
+  return z.unknown().transform((value, ctx): string | null => {
+    if (value === null || (typeof value === 'string' && value.trim() === '')) return null;
+    if (typeof value !== 'string') {
+      ctx.addIssue({ code: 'custom', message: typeMessage });
+      return z.NEVER;
+    }
+    const parsed = schema.safeParse(value);
+    if (parsed.success) return parsed.data;
+    for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
+    return z.NEVER;
+  });
+}
+
+const requestObject = z.record(z.string(), z.unknown(), { error: MESSAGES.bodyObject });
+
+/** PATCH /contacts/{contact}: any of the supported fields; unsupported ones are ignored. */
+export const updateContactSchema = requestObject
+  .pipe(
+    z.object({
+      name: contactNameSchema.optional(),
+      email: clearable(contactEmailSchema, MESSAGES.emailType).optional(),
+      phone: clearable(contactPhoneSchema, MESSAGES.phoneType).optional(),
+    }),
+  )
+  .refine((body) => body.name !== undefined || body.email !== undefined || body.phone !== undefined, {
+    message: MESSAGES.bodyEmpty,
+    path: ['body'],
+  });
+
+export type UpdateContactInput = z.infer<typeof updateContactSchema>;
+
+/** POST /contacts: a name and at least one of email or phone. */
+export const createContactSchema = requestObject
+  .pipe(
+    z.object({
+      name: z.preprocess((v) => (v === null ? undefined : v), contactNameSchema),
+      email: clearable(contactEmailSchema, MESSAGES.emailType).optional(),
+      phone: clearable(contactPhoneSchema, MESSAGES.phoneType).optional(),
+    }),
+  )
+  .superRefine((body, ctx) => {
+    if (!body.email && !body.phone) {
+      ctx.addIssue({ code: 'custom', message: MESSAGES.needsMethod, path: ['email'] });
+      ctx.addIssue({ code: 'custom', message: MESSAGES.needsMethod, path: ['phone'] });
+    }
+  })
+  .transform((body) => ({ name: body.name, email: body.email ?? null, phone: body.phone ?? null }));
+
+export type CreateContactInput = z.infer<typeof createContactSchema>;
+
+/** GET /contacts/find: exactly one lookup key. */
+export const findContactSchema = z
+  .object({
+    email: z.string().trim().optional(),
+    phone: z.string().trim().optional(),
+  })
+  .refine((q) => !!q.email || !!q.phone, { message: 'Give an email or a phone to find a contact by.', path: ['email'] });

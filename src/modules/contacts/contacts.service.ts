@@ -1,8 +1,194 @@
 import type { Contact, PrismaClient } from '../../generated/prisma/client.js';
-import { InputError } from '../../errors/domain.js';
+import type { Db } from '../../db/types.js';
+import type { RequestContext } from '../../context/types.js';
+import { actingChannel } from '../../context/request.js';
+import { InputError, NotFoundError, ValidationError } from '../../errors/domain.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { deriveE164, phoneKey } from '../../lib/phone.js';
+import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 import { isUuid } from '../../lib/uuid.js';
+import { parseInput } from '../../lib/validation.js';
+import { MESSAGES, createContactSchema, findContactSchema, updateContactSchema } from './contacts.schemas.js';
+
+export interface ContactView {
+  id: string;
+  name: string;
+  email: string | null;
+  phoneNumber: string | null;
+  isGroup: boolean;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The API view of a contact; the phone field is named `phoneNumber` in responses. */
+export function contactView(contact: Contact): ContactView {
+  return {
+    id: contact.id,
+    name: contact.name,
+    email: contact.email,
+    phoneNumber: contact.phone,
+    isGroup: contact.isGroup,
+    createdAt: contact.createdAt.toISOString(),
+    updatedAt: contact.updatedAt.toISOString(),
+  };
+}
+
+const live = (workspaceId: string) => ({ workspaceId, deletedAt: null });
+
+/** A non-deleted contact of the caller's workspace, or NotFound (malformed ids included). */
+export async function getContact(ctx: RequestContext, id: string): Promise<Contact> {
+  const contact = isUuid(id) ? await ctx.prisma.contact.findFirst({ where: { id, ...live(ctx.auth.workspace.id) } }) : null;
+  if (!contact) throw new NotFoundError('Contact');
+  return contact;
+}
+
+/** The other live contact holding an email or phone number, if any. */
+async function holderOf(db: Db, workspaceId: string, field: 'email' | 'phone', value: string, exceptId?: string) {
+  const where =
+    field === 'email'
+      ? { ...live(workspaceId), emailNormalized: value.toLowerCase() }
+      : { ...live(workspaceId), phones: { some: { number: value, contactDeleted: false } } };
+  return db.contact.findFirst({ where: { ...where, ...(exceptId ? { id: { not: exceptId } } : {}) }, select: { id: true } });
+}
+
+/** Rejects an email or phone another live contact holds, naming that contact. */
+async function assertAvailable(db: Db, workspaceId: string, values: { email?: string | null; phone?: string | null }, exceptId?: string) {
+  if (values.email) {
+    const holder = await holderOf(db, workspaceId, 'email', values.email, exceptId);
+    if (holder) throw ValidationError.field('email', MESSAGES.emailTaken, { field: 'email', contactId: holder.id });
+  }
+  if (values.phone) {
+    const holder = await holderOf(db, workspaceId, 'phone', values.phone, exceptId);
+    if (holder) throw ValidationError.field('phone', MESSAGES.phoneTaken, { field: 'phone', contactId: holder.id });
+  }
+}
+
+/**
+ * Runs a write whose uniqueness the database enforces. When a concurrent request
+ * won the race (a unique violation), the same 422 as the pre-check is answered.
+ */
+async function withUniqueness<T>(
+  prisma: PrismaClient,
+  workspaceId: string,
+  values: { email?: string | null; phone?: string | null },
+  exceptId: string | undefined,
+  write: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await write();
+  } catch (error) {
+    if (!isUniqueViolation(error)) throw error;
+    await assertAvailable(prisma, workspaceId, values, exceptId);
+    throw error;
+  }
+}
+
+/** Replaces a contact's phone forms by its new number (or none). */
+async function setPhone(db: Db, contact: Pick<Contact, 'id' | 'workspaceId'>, phone: string | null) {
+  await db.contactPhone.deleteMany({ where: { contactId: contact.id } });
+  if (phone) await db.contactPhone.create({ data: { workspaceId: contact.workspaceId, contactId: contact.id, number: phone } });
+}
+
+/** PATCH /contacts/{contact} — spec §4.1, rule by rule. */
+export async function updateContact(ctx: RequestContext, id: string, body: unknown): Promise<Contact> {
+  const workspaceId = ctx.auth.workspace.id;
+  await getContact(ctx, id);
+  const input = parseInput(updateContactSchema, body);
+
+  return withUniqueness(ctx.prisma, workspaceId, input, id, () =>
+    ctx.prisma.$transaction(async (tx) => {
+      // Lock the row: concurrent updates of one contact apply one after the other.
+      const locked = await tx.$queryRaw<{ id: string }[]>`
+        SELECT id FROM contacts WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid AND deleted_at IS NULL FOR UPDATE`;
+      if (locked.length === 0) throw new NotFoundError('Contact');
+      const current = await tx.contact.findUniqueOrThrow({ where: { id } });
+
+      const email = input.email === undefined ? current.email : input.email;
+      const phone = input.phone === undefined ? current.phone : input.phone;
+      if ((input.email !== undefined || input.phone !== undefined) && !email && !phone) {
+        const field = input.phone !== undefined && input.email === undefined ? 'phone' : input.email !== undefined && input.phone === undefined ? 'email' : null;
+        throw new ValidationError(field ? { [field]: [MESSAGES.lastMethod] } : { email: [MESSAGES.lastMethod], phone: [MESSAGES.lastMethod] });
+      }
+
+      const emailChanged = input.email !== undefined && (email?.toLowerCase() ?? null) !== current.emailNormalized;
+      const phoneChanged = input.phone !== undefined && phone !== current.phone;
+      await assertAvailable(tx, workspaceId, { email: emailChanged ? email : null, phone: phoneChanged ? phone : null }, id);
+
+      if (phoneChanged) await setPhone(tx, current, phone);
+      return tx.contact.update({
+        where: { id },
+        data: {
+          ...(input.name !== undefined ? { name: input.name } : {}),
+          ...(input.email !== undefined ? { email, emailNormalized: email?.toLowerCase() ?? null } : {}),
+          ...(phoneChanged ? { phone } : {}),
+        },
+      });
+    }),
+  );
+}
+
+/** POST /contacts: creates a contact linked to the acting channel. */
+export async function createContact(ctx: RequestContext, body: unknown): Promise<Contact> {
+  const channel = actingChannel(ctx.auth);
+  const workspaceId = ctx.auth.workspace.id;
+  const input = parseInput(createContactSchema, body);
+  return withUniqueness(ctx.prisma, workspaceId, input, undefined, () =>
+    ctx.prisma.$transaction(async (tx) => {
+      await assertAvailable(tx, workspaceId, input);
+      const contact = await tx.contact.create({
+        data: {
+          workspaceId,
+          name: input.name,
+          email: input.email,
+          emailNormalized: input.email?.toLowerCase() ?? null,
+          phone: input.phone,
+          channels: { create: { channelId: channel.id } },
+        },
+      });
+      await setPhone(tx, contact, input.phone);
+      return contact;
+    }),
+  );
+}
+
+/** GET /contacts/find: exact match by email (any case) or by phone (E.164 and stored variants). */
+export async function findContact(ctx: RequestContext, query: { email?: string | null; phone?: string | null }): Promise<Contact> {
+  const { email, phone } = parseInput(findContactSchema, {
+    email: query.email ?? undefined,
+    phone: query.phone ?? undefined,
+  });
+  const workspaceId = ctx.auth.workspace.id;
+  const where = email
+    ? { ...live(workspaceId), emailNormalized: email.toLowerCase() }
+    : { ...live(workspaceId), phones: { some: { number: phoneKey(phone!), contactDeleted: false } } };
+  const contact = await ctx.prisma.contact.findFirst({ where });
+  if (!contact) throw new NotFoundError('Contact');
+  return contact;
+}
+
+/** GET /contacts: live contacts of the workspace, newest first, optionally searched. */
+export async function listContacts(
+  ctx: RequestContext,
+  params: { limit: number; cursor?: Cursor | undefined; search?: string | null },
+): Promise<Page<Contact>> {
+  const term = params.search?.trim();
+  const digits = term?.replace(/\D/g, '') ?? '';
+  const search = term
+    ? {
+        OR: [
+          { name: { contains: term, mode: 'insensitive' as const } },
+          { email: { contains: term, mode: 'insensitive' as const } },
+          ...(digits.length >= 3 ? [{ phones: { some: { number: { contains: digits }, contactDeleted: false } } }] : []),
+        ],
+      }
+    : {};
+  const rows = await ctx.prisma.contact.findMany({
+    where: { AND: [live(ctx.auth.workspace.id), search, afterCursor(params.cursor)] },
+    orderBy: NEWEST_FIRST,
+    take: params.limit + 1,
+  });
+  return toPage(rows, params.limit);
+}
 
 /**
  * The operators' import path: may create a legacy contact with neither email nor
@@ -36,18 +222,10 @@ export async function importContact(
     });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
-    const holder = await prisma.contact.findFirst({
-      where: {
-        workspaceId: input.workspaceId,
-        deletedAt: null,
-        OR: [
-          ...(input.email ? [{ emailNormalized: input.email.toLowerCase() }] : []),
-          ...(number ? [{ phones: { some: { number, contactDeleted: false } } }] : []),
-        ],
-      },
-      select: { id: true },
-    });
-    throw new InputError(`Contact ${holder?.id ?? '(unknown)'} already has that email or phone.`);
+    const holder =
+      (input.email && (await holderOf(prisma, input.workspaceId, 'email', input.email))) ||
+      (number && (await holderOf(prisma, input.workspaceId, 'phone', number)));
+    throw new InputError(`Contact ${holder ? holder.id : '(unknown)'} already has that email or phone.`);
   }
 }
 

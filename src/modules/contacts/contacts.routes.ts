@@ -1,0 +1,39 @@
+import type { RestRouter } from '../../rest/router.js';
+import { json } from '../../rest/http.js';
+import { pageParams, type Page } from '../../lib/pagination.js';
+import { contactView, createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
+
+/** `{"data":[…],"meta":{…}}`, the collection body of every list endpoint. */
+export function collection<T, V>(page: Page<T>, view: (item: T) => V): Response {
+  return json(200, {
+    data: page.items.map(view),
+    meta: { per_page: page.perPage, next_cursor: page.nextCursor, has_more: page.hasMore },
+  });
+}
+
+export function registerContactRoutes(router: RestRouter): void {
+  router.on('GET', '/contacts', async ({ ctx, url }) => {
+    const page = await listContacts(ctx, { ...pageParams(url.searchParams), search: url.searchParams.get('search') });
+    return collection(page, contactView);
+  });
+
+  router.on('POST', '/contacts', async ({ ctx, body }) => {
+    const contact = await createContact(ctx, await body());
+    return json(201, { data: { contact: contactView(contact) } });
+  });
+
+  router.on('GET', '/contacts/find', async ({ ctx, url }) => {
+    const contact = await findContact(ctx, { email: url.searchParams.get('email'), phone: url.searchParams.get('phone') });
+    return json(200, { data: { contact: contactView(contact) } });
+  });
+
+  router.on('GET', '/contacts/:contact', async ({ ctx, params }) => {
+    const contact = await getContact(ctx, params.contact ?? '');
+    return json(200, { data: { contact: contactView(contact) } });
+  });
+
+  router.on('PATCH', '/contacts/:contact', async ({ ctx, params, body }) => {
+    const contact = await updateContact(ctx, params.contact ?? '', await body());
+    return json(200, { data: { contact: contactView(contact) } });
+  });
+}
