@@ -33,7 +33,11 @@ export interface DatabaseOptions {
 export class DatabaseInUseError extends Error {}
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  return options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : openPglite(options.pgliteDir ?? './.data/pglite');
+  const db = options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : await openPglite(options.pgliteDir ?? './.data/pglite');
+  // Closing twice (a shutdown racing a test teardown) is harmless.
+  let closing: Promise<void> | undefined;
+  const close = db.close;
+  return { ...db, close: () => (closing ??= close()) };
 }
 
 function openPostgres(url: string, poolSize: number): Database {

@@ -27,8 +27,9 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
-export async function createTestApp(envOverrides: Record<string, string> = {}): Promise<TestApp> {
-  const db = await openTestDatabase();
+/** The app on the file's database, or on `database` when given (closed with the app). */
+export async function createTestApp(envOverrides: Record<string, string> = {}, database?: Database): Promise<TestApp> {
+  const db = database ?? (await openTestDatabase());
   const env = loadEnv({ NODE_ENV: 'test', LOG_LEVEL: 'info', ...envOverrides });
   const logs: string[] = [];
   const sink = new Writable({
