@@ -68,7 +68,12 @@ export function createApp(deps: AppDeps) {
     plugins: [accessLogPlugin(deps), restPlugin(deps), ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()])],
     context: async ({ request }) => {
       try {
-        return { prisma: deps.db.prisma, logger: deps.logger, auth: await authenticateRequest(deps, request) };
+        return {
+          prisma: deps.db.prisma,
+          logger: deps.logger,
+          auth: await authenticateRequest(deps, request),
+          onMessageQueued: deps.onMessageQueued,
+        };
       } catch (error) {
         throw error instanceof DomainError ? domainGraphQLError(error) : error;
       }

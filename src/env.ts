@@ -21,6 +21,11 @@ const envSchema = z.object({
   BODY_LIMIT_BYTES: z.coerce.number({ error: 'expected a number of bytes' }).int().positive().default(1024 * 1024),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL').optional(),
   DB_POOL_SIZE: z.coerce.number({ error: 'expected a number' }).int().min(1).max(200).default(10),
+  DELIVERY_WORKER: flag.default(true),
+  DELIVERY_POLL_MS: z.coerce.number({ error: 'expected milliseconds' }).int().min(10).default(1000),
+  DELIVERY_LEASE_MS: z.coerce.number({ error: 'expected milliseconds' }).int().min(100).default(30_000),
+  DELIVERY_BACKOFF_MS: z.coerce.number({ error: 'expected milliseconds' }).int().min(1).default(1000),
+  DELIVERY_TIMEOUT_MS: z.coerce.number({ error: 'expected milliseconds' }).int().min(100).default(10_000),
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -5,6 +5,8 @@ import { migrate } from './db/migrate.js';
 import { DEMO_HOSTNAME, seedDemo } from './db/seed.js';
 import { ConfigError, loadEnv } from './env.js';
 import { createLogger } from './logger.js';
+import { DeliveryWorker } from './modules/delivery/delivery.worker.js';
+import { defaultProviders } from './modules/delivery/providers.js';
 
 let env;
 try {
@@ -37,7 +39,19 @@ try {
 const empty = db.kind === 'pglite' && (await db.prisma.workspace.count()) === 0;
 const demo = empty || env.SEED_DEMO ? await seedDemo(db.prisma) : null;
 
-const yoga = createApp({ db, env, logger });
+const worker = env.DELIVERY_WORKER
+  ? new DeliveryWorker({
+      prisma: db.prisma,
+      logger,
+      providers: defaultProviders({ timeoutMs: env.DELIVERY_TIMEOUT_MS }),
+      leaseMs: env.DELIVERY_LEASE_MS,
+      pollMs: env.DELIVERY_POLL_MS,
+      backoffMs: env.DELIVERY_BACKOFF_MS,
+    })
+  : null;
+worker?.start();
+
+const yoga = createApp({ db, env, logger, onMessageQueued: () => worker?.nudge() });
 const server = http.createServer(yoga);
 
 server.listen(env.PORT, env.HOST, () => {
@@ -68,6 +82,7 @@ async function shutdown(signal: string) {
   server.closeIdleConnections();
   await new Promise((resolve) => server.once('close', resolve));
   clearTimeout(force);
+  await worker?.stop();
   await yoga.dispose();
   await db.close();
   logger.info('stopped');

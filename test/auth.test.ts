@@ -181,7 +181,9 @@ describe('connection tokens', () => {
     await deactivateChannel(app.db.prisma, channelIds[1]!);
     const { status, body } = await channels(host, bearer(token));
     expect(status).toBe(200);
-    expect(body.data.map((c: { id: string }) => c.id)).toEqual([channelIds[0], channelIds[2]]);
+    // Newest first, like every collection.
+    expect(body.data.map((c: { id: string }) => c.id)).toEqual([channelIds[2], channelIds[0]]);
+    expect(body.meta).toEqual({ per_page: 25, next_cursor: null, has_more: false });
   });
 
   it('rejects an expired or revoked connection token', async () => {

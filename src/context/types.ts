@@ -8,6 +8,8 @@ export interface AppDeps {
   db: Database;
   env: Env;
   logger: Logger;
+  /** Wakes the delivery worker of this process, when it runs one. */
+  onMessageQueued?: () => void;
 }
 
 /** The authenticated caller, resolved once per request for both transports. */
@@ -24,4 +26,6 @@ export interface RequestContext {
   prisma: PrismaClient;
   logger: Logger;
   auth: AuthContext;
+  /** Wakes the delivery worker after a message was committed to the outbox. */
+  onMessageQueued?: () => void;
 }

@@ -6,6 +6,9 @@ import { HttpError, json, readJson } from './http.js';
 import { RestRouter } from './router.js';
 import { registerChannelRoutes } from '../modules/channels/channels.routes.js';
 import { registerContactRoutes } from '../modules/contacts/contacts.routes.js';
+import { registerConversationRoutes } from '../modules/conversations/conversations.routes.js';
+import { registerMessageRoutes } from '../modules/messages/messages.routes.js';
+import { registerTemplateRoutes } from '../modules/templates/templates.routes.js';
 
 export const API_PREFIX = '/api/connect';
 
@@ -13,6 +16,9 @@ export function createRestRouter(): RestRouter {
   const router = new RestRouter();
   registerChannelRoutes(router);
   registerContactRoutes(router);
+  registerTemplateRoutes(router);
+  registerMessageRoutes(router);
+  registerConversationRoutes(router);
   return router;
 }
 
@@ -31,7 +37,7 @@ export function createRestHandler(deps: AppDeps) {
         request,
         url,
         params: found.params,
-        ctx: { prisma: deps.db.prisma, logger: deps.logger, auth },
+        ctx: { prisma: deps.db.prisma, logger: deps.logger, auth, onMessageQueued: deps.onMessageQueued },
         body: () => readJson(request, deps.env.BODY_LIMIT_BYTES),
       });
     } catch (error) {

@@ -1,8 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import type { Channel, ChannelType, PrismaClient } from '../../generated/prisma/client.js';
-import type { AuthContext } from '../../context/types.js';
+import type { RequestContext } from '../../context/types.js';
+import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 import { InputError } from '../../errors/domain.js';
 import { isUuid } from '../../lib/uuid.js';
+import { newWebhookSecret } from '../../lib/webhook-signature.js';
 import { issueChannelKey } from '../credentials/credentials.service.js';
 
 export interface ChannelView {
@@ -28,7 +29,7 @@ export async function createChannel(
         name: input.name,
         type: input.type,
         webhookUrl: input.webhookUrl ?? null,
-        webhookSecret: input.webhookUrl ? randomBytes(32).toString('base64url') : null,
+        webhookSecret: input.webhookUrl ? newWebhookSecret() : null,
       },
     });
     const { token } = await issueChannelKey(tx, channel);
@@ -47,7 +48,14 @@ export async function deactivateChannel(prisma: PrismaClient, id: string): Promi
   return prisma.channel.update({ where: { id }, data: { status: 'inactive' } });
 }
 
-/** The channels a credential can act as; never needs X-Channel-Uuid. */
-export function channelsOf(auth: AuthContext): ChannelView[] {
-  return auth.channels.map(channelView);
+/** GET /channels: the channels the credential can act as, newest first; never needs X-Channel-Uuid. */
+export async function listChannels(ctx: RequestContext, params: { limit: number; cursor?: Cursor | undefined }): Promise<Page<Channel>> {
+  const rows = await ctx.prisma.channel.findMany({
+    where: {
+      AND: [{ workspaceId: ctx.auth.workspace.id, status: 'active', id: { in: ctx.auth.channels.map((c) => c.id) } }, afterCursor(params.cursor)],
+    },
+    orderBy: NEWEST_FIRST,
+    take: params.limit + 1,
+  });
+  return toPage(rows, params.limit);
 }

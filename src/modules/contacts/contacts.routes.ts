@@ -1,15 +1,8 @@
 import type { RestRouter } from '../../rest/router.js';
 import { json } from '../../rest/http.js';
-import { pageParams, type Page } from '../../lib/pagination.js';
+import { pageParams } from '../../lib/pagination.js';
+import { collection } from '../../rest/collection.js';
 import { contactView, createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
-
-/** `{"data":[…],"meta":{…}}`, the collection body of every list endpoint. */
-export function collection<T, V>(page: Page<T>, view: (item: T) => V): Response {
-  return json(200, {
-    data: page.items.map(view),
-    meta: { per_page: page.perPage, next_cursor: page.nextCursor, has_more: page.hasMore },
-  });
-}
 
 export function registerContactRoutes(router: RestRouter): void {
   router.on('GET', '/contacts', async ({ ctx, url }) => {

@@ -2,6 +2,9 @@ import type { ChannelTemplate, PrismaClient, TemplateStatus } from '../../genera
 import { InputError } from '../../errors/domain.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { countParameters } from './templates.schemas.js';
+import type { RequestContext } from '../../context/types.js';
+import { actingChannel } from '../../context/request.js';
+import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 
 export async function createTemplate(
   prisma: PrismaClient,
@@ -17,4 +20,37 @@ export async function createTemplate(
     }
     throw error;
   }
+}
+
+export interface TemplateView {
+  id: string;
+  name: string;
+  language: string;
+  category: string;
+  status: TemplateStatus;
+  body: string;
+  parameterCount: number;
+}
+
+export function templateView(template: ChannelTemplate): TemplateView {
+  return {
+    id: template.id,
+    name: template.name,
+    language: template.language,
+    category: template.category,
+    status: template.status,
+    body: template.body,
+    parameterCount: template.parameterCount,
+  };
+}
+
+/** GET /templates: the acting channel's templates, newest first. */
+export async function listTemplates(ctx: RequestContext, params: { limit: number; cursor?: Cursor | undefined }): Promise<Page<ChannelTemplate>> {
+  const channel = actingChannel(ctx.auth);
+  const rows = await ctx.prisma.channelTemplate.findMany({
+    where: { AND: [{ workspaceId: ctx.auth.workspace.id, channelId: channel.id }, afterCursor(params.cursor)] },
+    orderBy: NEWEST_FIRST,
+    take: params.limit + 1,
+  });
+  return toPage(rows, params.limit);
 }

@@ -1,18 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import type { PrismaClient, WebhookEndpoint } from '../../generated/prisma/client.js';
 import { InputError } from '../../errors/domain.js';
 import { isUuid } from '../../lib/uuid.js';
-
-/** Standard Webhooks secret: `whsec_` + base64 of a random key. */
-function newSecret(): string {
-  return `whsec_${randomBytes(24).toString('base64')}`;
-}
+import { newWebhookSecret } from '../../lib/webhook-signature.js';
 
 export function createWebhook(
   prisma: PrismaClient,
   input: { workspaceId: string; url: string; events: string[] },
 ): Promise<WebhookEndpoint> {
-  return prisma.webhookEndpoint.create({ data: { ...input, events: [...new Set(input.events)], secret: newSecret() } });
+  return prisma.webhookEndpoint.create({ data: { ...input, events: [...new Set(input.events)], secret: newWebhookSecret() } });
 }
 
 export function listWebhooks(prisma: PrismaClient, workspaceId: string): Promise<WebhookEndpoint[]> {

@@ -1,0 +1,172 @@
+import type { Conversation, ConversationStateChange, ConversationStateChangeType, User } from '../../generated/prisma/client.js';
+import type { Db } from '../../db/types.js';
+import type { RequestContext } from '../../context/types.js';
+import { actingChannel } from '../../context/request.js';
+import { NotFoundError, ValidationError } from '../../errors/domain.js';
+import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
+import { isUuid } from '../../lib/uuid.js';
+
+/** Who did something: the acting channel, a workspace user, or a named external actor. */
+export type Actor =
+  | { type: 'channel'; id: string; name: string }
+  | { type: 'user'; id: string; name: string }
+  | { type: 'external'; id: null; name: string };
+
+export interface ActorView {
+  type: 'channel' | 'user' | 'external';
+  id: string | null;
+  name: string | null;
+}
+
+export function actorColumns(actor: Actor) {
+  return {
+    actorType: actor.type,
+    actorChannelId: actor.type === 'channel' ? actor.id : null,
+    actorUserId: actor.type === 'user' ? actor.id : null,
+    actorName: actor.name,
+  };
+}
+
+type StateChangeRow = ConversationStateChange & { actorUser?: Pick<User, 'name'> | null };
+type ConversationRow = Conversation & { stateChanges: StateChangeRow[] };
+
+export const conversationInclude = {
+  stateChanges: { orderBy: [{ createdAt: 'asc' as const }, { id: 'asc' as const }], include: { actorUser: { select: { name: true } } } },
+};
+
+export function conversationView(conversation: ConversationRow) {
+  return {
+    id: conversation.id,
+    status: conversation.status,
+    contactId: conversation.contactId,
+    channelId: conversation.channelId,
+    lastMessageAt: conversation.lastMessageAt?.toISOString() ?? null,
+    closedAt: conversation.closedAt?.toISOString() ?? null,
+    createdAt: conversation.createdAt.toISOString(),
+    stateChanges: conversation.stateChanges.map((change) => ({
+      type: change.type,
+      at: change.createdAt.toISOString(),
+      actor: {
+        type: change.actorType,
+        id: change.actorType === 'channel' ? change.actorChannelId : change.actorType === 'user' ? change.actorUserId : null,
+        name: change.actorUser?.name ?? change.actorName,
+      } satisfies ActorView,
+    })),
+  };
+}
+
+export type ConversationView = ReturnType<typeof conversationView>;
+
+async function recordChange(db: Db, conversationId: string, type: ConversationStateChangeType, actor: Actor) {
+  await db.conversationStateChange.create({ data: { conversationId, type, ...actorColumns(actor) } });
+}
+
+/**
+ * The conversation a send lands on (CONTRACT §3): the open one of this contact and
+ * channel; else the latest closed one, kept closed when `silent`, otherwise
+ * reopened with a `reopened` state change; else a new open conversation. The
+ * chosen row is locked for the rest of the transaction.
+ */
+export async function conversationForSend(
+  tx: Db,
+  input: { workspaceId: string; channelId: string; contactId: string; silent: boolean; actor: Actor; at: Date },
+): Promise<Conversation> {
+  const { workspaceId, channelId, contactId } = input;
+  const [latest] = await tx.$queryRaw<{ id: string; status: 'open' | 'closed' }[]>`
+    SELECT id, status FROM conversations
+     WHERE channel_id = ${channelId}::uuid AND contact_id = ${contactId}::uuid
+     ORDER BY (status = 'open') DESC, created_at DESC, id DESC
+     LIMIT 1
+     FOR UPDATE`;
+  if (latest?.status === 'open') return tx.conversation.update({ where: { id: latest.id }, data: { lastMessageAt: input.at } });
+  if (latest && input.silent) return tx.conversation.update({ where: { id: latest.id }, data: { lastMessageAt: input.at } });
+  if (latest) {
+    const reopened = await tx.conversation.update({
+      where: { id: latest.id },
+      data: { status: 'open', closedAt: null, lastMessageAt: input.at },
+    });
+    await recordChange(tx, latest.id, 'reopened', input.actor);
+    return reopened;
+  }
+  const created = await tx.conversation.create({
+    data: { workspaceId, channelId, contactId, status: 'open', lastMessageAt: input.at },
+  });
+  await recordChange(tx, created.id, 'opened', input.actor);
+  return created;
+}
+
+function channelActor(ctx: RequestContext): Actor {
+  const channel = actingChannel(ctx.auth);
+  return { type: 'channel', id: channel.id, name: channel.name };
+}
+
+/** A conversation of the acting channel, or NotFound (malformed ids included). */
+export async function getConversation(ctx: RequestContext, id: string): Promise<ConversationRow> {
+  const channel = actingChannel(ctx.auth);
+  const conversation = isUuid(id)
+    ? await ctx.prisma.conversation.findFirst({
+        where: { id, workspaceId: ctx.auth.workspace.id, channelId: channel.id },
+        include: conversationInclude,
+      })
+    : null;
+  if (!conversation) throw new NotFoundError('Conversation');
+  return conversation;
+}
+
+/** Closes or reopens a conversation; already in that state is a no-op without a state change. */
+export async function setConversationStatus(ctx: RequestContext, id: string, target: 'open' | 'closed'): Promise<ConversationRow> {
+  const actor = channelActor(ctx);
+  const { id: conversationId } = await getConversation(ctx, id);
+  await ctx.prisma.$transaction(async (tx) => {
+    const [row] = await tx.$queryRaw<{ status: 'open' | 'closed'; channel_id: string; contact_id: string }[]>`
+      SELECT status, channel_id, contact_id FROM conversations WHERE id = ${conversationId}::uuid FOR UPDATE`;
+    if (!row || row.status === target) return;
+    if (target === 'open') {
+      // Only one conversation per contact and channel may be open.
+      const open = await tx.conversation.findFirst({
+        where: { channelId: row.channel_id, contactId: row.contact_id, status: 'open' },
+        select: { id: true },
+      });
+      if (open) {
+        throw ValidationError.field('id', `The contact already has an open conversation on this channel: ${open.id}.`);
+      }
+    }
+    await tx.conversation.update({
+      where: { id: conversationId },
+      data: target === 'closed' ? { status: 'closed', closedAt: new Date() } : { status: 'open', closedAt: null },
+    });
+    await recordChange(tx, conversationId, target === 'closed' ? 'closed' : 'reopened', actor);
+  });
+  return getConversation(ctx, conversationId);
+}
+
+export const conversationFiltersMessages = {
+  status: 'The status must be open or closed.',
+  contact_id: 'The contact_id must be a UUID.',
+};
+
+/** Conversations of the acting channel, newest first. */
+export async function listConversations(
+  ctx: RequestContext,
+  params: { limit: number; cursor?: Cursor | undefined; status?: string | null; contactId?: string | null },
+): Promise<Page<ConversationRow>> {
+  const channel = actingChannel(ctx.auth);
+  if (params.status != null && params.status !== 'open' && params.status !== 'closed') {
+    throw ValidationError.field('status', conversationFiltersMessages.status);
+  }
+  if (params.contactId != null && !isUuid(params.contactId)) throw ValidationError.field('contact_id', conversationFiltersMessages.contact_id);
+  const rows = await ctx.prisma.conversation.findMany({
+    where: {
+      AND: [
+        { workspaceId: ctx.auth.workspace.id, channelId: channel.id },
+        params.status ? { status: params.status as 'open' | 'closed' } : {},
+        params.contactId ? { contactId: params.contactId } : {},
+        afterCursor(params.cursor),
+      ],
+    },
+    include: conversationInclude,
+    orderBy: NEWEST_FIRST,
+    take: params.limit + 1,
+  });
+  return toPage(rows, params.limit);
+}

@@ -1,0 +1,164 @@
+import { randomBytes } from 'node:crypto';
+import os from 'node:os';
+import type { Logger } from 'pino';
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import type { ProviderChoice } from './providers.js';
+
+export interface DeliveryWorkerOptions {
+  prisma: PrismaClient;
+  logger: Logger;
+  providers: ProviderChoice;
+  /** How long a claim lasts; a worker that dies mid-delivery loses it after this. */
+  leaseMs: number;
+  /** Idle wait between polls (a queued message wakes the worker at once). */
+  pollMs: number;
+  /** First retry delay; doubles per attempt, with jitter, up to maxBackoffMs. */
+  backoffMs: number;
+  maxBackoffMs?: number;
+  batchSize?: number;
+  id?: string;
+}
+
+interface Claimed {
+  id: string;
+  message_id: string;
+  attempts: number;
+  max_attempts: number;
+}
+
+/**
+ * Delivers queued messages from the deliveries outbox. Workers claim due rows with
+ * FOR UPDATE SKIP LOCKED, so any number of processes can share one PostgreSQL;
+ * a claim is a lease, so work held by a crashed worker is claimed again when it
+ * expires (at-least-once, under the same delivery id). A worker whose lease was
+ * taken over cannot overwrite the new owner's outcome.
+ */
+export class DeliveryWorker {
+  readonly id: string;
+  private stopped = true;
+  private loopDone: Promise<void> = Promise.resolve();
+  private wake: (() => void) | null = null;
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(private readonly options: DeliveryWorkerOptions) {
+    this.id = options.id ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.loopDone = this.loop();
+  }
+
+  /** Polls now instead of at the next interval. */
+  nudge(): void {
+    this.wake?.();
+  }
+
+  /** Stops polling and waits for the deliveries in flight. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.nudge();
+    await this.loopDone;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.stopped) {
+      let handled = 0;
+      try {
+        handled = await this.runOnce();
+      } catch (error) {
+        this.options.logger.warn({ err: error, worker: this.id }, 'delivery poll failed');
+      }
+      if (handled === 0 && !this.stopped) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.options.pollMs);
+          this.wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        this.wake = null;
+      }
+    }
+  }
+
+  /** Claims due deliveries and attempts them; returns how many were attempted. */
+  async runOnce(): Promise<number> {
+    const claimed = await this.claim(this.options.batchSize ?? 10);
+    await Promise.all(claimed.map((row) => this.track(this.attempt(row))));
+    return claimed.length;
+  }
+
+  /** Takes a lease on up to `limit` due deliveries. */
+  async claim(limit: number): Promise<Claimed[]> {
+    return this.options.prisma.$queryRaw<Claimed[]>`
+      UPDATE deliveries AS d
+         SET locked_by = ${this.id},
+             locked_until = now() + ${this.options.leaseMs} * interval '1 millisecond',
+             attempts = d.attempts + 1,
+             updated_at = now()
+       WHERE d.id IN (
+             SELECT id FROM deliveries
+              WHERE status = 'pending' AND run_at <= now() AND (locked_until IS NULL OR locked_until < now())
+              ORDER BY run_at
+              LIMIT ${limit}
+              FOR UPDATE SKIP LOCKED)
+      RETURNING d.id, d.message_id, d.attempts, d.max_attempts`;
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.inFlight.add(promise);
+    return promise.finally(() => this.inFlight.delete(promise));
+  }
+
+  private async attempt(row: Claimed): Promise<void> {
+    const { prisma, logger } = this.options;
+    const message = await prisma.message.findUnique({ where: { id: row.message_id }, include: { channel: true, contact: true } });
+    if (!message) return;
+    const provider = this.options.providers(message.channel);
+    const context = { deliveryId: row.id, messageId: message.id, attempt: row.attempts, provider: provider.name, worker: this.id };
+    try {
+      await provider.deliver({ deliveryId: row.id, attempt: row.attempts, message, channel: message.channel, contact: message.contact });
+    } catch (error) {
+      const reason = ((error as Error).message || 'delivery failed').slice(0, 1000);
+      const final = row.attempts >= row.max_attempts;
+      const recorded = await this.finish(row, final ? 'failed' : 'retry', reason);
+      logger.warn({ ...context, reason, final, recorded }, final ? 'delivery failed for good' : 'delivery failed, will retry');
+      return;
+    }
+    const recorded = await this.finish(row, 'sent');
+    logger.info({ ...context, recorded }, 'message delivered');
+  }
+
+  /** Records an outcome, only while this worker still holds the lease. */
+  private async finish(row: Claimed, outcome: 'sent' | 'retry' | 'failed', reason?: string): Promise<boolean> {
+    const { prisma } = this.options;
+    const delay = Math.min(this.options.maxBackoffMs ?? 5 * 60_000, this.options.backoffMs * 2 ** (row.attempts - 1));
+    const retryIn = Math.round(delay * (0.5 + Math.random() / 2));
+    return prisma.$transaction(async (tx) => {
+      const owned = await tx.$executeRaw`
+        UPDATE deliveries
+           SET status = ${outcome === 'sent' ? 'succeeded' : outcome === 'failed' ? 'failed' : 'pending'}::delivery_status,
+               locked_by = NULL,
+               locked_until = NULL,
+               last_error = ${reason ?? null},
+               run_at = CASE WHEN ${outcome === 'retry'} THEN now() + ${retryIn} * interval '1 millisecond' ELSE run_at END,
+               updated_at = now()
+         WHERE id = ${row.id}::uuid AND locked_by = ${this.id} AND status = 'pending'`;
+      if (owned === 0) return false;
+      const now = new Date();
+      await tx.message.update({
+        where: { id: row.message_id },
+        data:
+          outcome === 'sent'
+            ? { status: 'sent', sentAt: now, deliveryAttempts: row.attempts, lastError: null }
+            : outcome === 'failed'
+              ? { status: 'failed', failedAt: now, deliveryAttempts: row.attempts, lastError: reason ?? null }
+              : { deliveryAttempts: row.attempts, lastError: reason ?? null },
+      });
+      return true;
+    });
+  }
+}

@@ -1,0 +1,126 @@
+import { z } from 'zod';
+import { isUuid } from '../../lib/uuid.js';
+import { contactEmailSchema, contactNameSchema, contactPhoneSchema } from '../contacts/contacts.schemas.js';
+
+export const MESSAGE_LIMITS = { text: 4096, encrypted: 65536, mediaUrls: 10, mediaUrlLength: 2048, from: 255 } as const;
+
+export const MESSAGES = {
+  recipientRequired: 'A recipient is required: give to, contact or sender.',
+  recipientShape: 'The recipient must be a contact UUID or an object with name, email or phone.',
+  recipientDetails: 'The recipient needs an email or a phone.',
+  recipientUnknown: 'The selected contact does not exist.',
+  type: 'The type must be text or template.',
+  messageRequired: 'The message field is required.',
+  messageType: 'The message must be a string.',
+  messageMax: (max: number) => `The message must not be greater than ${max} characters.`,
+  boolean: (field: string) => `The ${field} field must be true or false.`,
+  templateRequired: 'The template field is required when type is template.',
+  templateShape: 'The template must be an object with name, language and parameters.',
+  templateName: 'The template name is required.',
+  templateUnknown: 'The selected template does not exist or is not approved for this channel.',
+  templateParameters: 'The template parameters must be a list of strings.',
+  templateParameterCount: (n: number) => `The template takes exactly ${n} parameter${n === 1 ? '' : 's'}.`,
+  templateEncrypted: 'A template message cannot be encrypted.',
+  mediaList: `The media_urls must be a list of at most ${MESSAGE_LIMITS.mediaUrls} URLs.`,
+  mediaUrl: `Each media URL must be an https:// URL of at most ${MESSAGE_LIMITS.mediaUrlLength} characters.`,
+  from: `The from must be a user id, a user email, or a name of at most ${MESSAGE_LIMITS.from} characters.`,
+} as const;
+
+/** Recipient details (`to` as object, `contact`, `sender`): the contact field rules, all optional. */
+const recipientDetailsSchema = z
+  .object(
+    {
+      name: contactNameSchema.optional(),
+      email: contactEmailSchema.optional(),
+      phone: contactPhoneSchema.optional(),
+    },
+    { error: MESSAGES.recipientShape },
+  )
+  .refine((d) => !!d.email || !!d.phone, MESSAGES.recipientDetails);
+
+export type RecipientDetails = z.infer<typeof recipientDetailsSchema>;
+
+const recipientSchema = z.union([z.string(), z.record(z.string(), z.unknown())], { error: MESSAGES.recipientShape }).transform((value, ctx) => {
+  if (typeof value === 'string') {
+    const id = value.trim().toLowerCase();
+    if (!isUuid(id)) {
+      ctx.addIssue({ code: 'custom', message: MESSAGES.recipientShape });
+      return z.NEVER;
+    }
+    return { contactId: id } as const;
+  }
+  const parsed = recipientDetailsSchema.safeParse(value);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', path: issue.path } as never);
+    return z.NEVER;
+  }
+  return { details: parsed.data } as const;
+});
+
+export type Recipient = z.output<typeof recipientSchema>;
+
+const mediaUrlSchema = z
+  .string({ error: MESSAGES.mediaUrl })
+  .max(MESSAGE_LIMITS.mediaUrlLength, MESSAGES.mediaUrl)
+  .refine((value) => {
+    try {
+      const url = new URL(value);
+      return url.protocol === 'https:' && !!url.hostname && value.startsWith('https://');
+    } catch {
+      return false;
+    }
+  }, MESSAGES.mediaUrl);
+
+const bool = (field: string) => z.boolean({ error: MESSAGES.boolean(field) });
+
+/** POST /messages. Which recipient is used, and whether it exists, is the service's part. */
+export const sendMessageSchema = z
+  .record(z.string(), z.unknown(), { error: 'The request body must be a JSON object.' })
+  .pipe(
+    z.object({
+      to: recipientSchema.nullish(),
+      contact: recipientSchema.nullish(),
+      sender: recipientSchema.nullish(),
+      from: z
+        .string({ error: MESSAGES.from })
+        .trim()
+        .min(1, MESSAGES.from)
+        .max(MESSAGE_LIMITS.from, MESSAGES.from)
+        .nullish(),
+      type: z.enum(['text', 'template'], { error: MESSAGES.type }).default('text'),
+      message: z.string({ error: MESSAGES.messageType }).nullish(),
+      is_encrypted: bool('is_encrypted').default(false),
+      silent: bool('silent').default(false),
+      template: z
+        .object(
+          {
+            name: z.string({ error: MESSAGES.templateName }).trim().min(1, MESSAGES.templateName),
+            language: z.string({ error: MESSAGES.templateShape }).trim().min(1, MESSAGES.templateShape).optional(),
+            parameters: z.array(z.string({ error: MESSAGES.templateParameters }), { error: MESSAGES.templateParameters }).default([]),
+          },
+          { error: MESSAGES.templateShape },
+        )
+        .nullish(),
+      media_urls: z.array(mediaUrlSchema, { error: MESSAGES.mediaList }).max(MESSAGE_LIMITS.mediaUrls, MESSAGES.mediaList).default([]),
+    }),
+  )
+  .superRefine((body, ctx) => {
+    // Resolution order: to, then contact, then the legacy sender only when neither is present.
+    if (!body.to && !body.contact && !body.sender) ctx.addIssue({ code: 'custom', path: ['to'], message: MESSAGES.recipientRequired });
+    if (body.type === 'text') {
+      const limit = body.is_encrypted ? MESSAGE_LIMITS.encrypted : MESSAGE_LIMITS.text;
+      if (!body.message || body.message.trim() === '') ctx.addIssue({ code: 'custom', path: ['message'], message: MESSAGES.messageRequired });
+      else if (Array.from(body.message).length > limit) ctx.addIssue({ code: 'custom', path: ['message'], message: MESSAGES.messageMax(limit) });
+    } else {
+      if (!body.template) ctx.addIssue({ code: 'custom', path: ['template'], message: MESSAGES.templateRequired });
+      if (body.is_encrypted) ctx.addIssue({ code: 'custom', path: ['is_encrypted'], message: MESSAGES.templateEncrypted });
+    }
+  });
+
+export type SendMessageInput = z.output<typeof sendMessageSchema>;
+
+export const messageFiltersSchema = z.object({
+  conversation_id: z.string().refine(isUuid, 'The conversation_id must be a UUID.').optional(),
+  contact_id: z.string().refine(isUuid, 'The contact_id must be a UUID.').optional(),
+  search: z.string().trim().max(255, 'The search must not be greater than 255 characters.').optional(),
+});

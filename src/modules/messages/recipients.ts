@@ -1,0 +1,60 @@
+import type { Contact } from '../../generated/prisma/client.js';
+import type { Db } from '../../db/types.js';
+import { ValidationError } from '../../errors/domain.js';
+import { MESSAGES, type Recipient, type RecipientDetails, type SendMessageInput } from './messages.schemas.js';
+
+/** The recipient field that decides: `to`, then `contact`, then the legacy `sender`. */
+export function chooseRecipient(input: SendMessageInput): { field: 'to' | 'contact' | 'sender'; recipient: Recipient } {
+  if (input.to) return { field: 'to', recipient: input.to };
+  if (input.contact) return { field: 'contact', recipient: input.contact };
+  return { field: 'sender', recipient: input.sender! };
+}
+
+async function matchDetails(tx: Db, workspaceId: string, details: RecipientDetails): Promise<Contact | null> {
+  const live = { workspaceId, deletedAt: null };
+  if (details.phone) {
+    const byPhone = await tx.contact.findFirst({ where: { ...live, phones: { some: { number: details.phone, contactDeleted: false } } } });
+    if (byPhone) return byPhone;
+  }
+  if (details.email) return tx.contact.findFirst({ where: { ...live, emailNormalized: details.email.toLowerCase() } });
+  return null;
+}
+
+/**
+ * The contact a message goes to. A UUID must name a live contact of the workspace
+ * (groups included). Details reuse the live contact matched by phone, then email,
+ * or create one (named after its phone or email unless a name is given). Either
+ * way the contact is linked to the acting channel.
+ */
+export async function resolveRecipient(
+  tx: Db,
+  input: { workspaceId: string; channelId: string; field: string; recipient: Recipient },
+): Promise<Contact> {
+  const { workspaceId, channelId, recipient } = input;
+  let contact: Contact | null;
+  if ('contactId' in recipient) {
+    contact = await tx.contact.findFirst({ where: { id: recipient.contactId, workspaceId, deletedAt: null } });
+    if (!contact) throw ValidationError.field(input.field, MESSAGES.recipientUnknown);
+  } else {
+    const details = recipient.details;
+    contact = await matchDetails(tx, workspaceId, details);
+    if (!contact) {
+      contact = await tx.contact.create({
+        data: {
+          workspaceId,
+          name: details.name ?? details.phone ?? details.email!,
+          email: details.email ?? null,
+          emailNormalized: details.email?.toLowerCase() ?? null,
+          phone: details.phone ?? null,
+          ...(details.phone ? { phones: { create: { workspaceId, number: details.phone } } } : {}),
+        },
+      });
+    }
+  }
+  await tx.contactChannel.upsert({
+    where: { contactId_channelId: { contactId: contact.id, channelId } },
+    create: { contactId: contact.id, channelId },
+    update: {},
+  });
+  return contact;
+}
