@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteContact, importContact } from '../src/modules/contacts/contacts.service.js';
 import { createTemplate } from '../src/modules/templates/templates.service.js';
-import { createTestApp, type TestApp } from './helpers/app.js';
+import { createTestApp, onPostgres, type TestApp } from './helpers/app.js';
 import { addChannel } from './helpers/factories.js';
 import { messagingSetup } from './helpers/messaging.js';
 import { restClient } from './helpers/rest.js';
@@ -364,5 +364,30 @@ describe('GET /messages and GET /templates', () => {
       ],
       meta: { per_page: 25, next_cursor: null, has_more: false },
     });
+  });
+});
+
+describe.runIf(onPostgres)('races on PostgreSQL', () => {
+  it('concurrent first messages to the same new recipient create one contact and one conversation', async () => {
+    const s = await messagingSetup(app);
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => s.send({ to: { phone: '+31687654321', email: 'race@example.com' }, message: `hi ${i}` })),
+    );
+    expect(results.map((r) => r.status)).toEqual(Array(8).fill(202));
+    expect(new Set(results.map((r) => r.body.data.message.contactId)).size).toBe(1);
+    expect(new Set(results.map((r) => r.body.data.message.conversationId)).size).toBe(1);
+    const conversation = (await s.api.get(`/conversations/${results[0]!.body.data.message.conversationId}`)).body.data.conversation;
+    expect(conversation.stateChanges.map((x: { type: string }) => x.type)).toEqual(['opened']);
+  });
+
+  it('concurrent sends to a closed conversation reopen it once', async () => {
+    const s = await messagingSetup(app);
+    const c = await s.contact({ email: 'reopen-race@example.com' });
+    const { conversationId } = (await s.send({ to: c.id, message: 'first' })).body.data.message;
+    await s.api.post(`/conversations/${conversationId}/close`);
+    const results = await Promise.all(Array.from({ length: 6 }, () => s.send({ to: c.id, message: 'again' })));
+    expect(results.map((r) => r.body.data.message.conversationId)).toEqual(Array(6).fill(conversationId));
+    const conversation = (await s.api.get(`/conversations/${conversationId}`)).body.data.conversation;
+    expect(conversation.stateChanges.map((x: { type: string }) => x.type)).toEqual(['opened', 'closed', 'reopened']);
   });
 });
