@@ -2,7 +2,8 @@ import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin } from 'graphql-yoga';
 import type { AppDeps } from './context/types.js';
 import { introspectionEnabled } from './env.js';
-import { authenticateRequest } from './context/authenticate.js';
+import { authenticateRequest, requestContext } from './context/authenticate.js';
+import { createEventBus } from './events/bus.js';
 import { domainGraphQLError, maskGraphQLError } from './errors/graphql.js';
 import { DomainError } from './errors/domain.js';
 import type { GraphQLContext } from './graphql/builder.js';
@@ -57,7 +58,14 @@ function disableIntrospection(): Plugin {
   };
 }
 
-export function createApp(deps: AppDeps) {
+/** Disposes what the app created itself when the server is disposed. */
+function disposePlugin(dispose: () => Promise<void>): Plugin {
+  return { onDispose: dispose };
+}
+
+export function createApp(appDeps: AppDeps) {
+  const ownsEvents = !appDeps.events;
+  const deps: AppDeps = { ...appDeps, events: appDeps.events ?? createEventBus({ redisUrl: appDeps.env.REDIS_URL, logger: appDeps.logger }) };
   return createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -65,15 +73,15 @@ export function createApp(deps: AppDeps) {
     graphiql: deps.env.NODE_ENV !== 'production',
     logging: deps.logger,
     maskedErrors: { maskError: maskGraphQLError(deps.logger) },
-    plugins: [accessLogPlugin(deps), restPlugin(deps), ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()])],
+    plugins: [
+      accessLogPlugin(deps),
+      restPlugin(deps),
+      ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),
+      ...(ownsEvents ? [disposePlugin(() => deps.events!.dispose())] : []),
+    ],
     context: async ({ request }) => {
       try {
-        return {
-          prisma: deps.db.prisma,
-          logger: deps.logger,
-          auth: await authenticateRequest(deps, request),
-          onMessageQueued: deps.onMessageQueued,
-        };
+        return requestContext(deps, await authenticateRequest(deps, request));
       } catch (error) {
         throw error instanceof DomainError ? domainGraphQLError(error) : error;
       }

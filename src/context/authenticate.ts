@@ -1,4 +1,4 @@
-import type { AppDeps, AuthContext } from './types.js';
+import type { AppDeps, AuthContext, RequestContext } from './types.js';
 import { bearerToken, requestHost } from './request.js';
 import { authenticate } from '../modules/credentials/credentials.service.js';
 
@@ -11,4 +11,9 @@ export function authenticateRequest(deps: AppDeps, request: Request): Promise<Au
     bearer: bearerToken(headers),
     channelHeader: headers.get('x-channel-uuid'),
   });
+}
+
+/** The context both transports hand to services. */
+export function requestContext(deps: AppDeps, auth: AuthContext): RequestContext {
+  return { prisma: deps.db.prisma, logger: deps.logger, auth, onMessageQueued: deps.onMessageQueued, events: deps.events };
 }

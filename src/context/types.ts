@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import type { Env } from '../env.js';
+import type { EventBus } from '../events/bus.js';
 import type { Channel, PrismaClient, Workspace } from '../generated/prisma/client.js';
 
 /** What the whole process shares: built once at start, passed explicitly. */
@@ -10,6 +11,8 @@ export interface AppDeps {
   logger: Logger;
   /** Wakes the delivery worker of this process, when it runs one. */
   onMessageQueued?: () => void;
+  /** Domain events; created from REDIS_URL by the app when not given. */
+  events?: EventBus;
 }
 
 /** The authenticated caller, resolved once per request for both transports. */
@@ -28,4 +31,6 @@ export interface RequestContext {
   auth: AuthContext;
   /** Wakes the delivery worker after a message was committed to the outbox. */
   onMessageQueued?: () => void;
+  /** Where committed changes are announced (GraphQL subscriptions). */
+  events?: EventBus;
 }

@@ -28,23 +28,35 @@ export interface DatabaseOptions {
   /** PGlite data directory, or `memory://` for an in-memory database. */
   pgliteDir?: string | undefined;
   poolSize?: number | undefined;
+  /** Called with every SQL statement Prisma sends (instrumentation, tests). */
+  onQuery?: ((sql: string) => void) | undefined;
 }
 
 export class DatabaseInUseError extends Error {}
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
-  const db = options.databaseUrl ? openPostgres(options.databaseUrl, options.poolSize ?? 10) : await openPglite(options.pgliteDir ?? './.data/pglite');
+  const db = options.databaseUrl
+    ? openPostgres(options.databaseUrl, options.poolSize ?? 10, options.onQuery)
+    : await openPglite(options.pgliteDir ?? './.data/pglite', options.onQuery);
   // Closing twice (a shutdown racing a test teardown) is harmless.
   let closing: Promise<void> | undefined;
   const close = db.close;
   return { ...db, close: () => (closing ??= close()) };
 }
 
-function openPostgres(url: string, poolSize: number): Database {
+/** A client on the adapter, emitting query events only when someone listens. */
+function prismaClient(adapter: NonNullable<ConstructorParameters<typeof PrismaClient>[0]['adapter']>, onQuery?: (sql: string) => void): PrismaClient {
+  if (!onQuery) return new PrismaClient({ adapter });
+  const client = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
+  (client as unknown as { $on(event: 'query', listener: (e: { query: string }) => void): void }).$on('query', (e) => onQuery(e.query));
+  return client;
+}
+
+function openPostgres(url: string, poolSize: number, onQuery?: (sql: string) => void): Database {
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 2000 });
   // An idle client losing its server must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const prisma = new PrismaClient({ adapter: new PrismaPg(pool) });
+  const prisma = prismaClient(new PrismaPg(pool), onQuery);
   return {
     kind: 'postgres',
     description: `PostgreSQL ${redactUrl(url)}`,
@@ -67,7 +79,7 @@ function openPostgres(url: string, poolSize: number): Database {
   };
 }
 
-async function openPglite(dir: string): Promise<Database> {
+async function openPglite(dir: string, onQuery?: (sql: string) => void): Promise<Database> {
   const inMemory = dir.startsWith('memory://');
   const releaseLock = inMemory ? () => {} : lockDataDir(dir);
   let client: PGlite;
@@ -78,7 +90,7 @@ async function openPglite(dir: string): Promise<Database> {
     releaseLock();
     throw error;
   }
-  const prisma = new PrismaClient({ adapter: new PrismaPGlite(client) });
+  const prisma = prismaClient(new PrismaPGlite(client), onQuery);
   const session: SqlSession = {
     exec: async (sql) => void (await client.exec(sql)),
     query: async <T>(sql: string, params?: unknown[]) => (await client.query<T>(sql, params)).rows,

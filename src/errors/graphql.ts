@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
-import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError } from './domain.js';
+import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError, ValidationError } from './domain.js';
+import type { UserErrorShape } from '../graphql/user-errors.js';
 
 function codeOf(error: DomainError): { code: string; http?: { status: number; headers?: Record<string, string> } } {
   if (error instanceof AuthenticationError) {
@@ -8,6 +9,7 @@ function codeOf(error: DomainError): { code: string; http?: { status: number; he
   }
   if (error instanceof ChannelSelectionError) return { code: 'CHANNEL_REQUIRED' };
   if (error instanceof NotFoundError) return { code: 'NOT_FOUND' };
+  if (error instanceof ValidationError) return { code: 'BAD_USER_INPUT' };
   return { code: 'BAD_REQUEST' };
 }
 
@@ -40,4 +42,23 @@ export function maskGraphQLError(logger: Logger) {
       extensions: { code: 'INTERNAL_SERVER_ERROR' },
     });
   };
+}
+
+/**
+ * Expected mutation failures as `userErrors`, with the REST 422 messages. `rename`
+ * maps a REST field name to its GraphQL input name (`is_encrypted` → `isEncrypted`).
+ * Returns null for failures that are not the caller's input (they are thrown).
+ */
+export function toUserErrors(error: unknown, rename: (field: string) => string = (f) => f): UserErrorShape[] | null {
+  if (error instanceof ValidationError) {
+    return Object.entries(error.errors).flatMap(([key, messages]) =>
+      messages.map((message) => ({
+        field: key === 'body' ? ['input'] : ['input', ...key.split('.').map(rename)],
+        message,
+        code: error.conflict?.field === key ? ('TAKEN' as const) : ('INVALID' as const),
+      })),
+    );
+  }
+  if (error instanceof NotFoundError) return [{ field: ['id'], message: error.message, code: 'NOT_FOUND' }];
+  return null;
 }

@@ -3,7 +3,13 @@ import './scalars.js';
 import '../modules/workspaces/workspaces.graphql.js';
 import '../modules/channels/channels.graphql.js';
 import '../modules/viewer/viewer.graphql.js';
+import '../modules/contacts/contacts.graphql.js';
+import '../modules/templates/templates.graphql.js';
+import '../modules/conversations/conversations.graphql.js';
+import '../modules/messages/messages.graphql.js';
 
 builder.queryType({});
+builder.mutationType({});
+builder.subscriptionType({});
 
 export const schema = builder.toSchema({ sortSchema: true });

@@ -1,5 +1,5 @@
 import type { AppDeps } from '../context/types.js';
-import { authenticateRequest } from '../context/authenticate.js';
+import { authenticateRequest, requestContext } from '../context/authenticate.js';
 import { actingChannel } from '../context/request.js';
 import { restErrorResponse } from '../errors/rest.js';
 import { HttpError, json, readJson } from './http.js';
@@ -37,7 +37,7 @@ export function createRestHandler(deps: AppDeps) {
         request,
         url,
         params: found.params,
-        ctx: { prisma: deps.db.prisma, logger: deps.logger, auth, onMessageQueued: deps.onMessageQueued },
+        ctx: requestContext(deps, auth),
         body: () => readJson(request, deps.env.BODY_LIMIT_BYTES),
       });
     } catch (error) {

@@ -15,9 +15,33 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  */
 type Documents = {
     "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n": typeof types.ViewerDocument,
+    "\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n": typeof types.ContactDocument,
+    "\n  query FindContact($email: String, $phone: String) {\n    findContact(email: $email, phone: $phone) { id name }\n  }\n": typeof types.FindContactDocument,
+    "\n  query Contacts($first: Int, $after: String, $search: String) {\n    contacts(first: $first, after: $after, search: $search) {\n      edges { cursor node { id name } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": typeof types.ContactsDocument,
+    "\n  mutation CreateContact($input: CreateContactInput!) {\n    createContact(input: $input) {\n      contact { id name email phoneNumber }\n      userErrors { field message code }\n    }\n  }\n": typeof types.CreateContactDocument,
+    "\n  mutation UpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) {\n      contact { id name email phoneNumber }\n      userErrors { field message code }\n    }\n  }\n": typeof types.UpdateContactDocument,
+    "\n  mutation SendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message {\n        id body placeholder isEncrypted status type silent mediaUrls\n        sender { type id name }\n        contact { id name }\n        conversation { id status }\n      }\n      userErrors { field message code }\n    }\n  }\n": typeof types.SendMessageDocument,
+    "\n  query Conversation($id: ID!) {\n    conversation(id: $id) {\n      id status closedAt\n      contact { id }\n      stateChanges { type at actor { type id name } }\n      messages(first: 2) { edges { node { id body } } pageInfo { hasNextPage endCursor } }\n    }\n  }\n": typeof types.ConversationDocument,
+    "\n  mutation CloseConversation($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type } } userErrors { field message code } }\n  }\n": typeof types.CloseConversationDocument,
+    "\n  mutation ReopenConversation($id: ID!) {\n    reopenConversation(id: $id) { conversation { id status stateChanges { type } } userErrors { field message code } }\n  }\n": typeof types.ReopenConversationDocument,
+    "\n  query Messages($search: String, $conversationId: ID, $first: Int) {\n    messages(search: $search, conversationId: $conversationId, first: $first) {\n      edges { node { id body placeholder isEncrypted } }\n      pageInfo { hasNextPage }\n    }\n  }\n": typeof types.MessagesDocument,
+    "\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n": typeof types.ConversationsDocument,
+    "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": typeof types.TemplatesDocument,
 };
 const documents: Documents = {
     "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n": types.ViewerDocument,
+    "\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n": types.ContactDocument,
+    "\n  query FindContact($email: String, $phone: String) {\n    findContact(email: $email, phone: $phone) { id name }\n  }\n": types.FindContactDocument,
+    "\n  query Contacts($first: Int, $after: String, $search: String) {\n    contacts(first: $first, after: $after, search: $search) {\n      edges { cursor node { id name } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": types.ContactsDocument,
+    "\n  mutation CreateContact($input: CreateContactInput!) {\n    createContact(input: $input) {\n      contact { id name email phoneNumber }\n      userErrors { field message code }\n    }\n  }\n": types.CreateContactDocument,
+    "\n  mutation UpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) {\n      contact { id name email phoneNumber }\n      userErrors { field message code }\n    }\n  }\n": types.UpdateContactDocument,
+    "\n  mutation SendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message {\n        id body placeholder isEncrypted status type silent mediaUrls\n        sender { type id name }\n        contact { id name }\n        conversation { id status }\n      }\n      userErrors { field message code }\n    }\n  }\n": types.SendMessageDocument,
+    "\n  query Conversation($id: ID!) {\n    conversation(id: $id) {\n      id status closedAt\n      contact { id }\n      stateChanges { type at actor { type id name } }\n      messages(first: 2) { edges { node { id body } } pageInfo { hasNextPage endCursor } }\n    }\n  }\n": types.ConversationDocument,
+    "\n  mutation CloseConversation($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type } } userErrors { field message code } }\n  }\n": types.CloseConversationDocument,
+    "\n  mutation ReopenConversation($id: ID!) {\n    reopenConversation(id: $id) { conversation { id status stateChanges { type } } userErrors { field message code } }\n  }\n": types.ReopenConversationDocument,
+    "\n  query Messages($search: String, $conversationId: ID, $first: Int) {\n    messages(search: $search, conversationId: $conversationId, first: $first) {\n      edges { node { id body placeholder isEncrypted } }\n      pageInfo { hasNextPage }\n    }\n  }\n": types.MessagesDocument,
+    "\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n": types.ConversationsDocument,
+    "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": types.TemplatesDocument,
 };
 
 /**
@@ -38,6 +62,54 @@ export function graphql(source: string): unknown;
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n"): (typeof documents)["\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n"): (typeof documents)["\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query FindContact($email: String, $phone: String) {\n    findContact(email: $email, phone: $phone) { id name }\n  }\n"): (typeof documents)["\n  query FindContact($email: String, $phone: String) {\n    findContact(email: $email, phone: $phone) { id name }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Contacts($first: Int, $after: String, $search: String) {\n    contacts(first: $first, after: $after, search: $search) {\n      edges { cursor node { id name } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n"): (typeof documents)["\n  query Contacts($first: Int, $after: String, $search: String) {\n    contacts(first: $first, after: $after, search: $search) {\n      edges { cursor node { id name } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateContact($input: CreateContactInput!) {\n    createContact(input: $input) {\n      contact { id name email phoneNumber }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation CreateContact($input: CreateContactInput!) {\n    createContact(input: $input) {\n      contact { id name email phoneNumber }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation UpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) {\n      contact { id name email phoneNumber }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation UpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) {\n      contact { id name email phoneNumber }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message {\n        id body placeholder isEncrypted status type silent mediaUrls\n        sender { type id name }\n        contact { id name }\n        conversation { id status }\n      }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation SendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message {\n        id body placeholder isEncrypted status type silent mediaUrls\n        sender { type id name }\n        contact { id name }\n        conversation { id status }\n      }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Conversation($id: ID!) {\n    conversation(id: $id) {\n      id status closedAt\n      contact { id }\n      stateChanges { type at actor { type id name } }\n      messages(first: 2) { edges { node { id body } } pageInfo { hasNextPage endCursor } }\n    }\n  }\n"): (typeof documents)["\n  query Conversation($id: ID!) {\n    conversation(id: $id) {\n      id status closedAt\n      contact { id }\n      stateChanges { type at actor { type id name } }\n      messages(first: 2) { edges { node { id body } } pageInfo { hasNextPage endCursor } }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CloseConversation($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type } } userErrors { field message code } }\n  }\n"): (typeof documents)["\n  mutation CloseConversation($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type } } userErrors { field message code } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation ReopenConversation($id: ID!) {\n    reopenConversation(id: $id) { conversation { id status stateChanges { type } } userErrors { field message code } }\n  }\n"): (typeof documents)["\n  mutation ReopenConversation($id: ID!) {\n    reopenConversation(id: $id) { conversation { id status stateChanges { type } } userErrors { field message code } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Messages($search: String, $conversationId: ID, $first: Int) {\n    messages(search: $search, conversationId: $conversationId, first: $first) {\n      edges { node { id body placeholder isEncrypted } }\n      pageInfo { hasNextPage }\n    }\n  }\n"): (typeof documents)["\n  query Messages($search: String, $conversationId: ID, $first: Int) {\n    messages(search: $search, conversationId: $conversationId, first: $first) {\n      edges { node { id body placeholder isEncrypted } }\n      pageInfo { hasNextPage }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n"): (typeof documents)["\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n"): (typeof documents)["\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

@@ -10,9 +10,9 @@ export const dbKind = inject('dbKind');
 export const onPostgres = dbKind === 'postgres';
 
 /** A database for one test file: the run's PostgreSQL database, or a new in-memory PGlite. */
-export async function openTestDatabase(): Promise<Database> {
-  if (onPostgres) return openDatabase({ databaseUrl: inject('databaseUrl'), poolSize: 10 });
-  const db = await openDatabase({ pgliteDir: 'memory://' });
+export async function openTestDatabase(options: { onQuery?: (sql: string) => void } = {}): Promise<Database> {
+  if (onPostgres) return openDatabase({ databaseUrl: inject('databaseUrl'), poolSize: 10, ...options });
+  const db = await openDatabase({ pgliteDir: 'memory://', ...options });
   await db.withSession((session) => migrate(session));
   return db;
 }

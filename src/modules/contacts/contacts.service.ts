@@ -8,6 +8,7 @@ import { deriveE164, phoneKey } from '../../lib/phone.js';
 import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 import { isUuid } from '../../lib/uuid.js';
 import { parseInput } from '../../lib/validation.js';
+import type { PrismaQuery } from '../../db/query.js';
 import { MESSAGES, createContactSchema, findContactSchema, updateContactSchema } from './contacts.schemas.js';
 
 export interface ContactView {
@@ -36,8 +37,8 @@ export function contactView(contact: Contact): ContactView {
 const live = (workspaceId: string) => ({ workspaceId, deletedAt: null });
 
 /** A non-deleted contact of the caller's workspace, or NotFound (malformed ids included). */
-export async function getContact(ctx: RequestContext, id: string): Promise<Contact> {
-  const contact = isUuid(id) ? await ctx.prisma.contact.findFirst({ where: { id, ...live(ctx.auth.workspace.id) } }) : null;
+export async function getContact(ctx: RequestContext, id: string, query: PrismaQuery = {}): Promise<Contact> {
+  const contact = isUuid(id) ? await ctx.prisma.contact.findFirst({ ...query, where: { id: id.toLowerCase(), ...live(ctx.auth.workspace.id) } }) : null;
   if (!contact) throw new NotFoundError('Contact');
   return contact;
 }
@@ -152,16 +153,20 @@ export async function createContact(ctx: RequestContext, body: unknown): Promise
 }
 
 /** GET /contacts/find: exact match by email (any case) or by phone (E.164 and stored variants). */
-export async function findContact(ctx: RequestContext, query: { email?: string | null; phone?: string | null }): Promise<Contact> {
+export async function findContact(
+  ctx: RequestContext,
+  keys: { email?: string | null; phone?: string | null },
+  query: PrismaQuery = {},
+): Promise<Contact> {
   const { email, phone } = parseInput(findContactSchema, {
-    email: query.email ?? undefined,
-    phone: query.phone ?? undefined,
+    email: keys.email ?? undefined,
+    phone: keys.phone ?? undefined,
   });
   const workspaceId = ctx.auth.workspace.id;
   const where = email
     ? { ...live(workspaceId), emailNormalized: email.toLowerCase() }
     : { ...live(workspaceId), phones: { some: { number: phoneKey(phone!), contactDeleted: false } } };
-  const contact = await ctx.prisma.contact.findFirst({ where });
+  const contact = await ctx.prisma.contact.findFirst({ ...query, where });
   if (!contact) throw new NotFoundError('Contact');
   return contact;
 }
@@ -170,6 +175,7 @@ export async function findContact(ctx: RequestContext, query: { email?: string |
 export async function listContacts(
   ctx: RequestContext,
   params: { limit: number; cursor?: Cursor | undefined; search?: string | null },
+  query: PrismaQuery = {},
 ): Promise<Page<Contact>> {
   const term = params.search?.trim();
   const digits = term?.replace(/\D/g, '') ?? '';
@@ -183,6 +189,7 @@ export async function listContacts(
       }
     : {};
   const rows = await ctx.prisma.contact.findMany({
+    ...query,
     where: { AND: [live(ctx.auth.workspace.id), search, afterCursor(params.cursor)] },
     orderBy: NEWEST_FIRST,
     take: params.limit + 1,

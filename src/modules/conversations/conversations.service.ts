@@ -5,6 +5,7 @@ import { actingChannel } from '../../context/request.js';
 import { NotFoundError, ValidationError } from '../../errors/domain.js';
 import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 import { isUuid } from '../../lib/uuid.js';
+import type { PrismaQuery } from '../../db/query.js';
 
 /** Who did something: the acting channel, a workspace user, or a named external actor. */
 export type Actor =
@@ -28,6 +29,15 @@ export function actorColumns(actor: Actor) {
 }
 
 type StateChangeRow = ConversationStateChange & { actorUser?: Pick<User, 'name'> | null };
+
+/** Who made a state change; a user's current name wins over the name recorded then. */
+export function stateChangeActor(change: StateChangeRow): ActorView {
+  return {
+    type: change.actorType,
+    id: change.actorType === 'channel' ? change.actorChannelId : change.actorType === 'user' ? change.actorUserId : null,
+    name: change.actorUser?.name ?? change.actorName,
+  };
+}
 type ConversationRow = Conversation & { stateChanges: StateChangeRow[] };
 
 export const conversationInclude = {
@@ -46,11 +56,7 @@ export function conversationView(conversation: ConversationRow) {
     stateChanges: conversation.stateChanges.map((change) => ({
       type: change.type,
       at: change.createdAt.toISOString(),
-      actor: {
-        type: change.actorType,
-        id: change.actorType === 'channel' ? change.actorChannelId : change.actorType === 'user' ? change.actorUserId : null,
-        name: change.actorUser?.name ?? change.actorName,
-      } satisfies ActorView,
+      actor: stateChangeActor(change),
     })),
   };
 }
@@ -101,26 +107,35 @@ function channelActor(ctx: RequestContext): Actor {
 }
 
 /** A conversation of the acting channel, or NotFound (malformed ids included). */
-export async function getConversation(ctx: RequestContext, id: string): Promise<ConversationRow> {
+export async function getConversation(
+  ctx: RequestContext,
+  id: string,
+  query: PrismaQuery = { include: conversationInclude },
+): Promise<ConversationRow> {
   const channel = actingChannel(ctx.auth);
   const conversation = isUuid(id)
     ? await ctx.prisma.conversation.findFirst({
-        where: { id, workspaceId: ctx.auth.workspace.id, channelId: channel.id },
-        include: conversationInclude,
+        ...query,
+        where: { id: id.toLowerCase(), workspaceId: ctx.auth.workspace.id, channelId: channel.id },
       })
     : null;
   if (!conversation) throw new NotFoundError('Conversation');
-  return conversation;
+  return conversation as ConversationRow;
 }
 
 /** Closes or reopens a conversation; already in that state is a no-op without a state change. */
-export async function setConversationStatus(ctx: RequestContext, id: string, target: 'open' | 'closed'): Promise<ConversationRow> {
+export async function setConversationStatus(
+  ctx: RequestContext,
+  id: string,
+  target: 'open' | 'closed',
+  query?: PrismaQuery,
+): Promise<ConversationRow> {
   const actor = channelActor(ctx);
-  const { id: conversationId } = await getConversation(ctx, id);
-  await ctx.prisma.$transaction(async (tx) => {
+  const { id: conversationId } = await getConversation(ctx, id, { select: { id: true } });
+  const changed = await ctx.prisma.$transaction(async (tx) => {
     const [row] = await tx.$queryRaw<{ status: 'open' | 'closed'; channel_id: string; contact_id: string }[]>`
       SELECT status, channel_id, contact_id FROM conversations WHERE id = ${conversationId}::uuid FOR UPDATE`;
-    if (!row || row.status === target) return;
+    if (!row || row.status === target) return false;
     if (target === 'open') {
       // Only one conversation per contact and channel may be open.
       const open = await tx.conversation.findFirst({
@@ -136,8 +151,10 @@ export async function setConversationStatus(ctx: RequestContext, id: string, tar
       data: target === 'closed' ? { status: 'closed', closedAt: new Date() } : { status: 'open', closedAt: null },
     });
     await recordChange(tx, conversationId, target === 'closed' ? 'closed' : 'reopened', actor);
+    return true;
   });
-  return getConversation(ctx, conversationId);
+  if (changed) ctx.events?.publish({ type: 'conversation.updated', conversationId, workspaceId: ctx.auth.workspace.id, channelId: actor.id! });
+  return getConversation(ctx, conversationId, query);
 }
 
 export const conversationFiltersMessages = {
@@ -149,6 +166,7 @@ export const conversationFiltersMessages = {
 export async function listConversations(
   ctx: RequestContext,
   params: { limit: number; cursor?: Cursor | undefined; status?: string | null; contactId?: string | null },
+  query: PrismaQuery = { include: conversationInclude },
 ): Promise<Page<ConversationRow>> {
   const channel = actingChannel(ctx.auth);
   if (params.status != null && params.status !== 'open' && params.status !== 'closed') {
@@ -156,17 +174,17 @@ export async function listConversations(
   }
   if (params.contactId != null && !isUuid(params.contactId)) throw ValidationError.field('contact_id', conversationFiltersMessages.contact_id);
   const rows = await ctx.prisma.conversation.findMany({
+    ...query,
     where: {
       AND: [
         { workspaceId: ctx.auth.workspace.id, channelId: channel.id },
         params.status ? { status: params.status as 'open' | 'closed' } : {},
-        params.contactId ? { contactId: params.contactId } : {},
+        params.contactId ? { contactId: params.contactId.toLowerCase() } : {},
         afterCursor(params.cursor),
       ],
     },
-    include: conversationInclude,
     orderBy: NEWEST_FIRST,
     take: params.limit + 1,
   });
-  return toPage(rows, params.limit);
+  return toPage(rows as ConversationRow[], params.limit);
 }

@@ -8,7 +8,8 @@ import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../..
 import { isUuid } from '../../lib/uuid.js';
 import { parseInput } from '../../lib/validation.js';
 import { renderTemplate } from '../templates/templates.schemas.js';
-import { conversationForSend, type Actor } from '../conversations/conversations.service.js';
+import { conversationForSend, type Actor, type ActorView } from '../conversations/conversations.service.js';
+import type { PrismaQuery } from '../../db/query.js';
 import { MESSAGES, messageFiltersSchema, sendMessageSchema, type SendMessageInput } from './messages.schemas.js';
 import { chooseRecipient, resolveRecipient } from './recipients.js';
 
@@ -18,17 +19,28 @@ type MessageRow = Message & { channel: Pick<Channel, 'name'>; senderUser: Pick<U
 
 export const messageInclude = { channel: { select: { name: true } }, senderUser: { select: { name: true } } } as const;
 
+/** A message's content as views may show it: never an encrypted message's ciphertext. */
+export function visibleBody(message: Pick<Message, 'isEncrypted' | 'body'>): string | null {
+  return message.isEncrypted ? null : message.body;
+}
+
+/** Who a message is attributed to, with the name of the channel or user behind it. */
+export function messageSender(
+  message: Pick<Message, 'senderType' | 'senderChannelId' | 'senderUserId' | 'senderName'> & {
+    channel: Pick<Channel, 'name'>;
+    senderUser: Pick<User, 'name'> | null;
+  },
+): ActorView {
+  if (message.senderType === 'channel') return { type: 'channel', id: message.senderChannelId, name: message.channel.name };
+  if (message.senderType === 'user') return { type: 'user', id: message.senderUserId, name: message.senderUser?.name ?? message.senderName };
+  return { type: 'external', id: null, name: message.senderName };
+}
+
 /**
  * The API view of a message. An encrypted message's content (the caller's
  * ciphertext) never leaves through a view: `body` is null and a placeholder is shown.
  */
 export function messageView(message: MessageRow) {
-  const sender =
-    message.senderType === 'channel'
-      ? { type: 'channel' as const, id: message.senderChannelId, name: message.channel.name }
-      : message.senderType === 'user'
-        ? { type: 'user' as const, id: message.senderUserId, name: message.senderUser?.name ?? message.senderName }
-        : { type: 'external' as const, id: null, name: message.senderName };
   return {
     id: message.id,
     conversationId: message.conversationId,
@@ -36,11 +48,11 @@ export function messageView(message: MessageRow) {
     channelId: message.channelId,
     direction: message.direction,
     type: message.type,
-    body: message.isEncrypted ? null : message.body,
+    body: visibleBody(message),
     ...(message.isEncrypted ? { placeholder: ENCRYPTED_PLACEHOLDER } : {}),
     isEncrypted: message.isEncrypted,
     status: message.status,
-    sender,
+    sender: messageSender(message),
     silent: message.silent,
     mediaUrls: message.mediaUrls,
     createdAt: message.createdAt.toISOString(),
@@ -126,6 +138,9 @@ export async function sendMessage(ctx: RequestContext, body: unknown): Promise<M
         });
       });
       ctx.onMessageQueued?.();
+      const ids = { conversationId: message.conversationId, workspaceId, channelId: channel.id };
+      ctx.events?.publish({ type: 'message.created', messageId: message.id, ...ids });
+      ctx.events?.publish({ type: 'conversation.updated', ...ids });
       return message;
     } catch (error) {
       if (attempt < SEND_ATTEMPTS && isUniqueViolation(error)) continue;
@@ -138,6 +153,7 @@ export async function sendMessage(ctx: RequestContext, body: unknown): Promise<M
 export async function listMessages(
   ctx: RequestContext,
   params: { limit: number; cursor?: Cursor | undefined; filters: Record<string, string | undefined> },
+  query: PrismaQuery = { include: messageInclude },
 ): Promise<Page<MessageRow>> {
   const channel = actingChannel(ctx.auth);
   const filters = parseInput(messageFiltersSchema, params.filters);
@@ -160,6 +176,7 @@ export async function listMessages(
     ids = rows.map((row) => row.id);
   }
   const rows = await ctx.prisma.message.findMany({
+    ...query,
     where: ids
       ? { id: { in: ids } }
       : {
@@ -170,9 +187,8 @@ export async function listMessages(
             afterCursor(params.cursor),
           ],
         },
-    include: messageInclude,
     orderBy: NEWEST_FIRST,
     take: params.limit + 1,
   });
-  return toPage(rows, params.limit);
+  return toPage(rows as MessageRow[], params.limit);
 }

@@ -3,6 +3,7 @@ import { InputError } from '../../errors/domain.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { countParameters } from './templates.schemas.js';
 import type { RequestContext } from '../../context/types.js';
+import type { PrismaQuery } from '../../db/query.js';
 import { actingChannel } from '../../context/request.js';
 import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 
@@ -45,9 +46,14 @@ export function templateView(template: ChannelTemplate): TemplateView {
 }
 
 /** GET /templates: the acting channel's templates, newest first. */
-export async function listTemplates(ctx: RequestContext, params: { limit: number; cursor?: Cursor | undefined }): Promise<Page<ChannelTemplate>> {
+export async function listTemplates(
+  ctx: RequestContext,
+  params: { limit: number; cursor?: Cursor | undefined },
+  query: PrismaQuery = {},
+): Promise<Page<ChannelTemplate>> {
   const channel = actingChannel(ctx.auth);
   const rows = await ctx.prisma.channelTemplate.findMany({
+    ...query,
     where: { AND: [{ workspaceId: ctx.auth.workspace.id, channelId: channel.id }, afterCursor(params.cursor)] },
     orderBy: NEWEST_FIRST,
     take: params.limit + 1,

@@ -1,0 +1,84 @@
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { builder } from '../../graphql/builder.js';
+import { connectionType, pageArgs, pageFromArgs } from '../../graphql/connection.js';
+import { UserError, type Payload } from '../../graphql/user-errors.js';
+import { asPayload, orNull } from '../../graphql/results.js';
+import { createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
+
+export const ContactObject = builder.prismaObject('Contact', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    email: t.exposeString('email', { nullable: true }),
+    phoneNumber: t.exposeString('phone', { nullable: true, description: 'E.164, or a legacy number as stored.' }),
+    isGroup: t.exposeBoolean('isGroup'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+  }),
+});
+
+export const ContactConnection = connectionType('Contact', ContactObject);
+
+builder.queryFields((t) => ({
+  contact: t.prismaField({
+    type: 'Contact',
+    nullable: true,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (query, _root, args, ctx) => orNull(() => getContact(ctx, String(args.id), query)),
+  }),
+  findContact: t.prismaField({
+    type: 'Contact',
+    nullable: true,
+    description: 'Exact match by email (any case) or phone (E.164 and stored variants); email decides when both are given.',
+    args: { email: t.arg.string(), phone: t.arg.string() },
+    resolve: (query, _root, args, ctx) => orNull(() => findContact(ctx, args, query)),
+  }),
+  contacts: t.field({
+    type: ContactConnection,
+    description: 'Live contacts of the workspace, newest first.',
+    args: { ...pageArgs, search: t.arg.string() },
+    resolve: (_root, args, ctx, info) =>
+      listContacts(ctx, { ...pageFromArgs(args), search: args.search }, queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
+  }),
+}));
+
+const CreateContactInput = builder.inputType('CreateContactInput', {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    email: t.string(),
+    phone: t.string({ description: 'E.164: a leading +, the country code and digits only.' }),
+  }),
+});
+
+const UpdateContactInput = builder.inputType('UpdateContactInput', {
+  description: 'Omitted fields stay unchanged; null or a blank string clears email or phone.',
+  fields: (t) => ({
+    name: t.string(),
+    email: t.string(),
+    phone: t.string(),
+  }),
+});
+
+const ContactPayload = builder.objectRef<Payload>('ContactPayload').implement({
+  fields: (t) => ({
+    contact: t.prismaField({
+      type: 'Contact',
+      nullable: true,
+      resolve: (query, payload, _args, ctx) => (payload.id ? ctx.prisma.contact.findUnique({ ...query, where: { id: payload.id } }) : null),
+    }),
+    userErrors: t.field({ type: [UserError], resolve: (payload) => payload.userErrors }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  createContact: t.field({
+    type: ContactPayload,
+    args: { input: t.arg({ type: CreateContactInput, required: true }) },
+    resolve: (_root, args, ctx) => asPayload(() => createContact(ctx, args.input)),
+  }),
+  updateContact: t.field({
+    type: ContactPayload,
+    args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateContactInput, required: true }) },
+    resolve: (_root, args, ctx) => asPayload(() => updateContact(ctx, String(args.id), args.input)),
+  }),
+}));

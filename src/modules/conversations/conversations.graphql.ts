@@ -1,0 +1,109 @@
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { filter, pipe } from 'graphql-yoga';
+import { builder } from '../../graphql/builder.js';
+import { connectionType, pageArgs, pageFromArgs } from '../../graphql/connection.js';
+import { asPayload, orNull } from '../../graphql/results.js';
+import { UserError, type Payload } from '../../graphql/user-errors.js';
+import { actingChannel } from '../../context/request.js';
+import { ActorType, ConversationStateChangeType, ConversationStatus } from '../../generated/prisma/enums.js';
+import { getConversation, listConversations, setConversationStatus, stateChangeActor, type ActorView } from './conversations.service.js';
+
+export const ActorTypeEnum = builder.enumType(ActorType, { name: 'ActorType' });
+export const ConversationStatusEnum = builder.enumType(ConversationStatus, { name: 'ConversationStatus' });
+const StateChangeTypeEnum = builder.enumType(ConversationStateChangeType, { name: 'StateChangeType' });
+
+export const Actor = builder.objectRef<ActorView>('Actor').implement({
+  description: 'Who did something: the channel, a workspace user, or an external actor (no id).',
+  fields: (t) => ({
+    type: t.field({ type: ActorTypeEnum, resolve: (a) => a.type }),
+    id: t.exposeID('id', { nullable: true }),
+    name: t.exposeString('name', { nullable: true }),
+  }),
+});
+
+const StateChange = builder.prismaObject('ConversationStateChange', {
+  name: 'StateChange',
+  fields: (t) => ({
+    type: t.expose('type', { type: StateChangeTypeEnum }),
+    at: t.expose('createdAt', { type: 'DateTime' }),
+    actor: t.field({ type: Actor, select: { actorUser: { select: { name: true } } }, resolve: (change) => stateChangeActor(change) }),
+  }),
+});
+
+export const ConversationObject = builder.prismaObject('Conversation', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    status: t.expose('status', { type: ConversationStatusEnum }),
+    contactId: t.exposeID('contactId'),
+    channelId: t.exposeID('channelId'),
+    lastMessageAt: t.expose('lastMessageAt', { type: 'DateTime', nullable: true }),
+    closedAt: t.expose('closedAt', { type: 'DateTime', nullable: true }),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    contact: t.relation('contact'),
+    stateChanges: t.relation('stateChanges', { type: StateChange, query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } }),
+  }),
+});
+
+export const ConversationConnection = connectionType('Conversation', ConversationObject);
+
+builder.queryFields((t) => ({
+  conversation: t.prismaField({
+    type: 'Conversation',
+    nullable: true,
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (query, _root, args, ctx) => orNull(() => getConversation(ctx, String(args.id), query)),
+  }),
+  conversations: t.field({
+    type: ConversationConnection,
+    description: "The acting channel's conversations, newest first.",
+    args: { ...pageArgs, status: t.arg({ type: ConversationStatusEnum }), contactId: t.arg.id() },
+    resolve: (_root, args, ctx, info) =>
+      listConversations(
+        ctx,
+        { ...pageFromArgs(args), status: args.status, contactId: args.contactId == null ? null : String(args.contactId) },
+        queryFromInfo({ context: ctx, info, path: ['edges', 'node'] }),
+      ),
+  }),
+}));
+
+const ConversationPayload = builder.objectRef<Payload>('ConversationPayload').implement({
+  fields: (t) => ({
+    conversation: t.prismaField({
+      type: 'Conversation',
+      nullable: true,
+      resolve: (query, payload, _args, ctx) => (payload.id ? ctx.prisma.conversation.findUnique({ ...query, where: { id: payload.id } }) : null),
+    }),
+    userErrors: t.field({ type: [UserError], resolve: (payload) => payload.userErrors }),
+  }),
+});
+
+builder.mutationFields((t) => ({
+  closeConversation: t.field({
+    type: ConversationPayload,
+    description: 'Closing a closed conversation changes nothing and records no state change.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => asPayload(() => setConversationStatus(ctx, String(args.id), 'closed', { select: { id: true } })),
+  }),
+  reopenConversation: t.field({
+    type: ConversationPayload,
+    description: 'Reopening an open conversation changes nothing and records no state change.',
+    args: { id: t.arg.id({ required: true }) },
+    resolve: (_root, args, ctx) => asPayload(() => setConversationStatus(ctx, String(args.id), 'open', { select: { id: true } })),
+  }),
+}));
+
+builder.subscriptionField('conversationUpdated', (t) =>
+  t.prismaField({
+    type: 'Conversation',
+    description: "A conversation of the acting channel changed: a message, a close or a reopen.",
+    subscribe: (_root, _args, ctx) => {
+      const channel = actingChannel(ctx.auth);
+      return pipe(
+        ctx.events!.subscribe('conversation.updated'),
+        filter((event) => event.workspaceId === ctx.auth.workspace.id && event.channelId === channel.id),
+      );
+    },
+    resolve: (query, event, _args, ctx) =>
+      ctx.prisma.conversation.findUniqueOrThrow({ ...query, where: { id: (event as unknown as { conversationId: string }).conversationId } }),
+  }),
+);

@@ -1,0 +1,189 @@
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { filter, pipe } from 'graphql-yoga';
+import { builder } from '../../graphql/builder.js';
+import { connectionType, pageArgs, pageFromArgs } from '../../graphql/connection.js';
+import { asPayload } from '../../graphql/results.js';
+import { UserError, type Payload } from '../../graphql/user-errors.js';
+import { actingChannel } from '../../context/request.js';
+import { MessageDirection, MessageStatus, MessageType } from '../../generated/prisma/enums.js';
+import { NEWEST_FIRST, afterCursor, toPage } from '../../lib/pagination.js';
+import { Actor } from '../conversations/conversations.graphql.js';
+import { ENCRYPTED_PLACEHOLDER, listMessages, messageSender, sendMessage, visibleBody } from './messages.service.js';
+
+const MessageTypeEnum = builder.enumType(MessageType, { name: 'MessageType' });
+const MessageStatusEnum = builder.enumType(MessageStatus, { name: 'MessageStatus' });
+const MessageDirectionEnum = builder.enumType(MessageDirection, { name: 'MessageDirection' });
+
+export const MessageObject = builder.prismaObject('Message', {
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    conversationId: t.exposeID('conversationId'),
+    contactId: t.exposeID('contactId'),
+    channelId: t.exposeID('channelId'),
+    direction: t.expose('direction', { type: MessageDirectionEnum }),
+    type: t.expose('type', { type: MessageTypeEnum }),
+    body: t.string({
+      nullable: true,
+      description: 'The content; null for an encrypted message, whose content is never shown.',
+      resolve: (message) => visibleBody(message),
+    }),
+    placeholder: t.string({
+      nullable: true,
+      description: `"${ENCRYPTED_PLACEHOLDER}" for an encrypted message, otherwise null.`,
+      resolve: (message) => (message.isEncrypted ? ENCRYPTED_PLACEHOLDER : null),
+    }),
+    isEncrypted: t.exposeBoolean('isEncrypted'),
+    status: t.expose('status', { type: MessageStatusEnum }),
+    sender: t.field({
+      type: Actor,
+      select: { channel: { select: { name: true } }, senderUser: { select: { name: true } } },
+      resolve: (message) => messageSender(message),
+    }),
+    silent: t.exposeBoolean('silent'),
+    mediaUrls: t.exposeStringList('mediaUrls'),
+    createdAt: t.expose('createdAt', { type: 'DateTime' }),
+    contact: t.relation('contact'),
+    conversation: t.relation('conversation'),
+  }),
+});
+
+export const MessageConnection = connectionType('Message', MessageObject);
+
+builder.prismaObjectField('Conversation', 'messages', (t) =>
+  t.field({
+    type: MessageConnection,
+    description: 'Messages of the conversation, newest first; loaded together with the conversations.',
+    args: pageArgs,
+    select: (args, _ctx, nestedSelection) => {
+      const { limit, cursor } = pageFromArgs(args);
+      return {
+        messages: nestedSelection({ where: afterCursor(cursor), orderBy: NEWEST_FIRST, take: limit + 1 }, ['edges', 'node']),
+      };
+    },
+    resolve: (conversation, args) => toPage(conversation.messages, pageFromArgs(args).limit),
+  }),
+);
+
+builder.queryField('messages', (t) =>
+  t.field({
+    type: MessageConnection,
+    description: "The acting channel's messages, newest first. Search never matches encrypted messages.",
+    args: { ...pageArgs, conversationId: t.arg.id(), contactId: t.arg.id(), search: t.arg.string() },
+    resolve: (_root, args, ctx, info) =>
+      listMessages(
+        ctx,
+        {
+          ...pageFromArgs(args),
+          filters: {
+            conversation_id: args.conversationId == null ? undefined : String(args.conversationId),
+            contact_id: args.contactId == null ? undefined : String(args.contactId),
+            search: args.search ?? undefined,
+          },
+        },
+        queryFromInfo({ context: ctx, info, path: ['edges', 'node'] }),
+      ),
+  }),
+);
+
+const RecipientInput = builder.inputType('RecipientInput', {
+  description: 'A contact by id (groups included), or details matched by phone then email, or used to create one.',
+  fields: (t) => ({
+    contactId: t.id(),
+    name: t.string(),
+    email: t.string(),
+    phone: t.string(),
+  }),
+});
+
+const TemplateInput = builder.inputType('TemplateInput', {
+  fields: (t) => ({
+    name: t.string({ required: true }),
+    language: t.string(),
+    parameters: t.stringList({ required: true }),
+  }),
+});
+
+const SendMessageInput = builder.inputType('SendMessageInput', {
+  description: 'Recipient resolution: to, then contact, then the legacy sender when neither is given.',
+  fields: (t) => ({
+    to: t.field({ type: RecipientInput }),
+    contact: t.field({ type: RecipientInput }),
+    sender: t.field({ type: RecipientInput }),
+    from: t.string({ description: 'A workspace user id or email, or an external actor name.' }),
+    type: t.field({ type: MessageTypeEnum }),
+    message: t.string(),
+    isEncrypted: t.boolean(),
+    silent: t.boolean(),
+    template: t.field({ type: TemplateInput }),
+    mediaUrls: t.stringList(),
+  }),
+});
+
+type Recipient = { contactId?: string | number | null; name?: string | null; email?: string | null; phone?: string | null };
+
+/** A GraphQL recipient as the REST field: the contact id, or its details. */
+function restRecipient(recipient: Recipient | null | undefined) {
+  if (!recipient) return recipient;
+  if (recipient.contactId != null) return String(recipient.contactId);
+  return Object.fromEntries(Object.entries(recipient).filter(([key, value]) => key !== 'contactId' && value != null));
+}
+
+const GRAPHQL_NAMES: Record<string, string> = { is_encrypted: 'isEncrypted', media_urls: 'mediaUrls' };
+
+const MessagePayload = builder.objectRef<Payload>('MessagePayload').implement({
+  fields: (t) => ({
+    message: t.prismaField({
+      type: 'Message',
+      nullable: true,
+      resolve: (query, payload, _args, ctx) => (payload.id ? ctx.prisma.message.findUnique({ ...query, where: { id: payload.id } }) : null),
+    }),
+    userErrors: t.field({ type: [UserError], resolve: (payload) => payload.userErrors }),
+  }),
+});
+
+builder.mutationField('sendMessage', (t) =>
+  t.field({
+    type: MessagePayload,
+    args: { input: t.arg({ type: SendMessageInput, required: true }) },
+    resolve: (_root, { input }, ctx) =>
+      asPayload(
+        () =>
+          sendMessage(ctx, {
+            to: restRecipient(input.to),
+            contact: restRecipient(input.contact),
+            sender: restRecipient(input.sender),
+            from: input.from,
+            type: input.type ?? undefined,
+            message: input.message,
+            is_encrypted: input.isEncrypted ?? undefined,
+            silent: input.silent ?? undefined,
+            template: input.template,
+            media_urls: input.mediaUrls ?? undefined,
+          }),
+        (field) => GRAPHQL_NAMES[field] ?? field,
+      ),
+  }),
+);
+
+builder.subscriptionField('messageAdded', (t) =>
+  t.prismaField({
+    type: 'Message',
+    description: 'Messages sent on the acting channel, optionally of one conversation.',
+    args: { conversationId: t.arg.id() },
+    subscribe: (_root, args, ctx) => {
+      const channel = actingChannel(ctx.auth);
+      const conversationId = args.conversationId == null ? null : String(args.conversationId).toLowerCase();
+      return pipe(
+        ctx.events!.subscribe('message.created'),
+        filter(
+          (event) =>
+            event.workspaceId === ctx.auth.workspace.id &&
+            event.channelId === channel.id &&
+            (conversationId === null || event.conversationId === conversationId),
+        ),
+      );
+    },
+    resolve: (query, event, _args, ctx) =>
+      ctx.prisma.message.findUniqueOrThrow({ ...query, where: { id: (event as unknown as { messageId: string }).messageId } }),
+  }),
+);

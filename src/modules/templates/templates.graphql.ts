@@ -1,0 +1,31 @@
+import { queryFromInfo } from '@pothos/plugin-prisma';
+import { builder } from '../../graphql/builder.js';
+import { connectionType, pageArgs, pageFromArgs } from '../../graphql/connection.js';
+import { TemplateStatus } from '../../generated/prisma/enums.js';
+import { listTemplates } from './templates.service.js';
+
+const TemplateStatusEnum = builder.enumType(TemplateStatus, { name: 'TemplateStatus' });
+
+export const TemplateObject = builder.prismaObject('ChannelTemplate', {
+  name: 'Template',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    language: t.exposeString('language'),
+    category: t.exposeString('category'),
+    status: t.expose('status', { type: TemplateStatusEnum }),
+    body: t.exposeString('body', { description: 'Text with {{1}}, {{2}}… placeholders.' }),
+    parameterCount: t.exposeInt('parameterCount'),
+  }),
+});
+
+const TemplateConnection = connectionType('Template', TemplateObject);
+
+builder.queryField('templates', (t) =>
+  t.field({
+    type: TemplateConnection,
+    description: "The acting channel's templates, newest first.",
+    args: pageArgs,
+    resolve: (_root, args, ctx, info) => listTemplates(ctx, pageFromArgs(args), queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
+  }),
+);
