@@ -8,6 +8,7 @@ import { domainGraphQLError, maskGraphQLError } from './errors/graphql.js';
 import { DomainError } from './errors/domain.js';
 import type { GraphQLContext } from './graphql/builder.js';
 import { schema } from './graphql/schema.js';
+import { graphiqlOptions } from './graphql/graphiql.js';
 import { API_PREFIX, createRestHandler } from './rest/handler.js';
 import { json } from './rest/http.js';
 import { systemRoute } from './modules/system/system.routes.js';
@@ -70,7 +71,7 @@ export function createApp(appDeps: AppDeps) {
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    graphiql: deps.env.NODE_ENV !== 'production',
+    graphiql: deps.env.NODE_ENV === 'production' ? false : graphiqlOptions(deps.demoApiKey),
     logging: deps.logger,
     maskedErrors: { maskError: maskGraphQLError(deps.logger) },
     plugins: [

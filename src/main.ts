@@ -51,7 +51,7 @@ const worker = env.DELIVERY_WORKER
   : null;
 worker?.start();
 
-const yoga = createApp({ db, env, logger, onMessageQueued: () => worker?.nudge() });
+const yoga = createApp({ db, env, logger, onMessageQueued: () => worker?.nudge(), ...(demo ? { demoApiKey: demo.apiKey } : {}) });
 const server = http.createServer(yoga);
 
 server.listen(env.PORT, env.HOST, () => {

@@ -14,6 +14,10 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
+    "\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n": typeof types.MessageAddedDocument,
+    "\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n": typeof types.ConversationUpdatedDocument,
+    "\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n": typeof types.ConversationsDeepDocument,
+    "\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n": typeof types.MessagesDeepDocument,
     "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n": typeof types.ViewerDocument,
     "\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n": typeof types.ContactDocument,
     "\n  query FindContact($email: String, $phone: String) {\n    findContact(email: $email, phone: $phone) { id name }\n  }\n": typeof types.FindContactDocument,
@@ -29,6 +33,10 @@ type Documents = {
     "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": typeof types.TemplatesDocument,
 };
 const documents: Documents = {
+    "\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n": types.MessageAddedDocument,
+    "\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n": types.ConversationUpdatedDocument,
+    "\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n": types.ConversationsDeepDocument,
+    "\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n": types.MessagesDeepDocument,
     "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n": types.ViewerDocument,
     "\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n": types.ContactDocument,
     "\n  query FindContact($email: String, $phone: String) {\n    findContact(email: $email, phone: $phone) { id name }\n  }\n": types.FindContactDocument,
@@ -58,6 +66,22 @@ const documents: Documents = {
  */
 export function graphql(source: string): unknown;
 
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n"): (typeof documents)["\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n"): (typeof documents)["\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n"): (typeof documents)["\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

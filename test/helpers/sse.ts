@@ -13,12 +13,10 @@ export async function subscribeSse<TData, TVariables>(
   document: TypedDocumentNode<TData, TVariables>,
   variables?: TVariables,
 ) {
-  const controller = new AbortController();
   const response = await fetchFn('/graphql', {
     method: 'POST',
     headers: { ...headers, accept: 'text/event-stream', 'content-type': 'application/json' },
     body: JSON.stringify({ query: print(document), variables }),
-    signal: controller.signal,
   });
   if (!response.ok || !response.body) throw new Error(`subscription refused: HTTP ${response.status} ${await response.text()}`);
   const reader = response.body.getReader();
@@ -42,7 +40,7 @@ export async function subscribeSse<TData, TVariables>(
         }
       }
     } catch {
-      // aborted
+      // cancelled by close()
     }
   })();
 
@@ -59,8 +57,9 @@ export async function subscribeSse<TData, TVariables>(
       }
       return received;
     },
+    /** Ends the subscription the way a client going away does: by dropping the stream. */
     async close() {
-      controller.abort();
+      await reader.cancel();
       await pump;
     },
   };
