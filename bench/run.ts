@@ -52,7 +52,7 @@ function percentile(samples: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-async function time(fn: () => Promise<Response>): Promise<number[]> {
+async function time(fn: () => Response | Promise<Response>): Promise<number[]> {
   const samples: number[] = [];
   for (let i = 0; i < RUNS + 5; i++) {
     const start = performance.now();
@@ -99,7 +99,7 @@ try {
   });
 
   const yoga = createApp({ db, env: loadEnv({ NODE_ENV: 'production', LOG_LEVEL: 'silent' }), logger: pino({ level: 'silent' }) });
-  const get = (path: string) => yoga.fetch(`http://bench.test/api/connect${path}`, { headers: { authorization: `Bearer ${apiKey}` } });
+  const get = async (path: string) => yoga.fetch(`http://bench.test/api/connect${path}`, { headers: { authorization: `Bearer ${apiKey}` } });
 
   const deepContact = await db.prisma.contact.findFirstOrThrow({ where: { workspaceId: workspace.id }, orderBy: { createdAt: 'asc' }, skip: 100 });
   const deepMessage = await db.prisma.message.findFirstOrThrow({ where: { channelId: channel.id }, orderBy: { createdAt: 'asc' }, skip: 100 });
