@@ -18,7 +18,13 @@ function restPlugin(deps: AppDeps): Plugin {
   const rest = createRestHandler(deps);
   return {
     async onRequest({ request, url, endResponse }) {
-      if (url.pathname === '/graphql') return;
+      if (url.pathname === '/graphql') {
+        // The same body limit as REST, before yoga reads the body.
+        if (Number(request.headers.get('content-length')) > deps.env.BODY_LIMIT_BYTES) {
+          endResponse(json(413, { status: 'error', message: 'Request body too large.' }));
+        }
+        return;
+      }
       const system = systemRoute(deps, request, url);
       if (system) return endResponse(await system);
       if (url.pathname === API_PREFIX || url.pathname.startsWith(`${API_PREFIX}/`)) {

@@ -193,6 +193,19 @@ describe('GraphQL over HTTP (graphql-http audits)', () => {
 /** SHOULD audits the server does not meet, each explained in docs/graphql.md. */
 const KNOWN_SHOULD_FAILURES: string[] = [];
 
+describe('request limits', () => {
+  it('refuses a GraphQL body over the limit with 413 before reading it', async () => {
+    const s = await messagingSetup(app);
+    const response = await app.fetch(s.host, '/graphql', {
+      method: 'POST',
+      headers: { ...bearer(s.apiKey), 'content-type': 'application/json' },
+      body: JSON.stringify({ query: '{ viewer { workspace { id } } }', variables: { pad: 'x'.repeat(1024 * 1024) } }),
+    });
+    expect(response.status).toBe(413);
+    expect(await response.json()).toEqual({ status: 'error', message: 'Request body too large.' });
+  });
+});
+
 describe('GraphiQL', () => {
   it('opens with an example operation that runs against the demo workspace', async () => {
     const fresh = await freshDatabase();
