@@ -10,18 +10,25 @@ import type { GraphQLContext } from './graphql/builder.js';
 import { schema } from './graphql/schema.js';
 import { graphiqlOptions } from './graphql/graphiql.js';
 import { API_PREFIX, createRestHandler } from './rest/handler.js';
-import { json } from './rest/http.js';
+import { json, readBody } from './rest/http.js';
+import { restErrorResponse } from './errors/rest.js';
+import { yogaLogger } from './errors/log.js';
 import { systemRoute } from './modules/system/system.routes.js';
 
 /** Serves REST and probes from the same server as GraphQL: they answer before yoga's GraphQL handling. */
 function restPlugin(deps: AppDeps): Plugin {
   const rest = createRestHandler(deps);
   return {
-    async onRequest({ request, url, endResponse }) {
+    async onRequest({ request, url, endResponse, setRequest }) {
       if (url.pathname === '/graphql') {
-        // The same body limit as REST, before yoga reads the body.
-        if (Number(request.headers.get('content-length')) > deps.env.BODY_LIMIT_BYTES) {
-          endResponse(json(413, { status: 'error', message: 'Request body too large.' }));
+        // The same body limit as REST, counted on the bytes that arrive, before yoga parses them.
+        if (request.body) {
+          try {
+            const body = await readBody(request, deps.env.BODY_LIMIT_BYTES);
+            setRequest(new Request(request.url, { method: request.method, headers: request.headers, body: body ? new Uint8Array(body) : null }));
+          } catch (error) {
+            endResponse(restErrorResponse(error, deps.logger));
+          }
         }
         return;
       }
@@ -78,8 +85,8 @@ export function createApp(appDeps: AppDeps) {
     graphqlEndpoint: '/graphql',
     landingPage: false,
     graphiql: deps.env.NODE_ENV === 'production' ? false : graphiqlOptions(deps.demoApiKey),
-    logging: deps.logger,
-    maskedErrors: { maskError: maskGraphQLError(deps.logger) },
+    logging: yogaLogger(deps.logger),
+    maskedErrors: { maskError: maskGraphQLError() },
     plugins: [
       accessLogPlugin(deps),
       restPlugin(deps),

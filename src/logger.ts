@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Env } from './env.js';
 
 /**
@@ -7,11 +7,15 @@ import type { Env } from './env.js';
  * installed. Authorization headers and bodies are never logged, so redaction
  * guards only against accidental additions.
  */
-export function createLogger(env: Env): Logger {
+export function createLogger(env: Env, destination?: DestinationStream): Logger {
+  const options = {
+    level: env.LOG_LEVEL,
+    redact: { paths: ['req.headers.authorization', '*.apiKey', '*.token', '*.body'], remove: true },
+  };
+  if (destination) return pino(options, destination);
   const pretty = process.stdout.isTTY && env.NODE_ENV !== 'production' && canResolve('pino-pretty');
   return pino({
-    level: env.LOG_LEVEL,
-    redact: { paths: ['req.headers.authorization', '*.apiKey', '*.token', '*.body', '*.message'], remove: true },
+    ...options,
     ...(pretty ? { transport: { target: 'pino-pretty', options: { ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss' } } } : {}),
   });
 }

@@ -74,8 +74,9 @@ describe('workspace:create', () => {
 });
 
 describe('commands and usage', () => {
-  it('rejects an unknown command with exit code 2', async () => {
+  it('rejects an unknown command, or none, with exit code 2', async () => {
     await fails(2, ['workspace:explode'], /unknown command "workspace:explode"/);
+    await fails(2, [], /no command given/);
   });
 
   it('lists every command on help', async () => {
@@ -136,6 +137,17 @@ describe('channel:create and credentials', () => {
     await fails(2, ['channel:key', '--channel', channel.id, '--expires-in-seconds', 'soon'], /--expires-in-seconds must be a whole number/);
     await fails(1, ['channel:key', '--channel', '00000000-0000-4000-8000-000000000000'], /No channel has id/);
     await fails(1, ['channel:key', '--channel', 'nope'], /No channel has id nope/);
+  });
+
+  it('rotates and shows a webhook channel’s signing secret once', async () => {
+    const { hostname, channel } = await workspace();
+    await fails(1, ['channel:webhook-secret', '--channel', channel.id], /has no webhook URL/);
+    const hooked = await ok('channel:create', '--hostname', hostname, '--name', 'Hooked', '--webhook-url', 'https://hooks.example.com/in');
+    const before = (await db.prisma.channel.findUniqueOrThrow({ where: { id: hooked.id } })).webhookSecret;
+    const rotated = await ok('channel:webhook-secret', '--channel', hooked.id);
+    expect(rotated).toEqual({ id: hooked.id, webhookSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+=*$/) });
+    expect(rotated.webhookSecret).not.toBe(before);
+    expect((await db.prisma.channel.findUniqueOrThrow({ where: { id: hooked.id } })).webhookSecret).toBe(rotated.webhookSecret);
   });
 
   it('deactivates a channel', async () => {
@@ -284,6 +296,12 @@ describe.skipIf(onPostgres)('npm run admin', () => {
       expect(duplicate.code).toBe(1);
       expect(duplicate.stdout).toBe('');
       expect(duplicate.stderr.trim()).toBe('error: A workspace with hostname cli.test already exists.');
+      const misconfigured = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'src/cli/admin.ts', 'webhook:list', '--hostname', 'cli.test'], {
+        env: { ...env, PORT: 'x', LOG_LEVEL: 'loud' },
+      }).catch((e: { code: number; stderr: string }) => e);
+      expect((misconfigured as { code: number }).code).toBe(1);
+      expect((misconfigured as { stderr: string }).stderr.trim().split('\n')).toHaveLength(1);
+      expect((misconfigured as { stderr: string }).stderr).toMatch(/^error: invalid configuration: PORT: .*; LOG_LEVEL: /);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

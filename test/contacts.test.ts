@@ -114,6 +114,12 @@ describe('GET /contacts/{contact} and /contacts/find', () => {
     expect((await api.get('/contacts/find?phone=0031%206%201234%205678')).body.data.contact.id).toBe(jan.id);
   });
 
+  it('reads an unencoded + in ?phone= as the + it was meant to be', async () => {
+    const { api } = await setup();
+    const ann = (await api.post('/contacts', { name: 'Ann', phone: '+14155552671' })).body.data.contact;
+    expect((await api.get('/contacts/find?phone=+14155552671')).body.data.contact.id).toBe(ann.id);
+  });
+
   it('answers 404 when nothing matches (deleted contacts included) and 422 without a key', async () => {
     const { api } = await setup();
     const gone = (await api.post('/contacts', { name: 'Gone', email: 'gone@example.com' })).body.data.contact;
@@ -189,6 +195,17 @@ describe('GET /contacts', () => {
     expect(await names('5555 1234')).toEqual(['Legacy Phone']);
     expect(await names('contact 1')).toEqual(['Contact 1']);
     expect(await names('nobody')).toEqual([]);
+  });
+
+  it('treats % and _ in a search as themselves, not as wildcards', async () => {
+    const { api } = await setup();
+    await api.post('/contacts', { name: 'Plain Name', email: 'plain@example.com' });
+    await api.post('/contacts', { name: '100% Real_Name', email: 'real@example.com' });
+    const names = async (q: string) => (await api.get(`/contacts?search=${encodeURIComponent(q)}`)).body.data.map((c: { name: string }) => c.name);
+    expect(await names('%')).toEqual(['100% Real_Name']);
+    expect(await names('_')).toEqual(['100% Real_Name']);
+    // As a wildcard, _ would match the space in "Plain Name".
+    expect(await names('n_n')).toEqual([]);
   });
 
   it.each([

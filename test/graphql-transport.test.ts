@@ -1,7 +1,8 @@
 import { serverAudits } from 'graphql-http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, openTestDatabase, type TestApp } from './helpers/app.js';
-import { bearer } from './helpers/factories.js';
+import { addChannel, bearer } from './helpers/factories.js';
+import { restClient } from './helpers/rest.js';
 import { executeOperation } from './helpers/graphql.js';
 import { messagingSetup } from './helpers/messaging.js';
 import { subscribeSse } from './helpers/sse.js';
@@ -82,12 +83,15 @@ describe('subscriptions over Server-Sent Events', () => {
     const { conversationId } = (await s.send({ to: a.id, message: 'setup' })).body.data.message;
     const other = await messagingSetup(app);
     const otherContact = await other.contact({ email: 'o@example.com' });
+    const sibling = await addChannel(app.db.prisma, s.workspace.id, 'Sibling');
+    const siblingApi = restClient(app, s.host, sibling.apiKey);
 
     const onlyA = await subscribeSse((path, init) => app.fetch(s.host, path, init), bearer(s.apiKey), MessageAdded, { conversationId });
     const updates = await subscribeSse((path, init) => app.fetch(s.host, path, init), bearer(s.apiKey), ConversationUpdated, {});
     try {
       await new Promise((resolve) => setTimeout(resolve, 100));
       await other.send({ to: otherContact.id, message: 'other workspace' });
+      await siblingApi.post('/messages', { to: a.id, message: 'other channel, same contact' });
       await s.send({ to: b.id, message: 'to b' });
       await s.send({ to: a.id, message: 'to a' });
       await s.api.post(`/conversations/${conversationId}/close`);
@@ -203,6 +207,31 @@ describe('request limits', () => {
     });
     expect(response.status).toBe(413);
     expect(await response.json()).toEqual({ status: 'error', message: 'Request body too large.' });
+  });
+
+  it('counts a chunked body without Content-Length too', async () => {
+    const s = await messagingSetup(app);
+    const chunk = new TextEncoder().encode(' '.repeat(64 * 1024));
+    let sent = 0;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 40) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const response = await app.fetch(s.host, '/graphql', {
+      method: 'POST',
+      headers: { ...bearer(s.apiKey), 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(response.status).toBe(413);
+  });
+
+  it('still serves ordinary GraphQL POSTs after reading their body', async () => {
+    const s = await messagingSetup(app);
+    const result = await executeOperation(app, s.host, bearer(s.apiKey), graphql(`query Ping { viewer { workspace { name } } }`));
+    expect(result.data).toEqual({ viewer: { workspace: { name: 'Test workspace' } } });
   });
 });
 

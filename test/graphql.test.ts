@@ -161,11 +161,14 @@ describe('contacts over GraphQL', () => {
     expect([...first.data!.contacts.edges, ...rest.data!.contacts.edges].map((e) => e.node.id)).toEqual([...ids].reverse());
     expect((await s.gql(ContactsQuery, { search: 'person 3' })).data?.contacts.edges.map((e) => e.node.name)).toEqual(['Person 3']);
 
+    const errorLinesBefore = app.logs.filter((line) => JSON.parse(line).level >= 50).length;
     for (const variables of [{ first: 0 }, { first: 101 }, { after: 'garbage' }]) {
       const bad = await s.gql(ContactsQuery, variables);
       expect(bad.data).toBeNull();
       expect(bad.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
     }
+    // The client's mistakes are not the server's errors.
+    expect(app.logs.filter((line) => JSON.parse(line).level >= 50)).toHaveLength(errorLinesBefore);
   });
 
   it('creates and updates contacts, with userErrors carrying the REST 422 messages', async () => {
@@ -320,6 +323,17 @@ describe('messages and conversations over GraphQL', () => {
     const { token } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'CRM', channelIds: [s.channel.id, second.channel.id] });
     const result = await executeOperation(app, s.host, bearer(token), MessagesQuery, {});
     expect(result.errors?.[0]?.extensions?.code).toBe('CHANNEL_REQUIRED');
+    // The same rule as REST for contacts: everything but channels acts as a channel.
+    for (const [document, variables] of [
+      [ContactsQuery, {}],
+      [ContactQuery, { id: s.channel.id }],
+      [FindContactQuery, { email: 'x@example.com' }],
+    ] as const) {
+      const contacts = await executeOperation(app, s.host, bearer(token), document as typeof ContactsQuery, variables as never);
+      expect(contacts.errors?.[0]?.extensions?.code).toBe('CHANNEL_REQUIRED');
+    }
+    const mutation = await executeOperation(app, s.host, bearer(token), UpdateContact, { id: s.channel.id, input: { name: 'X' } });
+    expect(mutation.errors?.[0]?.extensions?.code).toBe('CHANNEL_REQUIRED');
   });
 });
 
@@ -344,7 +358,11 @@ describe('unexpected failures over GraphQL', () => {
       expect(result.data).toBeNull();
       expect(result.errors).toEqual([{ message: 'Unexpected error.', path: ['sendMessage'], locations: expect.any(Array), extensions: { code: 'INTERNAL_SERVER_ERROR' } }]);
       expect(JSON.stringify(result)).not.toMatch(/disk on fire|INSERT|stack/i);
-      expect(local.logs.join('')).toContain('unexpected failure');
+      const errorLines = local.logs.filter((line) => JSON.parse(line).level >= 50);
+      expect(errorLines).toHaveLength(1);
+      expect(errorLines[0]).toContain('unexpected failure');
+      expect(errorLines[0]).toContain('disk on fire');
+      expect(errorLines[0]).not.toContain('explode');
       expect(await local.db.prisma.message.count()).toBe(0);
       expect(await local.db.prisma.contact.count({ where: { email: 'x@example.com' } })).toBe(0);
     } finally {

@@ -380,6 +380,25 @@ describe.runIf(onPostgres)('races on PostgreSQL', () => {
     expect(conversation.stateChanges.map((x: { type: string }) => x.type)).toEqual(['opened']);
   });
 
+  it('concurrent reopens of two closed conversations of one contact: one 200, the other the documented 422, never 500', async () => {
+    const s = await messagingSetup(app);
+    const c = await s.contact({ email: 'two-closed@example.com' });
+    const first = (await s.send({ to: c.id, message: 'one' })).body.data.message.conversationId;
+    await s.api.post(`/conversations/${first}/close`);
+    // A second conversation of the same pair, as an import or an older version may have left behind.
+    const second = await app.db.prisma.conversation.create({
+      data: { workspaceId: s.workspace.id, channelId: s.channel.id, contactId: c.id, status: 'closed', closedAt: new Date() },
+    });
+    for (let round = 0; round < 5; round++) {
+      const results = await Promise.all([first, second.id].map((id) => s.api.post(`/conversations/${id}/reopen`)));
+      expect(results.map((r) => r.status).sort()).toEqual([200, 422]);
+      const refused = results.find((r) => r.status === 422)!;
+      expect(refused.body.errors).toEqual({ id: ['The contact already has an open conversation on this channel.'] });
+      const opened = results.find((r) => r.status === 200)!.body.data.conversation.id;
+      await s.api.post(`/conversations/${opened}/close`);
+    }
+  });
+
   it('concurrent sends to a closed conversation reopen it once', async () => {
     const s = await messagingSetup(app);
     const c = await s.contact({ email: 'reopen-race@example.com' });
@@ -389,5 +408,22 @@ describe.runIf(onPostgres)('races on PostgreSQL', () => {
     expect(results.map((r) => r.body.data.message.conversationId)).toEqual(Array(6).fill(conversationId));
     const conversation = (await s.api.get(`/conversations/${conversationId}`)).body.data.conversation;
     expect(conversation.stateChanges.map((x: { type: string }) => x.type)).toEqual(['opened', 'closed', 'reopened']);
+  });
+});
+
+describe('POST /messages: ignored recipients', () => {
+  it('ignores whatever the lower-priority recipient fields hold', async () => {
+    const s = await messagingSetup(app);
+    const a = await s.contact({ email: 'winner@example.com' });
+    const withBadSender = await s.send({ to: a.id, sender: { name: 'Legacy Bob' }, message: 'hi' });
+    expect(withBadSender.status).toBe(202);
+    expect(withBadSender.body.data.message.contactId).toBe(a.id);
+    const withBadContact = await s.send({ to: a.id, contact: 'not-a-uuid', sender: 42, message: 'hi' });
+    expect(withBadContact.status).toBe(202);
+    const contactWins = await s.send({ contact: { email: 'winner@example.com' }, sender: 'garbage', message: 'hi' });
+    expect(contactWins.body.data.message.contactId).toBe(a.id);
+    const badWinner = await s.send({ contact: { phone: 'nope' }, sender: { email: 'winner@example.com' }, message: 'hi' });
+    expect(badWinner.status).toBe(422);
+    expect(Object.keys(badWinner.body.errors)).toEqual(['contact.phone']);
   });
 });

@@ -8,6 +8,8 @@ try {
   });
   process.exitCode = code;
 } catch (error) {
-  process.stderr.write(`error: ${error instanceof ConfigError ? error.message : (error as Error).message.split('\n')[0]}\n`);
+  // One line, whatever the error: a configuration error lists each bad variable, joined.
+  const message = error instanceof ConfigError ? error.message.split('\n').slice(1).map((l) => l.trim()).join('; ') : (error as Error).message.split('\n')[0];
+  process.stderr.write(`error: ${error instanceof ConfigError ? 'invalid configuration: ' : ''}${message}\n`);
   process.exitCode = 1;
 }

@@ -4,7 +4,7 @@ import { hostnameSchema, labelSchema } from '../modules/workspaces/workspaces.sc
 import { createWorkspace, workspaceByHostname } from '../modules/workspaces/workspaces.service.js';
 import { createUser } from '../modules/users/users.service.js';
 import { channelTypeSchema, webhookUrlSchema } from '../modules/channels/channels.schemas.js';
-import { channelById, createChannel, deactivateChannel } from '../modules/channels/channels.service.js';
+import { channelById, createChannel, deactivateChannel, rotateWebhookSecret } from '../modules/channels/channels.service.js';
 import { createConnection, issueChannelKey, revokeToken } from '../modules/credentials/credentials.service.js';
 import { templateLanguageSchema, templateStatusSchema } from '../modules/templates/templates.schemas.js';
 import { createTemplate } from '../modules/templates/templates.service.js';
@@ -89,6 +89,16 @@ export const commands: Record<string, AdminCommand> = {
       const channel = await channelById(prisma, input.channel);
       const { token, expiresAt } = await issueChannelKey(prisma, channel, input['expires-in-seconds']);
       return { apiKey: token, expiresAt };
+    },
+  }),
+
+  'channel:webhook-secret': define({
+    summary: '--channel ID',
+    flags: { channel: 'string' },
+    input: z.object({ channel: id }),
+    async run(prisma, input) {
+      const { channel, secret } = await rotateWebhookSecret(prisma, input.channel);
+      return { id: channel.id, webhookSecret: secret };
     },
   }),
 

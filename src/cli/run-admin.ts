@@ -35,9 +35,13 @@ function firstIssue(error: ZodError): string {
  */
 export async function runAdmin(argv: string[], env: Env, io: AdminIo, openDb: () => Promise<Database> = () => openFromEnv(env)): Promise<number> {
   const [name, ...rest] = argv;
-  if (!name || name === '--help' || name === 'help') {
-    (name ? io.stdout : io.stderr)(usage());
-    return name ? 0 : 2;
+  if (!name) {
+    io.stderr('error: no command given; run `npm run admin -- help` for the list');
+    return 2;
+  }
+  if (name === '--help' || name === 'help') {
+    io.stdout(usage());
+    return 0;
   }
   const command = commands[name];
   if (!command) {

@@ -1,5 +1,4 @@
 import { GraphQLError } from 'graphql';
-import type { Logger } from 'pino';
 import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError, ValidationError } from './domain.js';
 import type { UserErrorShape } from '../graphql/user-errors.js';
 
@@ -28,15 +27,15 @@ function isGraphQLError(error: unknown): error is GraphQLError {
 
 /**
  * The one place where failures become GraphQL errors: domain errors keep their
- * message and get a code; anything unexpected is logged and masked.
+ * message and get a code; anything unexpected is masked (yoga reports it to the
+ * logger of src/errors/log.ts, which logs it once).
  */
-export function maskGraphQLError(logger: Logger) {
+export function maskGraphQLError() {
   return (error: unknown, message: string): Error => {
     const located = isGraphQLError(error) ? error : undefined;
     const original = located ? located.originalError : error;
     if (original instanceof DomainError) return domainGraphQLError(original, located);
     if (located && (!original || isGraphQLError(original))) return located;
-    logger.error({ err: original }, 'unexpected failure');
     return new GraphQLError(message, {
       ...(located ? { nodes: located.nodes, path: located.path } : {}),
       extensions: { code: 'INTERNAL_SERVER_ERROR' },
@@ -53,7 +52,8 @@ export function toUserErrors(error: unknown, rename: (field: string) => string =
   if (error instanceof ValidationError) {
     return Object.entries(error.errors).flatMap(([key, messages]) =>
       messages.map((message) => ({
-        field: key === 'body' ? ['input'] : ['input', ...key.split('.').map(rename)],
+        // `id` is an argument of its own; every other key is a path in `input`.
+        field: key === 'id' ? ['id'] : key === 'body' ? ['input'] : ['input', ...key.split('.').map(rename)],
         message,
         code: error.conflict?.field === key ? ('TAKEN' as const) : ('INVALID' as const),
       })),

@@ -7,6 +7,7 @@ import {
   ValidationError,
 } from './domain.js';
 import { HttpError, json } from '../rest/http.js';
+import { logUnexpected } from './log.js';
 
 export const INTERNAL_ERROR_BODY = { status: 'error', message: 'Internal server error' } as const;
 
@@ -26,6 +27,6 @@ export function restErrorResponse(error: unknown, logger: Logger): Response {
   }
   if (error instanceof HttpError) return json(error.status, { status: 'error', message: error.message });
   if (error instanceof DomainError) return json(400, { status: 'error', message: error.message });
-  logger.error({ err: error }, 'unexpected failure');
+  logUnexpected(logger, error);
   return json(500, INTERNAL_ERROR_BODY);
 }

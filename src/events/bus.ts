@@ -2,6 +2,7 @@ import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
 import { createPubSub } from 'graphql-yoga';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { describeError } from '../errors/log.js';
 
 /** What happened, by id only: subscribers load the current state themselves. */
 export type DomainEvent =
@@ -26,7 +27,7 @@ export function createEventBus(options: { redisUrl?: string | undefined; logger:
   if (options.redisUrl) {
     const connect = () => {
       const client = new Redis(options.redisUrl!, { lazyConnect: false, maxRetriesPerRequest: 3 });
-      client.on('error', (error) => options.logger.warn({ err: error }, 'redis event bus error'));
+      client.on('error', (error) => options.logger.warn({ err: describeError(error) }, 'redis event bus error'));
       clients.push(client);
       return client;
     };

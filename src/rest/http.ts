@@ -19,13 +19,13 @@ export function json(status: number, body: unknown, headers: Record<string, stri
 }
 
 /**
- * Reads a JSON body of at most `limit` bytes. An empty body reads as undefined;
- * invalid JSON is a 400 and an oversized body a 413, before anything is parsed.
+ * Reads a body of at most `limit` bytes, counting what actually arrives (a
+ * chunked body has no Content-Length to trust). Over the limit: HttpError 413.
  */
-export async function readJson(request: Request, limit: number): Promise<unknown> {
+export async function readBody(request: Request, limit: number): Promise<Buffer | null> {
   const declared = Number(request.headers.get('content-length'));
   if (declared > limit) throw new HttpError(413, 'Request body too large.');
-  if (!request.body) return undefined;
+  if (!request.body) return null;
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -39,7 +39,15 @@ export async function readJson(request: Request, limit: number): Promise<unknown
     }
     chunks.push(value);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  return Buffer.concat(chunks);
+}
+
+/**
+ * Reads a JSON body within the size limit. An empty body reads as undefined;
+ * invalid JSON is a 400 and an oversized body a 413, before anything is parsed.
+ */
+export async function readJson(request: Request, limit: number): Promise<unknown> {
+  const text = (await readBody(request, limit))?.toString('utf8') ?? '';
   if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text);

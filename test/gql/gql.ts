@@ -18,6 +18,7 @@ type Documents = {
     "\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n": typeof types.ConversationUpdatedDocument,
     "\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n": typeof types.ConversationsDeepDocument,
     "\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n": typeof types.MessagesDeepDocument,
+    "query Ping { viewer { workspace { name } } }": typeof types.PingDocument,
     "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n": typeof types.ViewerDocument,
     "\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n": typeof types.ContactDocument,
     "\n  query FindContact($email: String, $phone: String) {\n    findContact(email: $email, phone: $phone) { id name }\n  }\n": typeof types.FindContactDocument,
@@ -37,6 +38,7 @@ const documents: Documents = {
     "\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n": types.ConversationUpdatedDocument,
     "\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n": types.ConversationsDeepDocument,
     "\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n": types.MessagesDeepDocument,
+    "query Ping { viewer { workspace { name } } }": types.PingDocument,
     "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n": types.ViewerDocument,
     "\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n": types.ContactDocument,
     "\n  query FindContact($email: String, $phone: String) {\n    findContact(email: $email, phone: $phone) { id name }\n  }\n": types.FindContactDocument,
@@ -82,6 +84,10 @@ export function graphql(source: "\n  query ConversationsDeep($first: Int) {\n   
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n"): (typeof documents)["\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "query Ping { viewer { workspace { name } } }"): (typeof documents)["query Ping { viewer { workspace { name } } }"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -1,10 +1,10 @@
 import { Writable } from 'node:stream';
-import { pino } from 'pino';
 import { inject } from 'vitest';
 import { createApp } from '../../src/app.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { loadEnv, type Env } from '../../src/env.js';
+import { createLogger } from '../../src/logger.js';
 
 export const dbKind = inject('dbKind');
 export const onPostgres = dbKind === 'postgres';
@@ -38,7 +38,8 @@ export async function createTestApp(envOverrides: Record<string, string> = {}, d
       done();
     },
   });
-  const logger = pino({ level: 'debug' }, sink);
+  // The production logger (redaction included), writing into `logs`.
+  const logger = createLogger({ ...env, LOG_LEVEL: 'debug' }, sink);
   const yoga = createApp({ db, env, logger });
   return {
     db,

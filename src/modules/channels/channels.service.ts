@@ -43,6 +43,14 @@ export async function channelById(prisma: PrismaClient, id: string): Promise<Cha
   return channel;
 }
 
+/** Gives a channel a new webhook signing secret and returns it (it is shown only now). */
+export async function rotateWebhookSecret(prisma: PrismaClient, id: string): Promise<{ channel: Channel; secret: string }> {
+  const channel = await channelById(prisma, id);
+  if (!channel.webhookUrl) throw new InputError(`Channel ${id} has no webhook URL; its messages are not delivered by webhook.`);
+  const secret = newWebhookSecret();
+  return { channel: await prisma.channel.update({ where: { id }, data: { webhookSecret: secret } }), secret };
+}
+
 export async function deactivateChannel(prisma: PrismaClient, id: string): Promise<Channel> {
   await channelById(prisma, id);
   return prisma.channel.update({ where: { id }, data: { status: 'inactive' } });

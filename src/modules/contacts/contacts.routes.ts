@@ -4,6 +4,14 @@ import { pageParams } from '../../lib/pagination.js';
 import { collection } from '../../rest/collection.js';
 import { contactView, createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
 
+/**
+ * `?phone=+31…` sent without encoding the `+` arrives as a space; a number that
+ * is a space followed by digits can only have meant the `+`.
+ */
+function plusRestored(phone: string | null): string | null {
+  return phone && /^ \d+$/.test(phone) ? `+${phone.slice(1)}` : phone;
+}
+
 export function registerContactRoutes(router: RestRouter): void {
   router.on('GET', '/contacts', async ({ ctx, url }) => {
     const page = await listContacts(ctx, { ...pageParams(url.searchParams), search: url.searchParams.get('search') });
@@ -16,7 +24,7 @@ export function registerContactRoutes(router: RestRouter): void {
   });
 
   router.on('GET', '/contacts/find', async ({ ctx, url }) => {
-    const contact = await findContact(ctx, { email: url.searchParams.get('email'), phone: url.searchParams.get('phone') });
+    const contact = await findContact(ctx, { email: url.searchParams.get('email'), phone: plusRestored(url.searchParams.get('phone')) });
     return json(200, { data: { contact: contactView(contact) } });
   });
 

@@ -38,6 +38,7 @@ const live = (workspaceId: string) => ({ workspaceId, deletedAt: null });
 
 /** A non-deleted contact of the caller's workspace, or NotFound (malformed ids included). */
 export async function getContact(ctx: RequestContext, id: string, query: PrismaQuery = {}): Promise<Contact> {
+  actingChannel(ctx.auth);
   const contact = isUuid(id) ? await ctx.prisma.contact.findFirst({ ...query, where: { id: id.toLowerCase(), ...live(ctx.auth.workspace.id) } }) : null;
   if (!contact) throw new NotFoundError('Contact');
   return contact;
@@ -158,6 +159,7 @@ export async function findContact(
   keys: { email?: string | null; phone?: string | null },
   query: PrismaQuery = {},
 ): Promise<Contact> {
+  actingChannel(ctx.auth);
   const { email, phone } = parseInput(findContactSchema, {
     email: keys.email ?? undefined,
     phone: keys.phone ?? undefined,
@@ -177,13 +179,16 @@ export async function listContacts(
   params: { limit: number; cursor?: Cursor | undefined; search?: string | null },
   query: PrismaQuery = {},
 ): Promise<Page<Contact>> {
+  actingChannel(ctx.auth);
   const term = params.search?.trim();
   const digits = term?.replace(/\D/g, '') ?? '';
-  const search = term
+  // A literal substring: LIKE wildcards in the term match only themselves.
+  const literal = term?.replace(/[\\%_]/g, (c) => `\\${c}`);
+  const search = literal
     ? {
         OR: [
-          { name: { contains: term, mode: 'insensitive' as const } },
-          { email: { contains: term, mode: 'insensitive' as const } },
+          { name: { contains: literal, mode: 'insensitive' as const } },
+          { email: { contains: literal, mode: 'insensitive' as const } },
           ...(digits.length >= 3 ? [{ phones: { some: { number: { contains: digits }, contactDeleted: false } } }] : []),
         ],
       }

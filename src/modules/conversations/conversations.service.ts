@@ -5,6 +5,7 @@ import { actingChannel } from '../../context/request.js';
 import { NotFoundError, ValidationError } from '../../errors/domain.js';
 import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 import { isUuid } from '../../lib/uuid.js';
+import { isUniqueViolation } from '../../db/errors.js';
 import type { PrismaQuery } from '../../db/query.js';
 
 /** Who did something: the acting channel, a workspace user, or a named external actor. */
@@ -132,27 +133,34 @@ export async function setConversationStatus(
 ): Promise<ConversationRow> {
   const actor = channelActor(ctx);
   const { id: conversationId } = await getConversation(ctx, id, { select: { id: true } });
-  const changed = await ctx.prisma.$transaction(async (tx) => {
-    const [row] = await tx.$queryRaw<{ status: 'open' | 'closed'; channel_id: string; contact_id: string }[]>`
-      SELECT status, channel_id, contact_id FROM conversations WHERE id = ${conversationId}::uuid FOR UPDATE`;
-    if (!row || row.status === target) return false;
-    if (target === 'open') {
-      // Only one conversation per contact and channel may be open.
-      const open = await tx.conversation.findFirst({
-        where: { channelId: row.channel_id, contactId: row.contact_id, status: 'open' },
-        select: { id: true },
-      });
-      if (open) {
-        throw ValidationError.field('id', `The contact already has an open conversation on this channel: ${open.id}.`);
+  const conflict = () =>
+    ValidationError.field('id', 'The contact already has an open conversation on this channel.');
+  let changed: boolean;
+  try {
+    changed = await ctx.prisma.$transaction(async (tx) => {
+      const [row] = await tx.$queryRaw<{ status: 'open' | 'closed'; channel_id: string; contact_id: string }[]>`
+        SELECT status, channel_id, contact_id FROM conversations WHERE id = ${conversationId}::uuid FOR UPDATE`;
+      if (!row || row.status === target) return false;
+      if (target === 'open') {
+        // Only one conversation per contact and channel may be open.
+        const open = await tx.conversation.findFirst({
+          where: { channelId: row.channel_id, contactId: row.contact_id, status: 'open' },
+          select: { id: true },
+        });
+        if (open) throw conflict();
       }
-    }
-    await tx.conversation.update({
-      where: { id: conversationId },
-      data: target === 'closed' ? { status: 'closed', closedAt: new Date() } : { status: 'open', closedAt: null },
+      await tx.conversation.update({
+        where: { id: conversationId },
+        data: target === 'closed' ? { status: 'closed', closedAt: new Date() } : { status: 'open', closedAt: null },
+      });
+      await recordChange(tx, conversationId, target === 'closed' ? 'closed' : 'reopened', actor);
+      return true;
     });
-    await recordChange(tx, conversationId, target === 'closed' ? 'closed' : 'reopened', actor);
-    return true;
-  });
+  } catch (error) {
+    // A concurrent reopen or send opened another conversation of the pair first.
+    if (isUniqueViolation(error)) throw conflict();
+    throw error;
+  }
   if (changed) ctx.events?.publish({ type: 'conversation.updated', conversationId, workspaceId: ctx.auth.workspace.id, channelId: actor.id! });
   return getConversation(ctx, conversationId, query);
 }

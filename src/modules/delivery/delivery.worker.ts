@@ -3,6 +3,7 @@ import os from 'node:os';
 import type { Logger } from 'pino';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { ProviderChoice } from './providers.js';
+import { describeError } from '../../errors/log.js';
 
 export interface DeliveryWorkerOptions {
   prisma: PrismaClient;
@@ -69,7 +70,7 @@ export class DeliveryWorker {
       try {
         handled = await this.runOnce();
       } catch (error) {
-        this.options.logger.warn({ err: error, worker: this.id }, 'delivery poll failed');
+        this.options.logger.warn({ err: describeError(error), worker: this.id }, 'delivery poll failed');
       }
       if (handled === 0 && !this.stopped) {
         await new Promise<void>((resolve) => {

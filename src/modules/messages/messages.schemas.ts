@@ -51,7 +51,7 @@ const recipientSchema = z.union([z.string(), z.record(z.string(), z.unknown())],
   }
   const parsed = recipientDetailsSchema.safeParse(value);
   if (!parsed.success) {
-    for (const issue of parsed.error.issues) ctx.addIssue({ ...issue, code: 'custom', path: issue.path } as never);
+    for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
     return z.NEVER;
   }
   return { details: parsed.data } as const;
@@ -73,9 +73,21 @@ const mediaUrlSchema = z
 
 const bool = (field: string) => z.boolean({ error: MESSAGES.boolean(field) });
 
-/** POST /messages. Which recipient is used, and whether it exists, is the service's part. */
+/**
+ * Only the recipient that decides is read (spec §4.2: `to`, then `contact`, then
+ * the legacy `sender` only when neither is present); the others are ignored,
+ * whatever they hold.
+ */
+function withDecidingRecipientOnly(body: Record<string, unknown>): Record<string, unknown> {
+  const present = (key: string) => body[key] !== undefined && body[key] !== null;
+  const decides = (['to', 'contact', 'sender'] as const).find(present);
+  return { ...body, to: undefined, contact: undefined, sender: undefined, ...(decides ? { [decides]: body[decides] } : {}) };
+}
+
+/** POST /messages. Whether the recipient exists is the service's part. */
 export const sendMessageSchema = z
   .record(z.string(), z.unknown(), { error: 'The request body must be a JSON object.' })
+  .transform(withDecidingRecipientOnly)
   .pipe(
     z.object({
       to: recipientSchema.nullish(),

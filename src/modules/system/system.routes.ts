@@ -1,7 +1,8 @@
 import type { AppDeps } from '../../context/types.js';
 import { json } from '../../rest/http.js';
 
-const READY_TIMEOUT_MS = 2000;
+// Probes must answer within 2 s (CONTRACT §2); leave room for the response itself.
+const READY_TIMEOUT_MS = 1500;
 
 async function databaseReachable(deps: AppDeps): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
