@@ -9,12 +9,11 @@
  *
  * Prints one line per measurement and exits 1 when a target is missed.
  */
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import { pino } from 'pino';
 import { createApp } from '../src/app.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
+import { createTemporaryDatabase } from '../src/db/temporary.js';
 import { loadEnv } from '../src/env.js';
 import { encodeCursor } from '../src/lib/pagination.js';
 import { createChannel } from '../src/modules/channels/channels.service.js';
@@ -29,20 +28,14 @@ async function openBenchDatabase(): Promise<{ db: Database; drop: () => Promise<
     const db = await openDatabase({ pgliteDir: 'memory://' });
     return { db, drop: () => db.close(), label: 'PGlite (in memory)' };
   }
-  const name = `connect_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: server });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE "${name}"`);
-  const url = new URL(server);
-  url.pathname = `/${name}`;
-  const db = await openDatabase({ databaseUrl: url.toString(), poolSize: 10 });
+  const database = await createTemporaryDatabase(server, 'connect_bench');
+  const db = await openDatabase({ databaseUrl: database.url, poolSize: 10 });
   return {
     db,
     label: 'PostgreSQL',
     async drop() {
       await db.close();
-      await admin.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      await admin.end();
+      await database.drop();
     },
   };
 }

@@ -1,10 +1,9 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from '../src/db/migrate.js';
 import { deleteContact, importContact } from '../src/modules/contacts/contacts.service.js';
 import { createTestApp, onPostgres, type TestApp } from './helpers/app.js';
 import { addChannel, createConnection, workspaceWithChannel } from './helpers/factories.js';
-import { freshDatabase } from './helpers/fresh-database.js';
+import { appWithFailingInsert } from './helpers/fresh-database.js';
 import { restClient } from './helpers/rest.js';
 
 let app: TestApp;
@@ -225,19 +224,8 @@ describe('GET /contacts', () => {
 
 describe('unexpected failures', () => {
   it('roll the whole update back and answer exactly the 500 body', async () => {
-    const fresh = await freshDatabase();
-    await fresh.db.withSession(async (session) => {
-      await migrate(session);
-      // A database fault on the last write of an update: the phone row insert.
-      await session.exec(`
-        CREATE FUNCTION fail_on_magic_number() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-          IF NEW.number = '+31612999999' THEN RAISE EXCEPTION 'disk on fire'; END IF;
-          RETURN NEW;
-        END $$;
-        CREATE TRIGGER fail_on_magic_number BEFORE INSERT ON contact_phones FOR EACH ROW EXECUTE FUNCTION fail_on_magic_number();`);
-    });
-    const local = await createTestApp({}, fresh.db);
+    // A database fault on the last write of an update: the phone row insert.
+    const local = await appWithFailingInsert('contact_phones', "NEW.number = '+31612999999'", 'disk on fire');
     try {
       const ws = await workspaceWithChannel(local.db.prisma);
       const api = restClient(local, ws.host, ws.apiKey);
@@ -256,8 +244,7 @@ describe('unexpected failures', () => {
       expect(logs).toContain('unexpected failure');
       expect(logs).not.toContain(ws.apiKey);
     } finally {
-      await local.close();
-      await fresh.drop();
+      await local.drop();
     }
   });
 });

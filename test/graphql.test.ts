@@ -4,8 +4,7 @@ import { createTestApp, type TestApp } from './helpers/app.js';
 import { addChannel, bearer } from './helpers/factories.js';
 import { executeOperation } from './helpers/graphql.js';
 import { messagingSetup } from './helpers/messaging.js';
-import { freshDatabase } from './helpers/fresh-database.js';
-import { migrate } from '../src/db/migrate.js';
+import { appWithFailingInsert } from './helpers/fresh-database.js';
 import { graphql } from './gql/index.js';
 
 let app: TestApp;
@@ -339,18 +338,7 @@ describe('messages and conversations over GraphQL', () => {
 
 describe('unexpected failures over GraphQL', () => {
   it('are masked: the client sees a generic error, no message, stack or SQL', async () => {
-    const fresh = await freshDatabase();
-    await fresh.db.withSession(async (session) => {
-      await migrate(session);
-      await session.exec(`
-        CREATE FUNCTION fail_on_magic_body() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN
-          IF NEW.body = 'explode' THEN RAISE EXCEPTION 'disk on fire at sector 7'; END IF;
-          RETURN NEW;
-        END $$;
-        CREATE TRIGGER fail_on_magic_body BEFORE INSERT ON messages FOR EACH ROW EXECUTE FUNCTION fail_on_magic_body();`);
-    });
-    const local = await createTestApp({}, fresh.db);
+    const local = await appWithFailingInsert('messages', "NEW.body = 'explode'", 'disk on fire at sector 7');
     try {
       const s = await messagingSetup(local);
       const result = await executeOperation(local, s.host, bearer(s.apiKey), SendMessage, { input: { to: { email: 'x@example.com' }, message: 'explode' } });
@@ -366,8 +354,7 @@ describe('unexpected failures over GraphQL', () => {
       expect(await local.db.prisma.message.count()).toBe(0);
       expect(await local.db.prisma.contact.count({ where: { email: 'x@example.com' } })).toBe(0);
     } finally {
-      await local.close();
-      await fresh.drop();
+      await local.drop();
     }
   });
 });

@@ -1,4 +1,4 @@
-import { builder } from './builder.js';
+import { builder, type GraphQLContext } from './builder.js';
 
 export const UserErrorCode = builder.enumType('UserErrorCode', {
   values: {
@@ -27,4 +27,26 @@ export const UserError = builder.objectRef<UserErrorShape>('UserError').implemen
 export interface Payload {
   id: string | null;
   userErrors: UserErrorShape[];
+}
+
+/**
+ * `<Name>Payload { <field>: <Model> userErrors: [UserError!]! }`: the object is
+ * read by id with the selection Pothos plans for it.
+ */
+export function payloadType<Model extends 'Contact' | 'Conversation' | 'Message'>(
+  model: Model,
+  field: string,
+  read: (ctx: GraphQLContext, id: string, query: object) => Promise<unknown>,
+) {
+  return builder.objectRef<Payload>(`${model}Payload`).implement({
+    fields: (t) => ({
+      [field]: t.prismaField({
+        type: model,
+        nullable: true,
+        // The generic model defeats Pothos' inference of the row type; read() returns that row.
+        resolve: (query, payload, _args, ctx) => (payload.id ? read(ctx, payload.id, query) : null) as never,
+      }),
+      userErrors: t.field({ type: [UserError], resolve: (payload) => payload.userErrors }),
+    }),
+  });
 }

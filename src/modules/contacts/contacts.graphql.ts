@@ -1,7 +1,7 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { builder } from '../../graphql/builder.js';
 import { connectionType, pageArgs, pageFromArgs } from '../../graphql/connection.js';
-import { UserError, type Payload } from '../../graphql/user-errors.js';
+import { payloadType } from '../../graphql/user-errors.js';
 import { asPayload, orNull } from '../../graphql/results.js';
 import { createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
 
@@ -59,16 +59,7 @@ const UpdateContactInput = builder.inputType('UpdateContactInput', {
   }),
 });
 
-const ContactPayload = builder.objectRef<Payload>('ContactPayload').implement({
-  fields: (t) => ({
-    contact: t.prismaField({
-      type: 'Contact',
-      nullable: true,
-      resolve: (query, payload, _args, ctx) => (payload.id ? ctx.prisma.contact.findUnique({ ...query, where: { id: payload.id } }) : null),
-    }),
-    userErrors: t.field({ type: [UserError], resolve: (payload) => payload.userErrors }),
-  }),
-});
+const ContactPayload = payloadType('Contact', 'contact', (ctx, id, query) => ctx.prisma.contact.findUnique({ ...query, where: { id } }));
 
 builder.mutationFields((t) => ({
   createContact: t.field({

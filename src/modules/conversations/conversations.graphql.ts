@@ -3,7 +3,7 @@ import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
 import { connectionType, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { asPayload, orNull } from '../../graphql/results.js';
-import { UserError, type Payload } from '../../graphql/user-errors.js';
+import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel } from '../../context/request.js';
 import { ActorType, ConversationStateChangeType, ConversationStatus } from '../../generated/prisma/enums.js';
 import { getConversation, listConversations, setConversationStatus, stateChangeActor, type ActorView } from './conversations.service.js';
@@ -66,16 +66,7 @@ builder.queryFields((t) => ({
   }),
 }));
 
-const ConversationPayload = builder.objectRef<Payload>('ConversationPayload').implement({
-  fields: (t) => ({
-    conversation: t.prismaField({
-      type: 'Conversation',
-      nullable: true,
-      resolve: (query, payload, _args, ctx) => (payload.id ? ctx.prisma.conversation.findUnique({ ...query, where: { id: payload.id } }) : null),
-    }),
-    userErrors: t.field({ type: [UserError], resolve: (payload) => payload.userErrors }),
-  }),
-});
+const ConversationPayload = payloadType('Conversation', 'conversation', (ctx, id, query) => ctx.prisma.conversation.findUnique({ ...query, where: { id } }));
 
 builder.mutationFields((t) => ({
   closeConversation: t.field({

@@ -3,7 +3,7 @@ import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
 import { connectionType, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { asPayload } from '../../graphql/results.js';
-import { UserError, type Payload } from '../../graphql/user-errors.js';
+import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel } from '../../context/request.js';
 import { MessageDirection, MessageStatus, MessageType } from '../../generated/prisma/enums.js';
 import { NEWEST_FIRST, afterCursor, toPage } from '../../lib/pagination.js';
@@ -130,16 +130,7 @@ function restRecipient(recipient: Recipient | null | undefined) {
 
 const GRAPHQL_NAMES: Record<string, string> = { is_encrypted: 'isEncrypted', media_urls: 'mediaUrls' };
 
-const MessagePayload = builder.objectRef<Payload>('MessagePayload').implement({
-  fields: (t) => ({
-    message: t.prismaField({
-      type: 'Message',
-      nullable: true,
-      resolve: (query, payload, _args, ctx) => (payload.id ? ctx.prisma.message.findUnique({ ...query, where: { id: payload.id } }) : null),
-    }),
-    userErrors: t.field({ type: [UserError], resolve: (payload) => payload.userErrors }),
-  }),
-});
+const MessagePayload = payloadType('Message', 'message', (ctx, id, query) => ctx.prisma.message.findUnique({ ...query, where: { id } }));
 
 builder.mutationField('sendMessage', (t) =>
   t.field({
