@@ -1,16 +1,23 @@
 import type { AppDeps, AuthContext, RequestContext } from './types.js';
 import { bearerToken, requestHost } from './request.js';
 import { authenticate } from '../modules/credentials/credentials.service.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
+import { ServiceUnavailableError } from '../errors/domain.js';
 
-/** Resolves the caller of an HTTP request, the same way for REST and GraphQL. */
-export function authenticateRequest(deps: AppDeps, request: Request): Promise<AuthContext> {
+/**
+ * Resolves the caller of an HTTP request, the same way for REST and GraphQL.
+ * While the database is unreachable this is where a request stops, with 503.
+ */
+export async function authenticateRequest(deps: AppDeps, request: Request): Promise<AuthContext> {
   const headers = request.headers;
   const host = requestHost(headers, deps.env.TRUST_PROXY) ?? requestHost(new Headers({ host: new URL(request.url).host }), false);
-  return authenticate(deps.db.prisma, {
-    host,
-    bearer: bearerToken(headers),
-    channelHeader: headers.get('x-channel-uuid'),
-  });
+  const auth = await deps.db.health
+    .race(authenticate(deps.db.prisma, { host, bearer: bearerToken(headers), channelHeader: headers.get('x-channel-uuid') }))
+    .catch((error: unknown) => {
+      throw isDatabaseUnavailable(error) ? new ServiceUnavailableError() : error;
+    });
+  if (auth === 'unavailable') throw new ServiceUnavailableError();
+  return auth;
 }
 
 /** The context both transports hand to services. */

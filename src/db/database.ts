@@ -5,6 +5,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client.js';
+import { DatabaseHealth } from './health.js';
 
 /** One database session for statements that must share a connection (migrations, locks). */
 export interface SqlSession {
@@ -17,6 +18,8 @@ export interface Database {
   /** Human description without credentials, for logs. */
   description: string;
   prisma: PrismaClient;
+  /** Whether the database currently answers (always, for the embedded one). */
+  health: DatabaseHealth;
   /** Runs `fn` on one dedicated session. */
   withSession<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
   close(): Promise<void>;
@@ -53,14 +56,17 @@ function prismaClient(adapter: NonNullable<ConstructorParameters<typeof PrismaCl
 }
 
 function openPostgres(url: string, poolSize: number, onQuery?: (sql: string) => void): Database {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 2000 });
+  // Connecting gives up after 1.5 s so that a request during an outage can still be answered within 2 s.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 1500, keepAlive: true });
   // An idle client losing its server must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   const prisma = prismaClient(new PrismaPg(pool), onQuery);
+  const health = new DatabaseHealth(() => pool.query('SELECT 1')).start();
   return {
     kind: 'postgres',
     description: `PostgreSQL ${redactUrl(url)}`,
     prisma,
+    health,
     async withSession(fn) {
       const client = await pool.connect();
       try {
@@ -73,6 +79,7 @@ function openPostgres(url: string, poolSize: number, onQuery?: (sql: string) => 
       }
     },
     async close() {
+      health.stop();
       await prisma.$disconnect();
       await pool.end();
     },
@@ -99,6 +106,7 @@ async function openPglite(dir: string, onQuery?: (sql: string) => void): Promise
     kind: 'pglite',
     description: inMemory ? 'embedded PGlite (in memory)' : `embedded PGlite at ${path.resolve(dir)}`,
     prisma,
+    health: DatabaseHealth.alwaysUp(),
     // PGlite is a single connection; callers serialise through it.
     withSession: (fn) => fn(session),
     async close() {

@@ -5,3 +5,22 @@ export function isUniqueViolation(error: unknown): boolean {
   if (error instanceof Prisma.PrismaClientKnownRequestError) return error.code === 'P2002';
   return (error as { code?: unknown } | null)?.code === '23505';
 }
+
+const CONNECTIVITY_CODES = new Set([
+  // Prisma: cannot reach, timed out, connection closed, pool timeout.
+  'P1001', 'P1002', 'P1008', 'P1017', 'P2024',
+  // Node sockets.
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH',
+  // PostgreSQL: connection exceptions and shutdowns.
+  '08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03',
+]);
+const CONNECTIVITY_MESSAGE = /connection terminated|timeout exceeded when trying to connect|can't reach database|connection refused|server closed the connection|connection .* closed/i;
+
+/** An error that says the database cannot be reached (rather than that a query was wrong). */
+export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== 'object' || depth > 4) return false;
+  const e = error as { code?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: unknown } } };
+  if (typeof e.code === 'string' && CONNECTIVITY_CODES.has(e.code)) return true;
+  if (typeof e.message === 'string' && CONNECTIVITY_MESSAGE.test(e.message)) return true;
+  return isDatabaseUnavailable(e.cause, depth + 1) || isDatabaseUnavailable(e.meta?.driverAdapterError?.cause, depth + 1);
+}

@@ -44,3 +44,10 @@ export class ValidationError extends DomainError {
 
 /** A request the operator tools reject (unknown hostname, duplicate, bad flag). */
 export class InputError extends DomainError {}
+
+/** The database does not answer: every request gets 503 until it does again. */
+export class ServiceUnavailableError extends DomainError {
+  constructor() {
+    super('Service unavailable');
+  }
+}

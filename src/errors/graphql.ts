@@ -1,5 +1,6 @@
 import { GraphQLError } from 'graphql';
-import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError, ValidationError } from './domain.js';
+import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError, ServiceUnavailableError, ValidationError } from './domain.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import type { UserErrorShape } from '../graphql/user-errors.js';
 
 function codeOf(error: DomainError): { code: string; http?: { status: number; headers?: Record<string, string> } } {
@@ -7,6 +8,7 @@ function codeOf(error: DomainError): { code: string; http?: { status: number; he
     return { code: 'UNAUTHENTICATED', http: { status: 401, headers: { 'www-authenticate': 'Bearer' } } };
   }
   if (error instanceof ChannelSelectionError) return { code: 'CHANNEL_REQUIRED' };
+  if (error instanceof ServiceUnavailableError) return { code: 'SERVICE_UNAVAILABLE', http: { status: 503, headers: { 'retry-after': '1' } } };
   if (error instanceof NotFoundError) return { code: 'NOT_FOUND' };
   if (error instanceof ValidationError) return { code: 'BAD_USER_INPUT' };
   return { code: 'BAD_REQUEST' };
@@ -35,6 +37,7 @@ export function maskGraphQLError() {
     const located = isGraphQLError(error) ? error : undefined;
     const original = located ? located.originalError : error;
     if (original instanceof DomainError) return domainGraphQLError(original, located);
+    if (isDatabaseUnavailable(original)) return domainGraphQLError(new ServiceUnavailableError(), located);
     if (located && (!original || isGraphQLError(original))) return located;
     return new GraphQLError(message, {
       ...(located ? { nodes: located.nodes, path: located.path } : {}),

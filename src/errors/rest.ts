@@ -4,8 +4,10 @@ import {
   ChannelSelectionError,
   DomainError,
   NotFoundError,
+  ServiceUnavailableError,
   ValidationError,
 } from './domain.js';
+import { isDatabaseUnavailable } from '../db/errors.js';
 import { HttpError, json } from '../rest/http.js';
 import { logUnexpected } from './log.js';
 
@@ -26,6 +28,9 @@ export function restErrorResponse(error: unknown, logger: Logger): Response {
     });
   }
   if (error instanceof HttpError) return json(error.status, { status: 'error', message: error.message });
+  if (error instanceof ServiceUnavailableError || isDatabaseUnavailable(error)) {
+    return json(503, { status: 'error', message: 'Service unavailable' }, { 'retry-after': '1' });
+  }
   if (error instanceof DomainError) return json(400, { status: 'error', message: error.message });
   logUnexpected(logger, error);
   return json(500, INTERNAL_ERROR_BODY);

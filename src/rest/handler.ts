@@ -3,6 +3,7 @@ import { authenticateRequest, requestContext } from '../context/authenticate.js'
 import { actingChannel } from '../context/request.js';
 import { restErrorResponse } from '../errors/rest.js';
 import { HttpError, json, readJson } from './http.js';
+import { ServiceUnavailableError } from '../errors/domain.js';
 import { RestRouter } from './router.js';
 import { registerChannelRoutes } from '../modules/channels/channels.routes.js';
 import { registerContactRoutes } from '../modules/contacts/contacts.routes.js';
@@ -33,13 +34,17 @@ export function createRestHandler(deps: AppDeps) {
       if (!found) return json(404, { status: 'error', message: 'Route not found.' });
       const auth = await authenticateRequest(deps, request);
       if (found.route.actsAsChannel) actingChannel(auth);
-      return await found.route.handler({
-        request,
-        url,
-        params: found.params,
-        ctx: requestContext(deps, auth),
-        body: () => readJson(request, deps.env.BODY_LIMIT_BYTES),
-      });
+      const response = await deps.db.health.race(
+        found.route.handler({
+          request,
+          url,
+          params: found.params,
+          ctx: requestContext(deps, auth),
+          body: () => readJson(request, deps.env.BODY_LIMIT_BYTES),
+        }),
+      );
+      if (response === 'unavailable') throw new ServiceUnavailableError();
+      return response;
     } catch (error) {
       return restErrorResponse(error, deps.logger);
     }

@@ -5,6 +5,7 @@ import { json } from '../../rest/http.js';
 const READY_TIMEOUT_MS = 1500;
 
 async function databaseReachable(deps: AppDeps): Promise<boolean> {
+  if (deps.db.health.isDown) return false;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<false>((resolve) => {
     timer = setTimeout(() => resolve(false), READY_TIMEOUT_MS);
