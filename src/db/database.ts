@@ -106,7 +106,8 @@ async function openPglite(dir: string, onQuery?: (sql: string) => void): Promise
     kind: 'pglite',
     description: inMemory ? 'embedded PGlite (in memory)' : `embedded PGlite at ${path.resolve(dir)}`,
     prisma,
-    health: DatabaseHealth.alwaysUp(),
+    // The embedded database cannot become unreachable: its probe is only run on demand (readiness).
+    health: new DatabaseHealth(() => client.query('SELECT 1')),
     // PGlite is a single connection; callers serialise through it.
     withSession: (fn) => fn(session),
     async close() {

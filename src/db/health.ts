@@ -22,11 +22,6 @@ export class DatabaseHealth {
     private readonly logger?: Logger,
   ) {}
 
-  /** An embedded database cannot become unreachable. */
-  static alwaysUp(): DatabaseHealth {
-    return new DatabaseHealth(async () => {});
-  }
-
   get isDown(): boolean {
     return this.down;
   }

@@ -23,7 +23,7 @@ export function domainGraphQLError(error: DomainError, at?: GraphQLError): Graph
 }
 
 /** By name, not instanceof: graphql ships CommonJS and ESM builds that may both be loaded. */
-function isGraphQLError(error: unknown): error is GraphQLError {
+export function isGraphQLError(error: unknown): error is GraphQLError {
   return error instanceof Error && error.name === 'GraphQLError';
 }
 

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { DomainError } from './domain.js';
+import { isGraphQLError } from './graphql.js';
 
 /**
  * An unexpected error as it may be logged: its type, code, a one-line summary of
@@ -45,7 +46,7 @@ export function yogaLogger(logger: Logger) {
     error: (...args: unknown[]) => {
       const error = first(args);
       const original = (error as { originalError?: unknown } | null)?.originalError ?? error;
-      if (original instanceof DomainError || (original instanceof Error && original.name === 'GraphQLError')) {
+      if (original instanceof DomainError || isGraphQLError(original)) {
         logger.debug({ detail: (original as Error).message }, 'graphql request error');
         return;
       }

@@ -1,4 +1,5 @@
-import type { z } from 'zod';
+import { z } from 'zod';
+import { isUuid } from './uuid.js';
 import { ValidationError } from '../errors/domain.js';
 
 /**
@@ -16,4 +17,9 @@ export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.ou
     if (!list.includes(issue.message)) list.push(issue.message);
   }
   throw new ValidationError(errors);
+}
+
+/** An optional query parameter that must be a UUID, with its message. */
+export function uuidParam(name: string) {
+  return z.string().refine(isUuid, `The ${name} must be a UUID.`).optional();
 }

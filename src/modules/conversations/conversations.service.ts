@@ -7,6 +7,8 @@ import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../..
 import { isUuid } from '../../lib/uuid.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { PrismaQuery } from '../../db/query.js';
+import { parseInput } from '../../lib/validation.js';
+import { conversationFiltersSchema } from './conversations.schemas.js';
 
 /** Who did something: the acting channel, a workspace user, or a named external actor. */
 export type Actor =
@@ -165,11 +167,6 @@ export async function setConversationStatus(
   return getConversation(ctx, conversationId, query);
 }
 
-export const conversationFiltersMessages = {
-  status: 'The status must be open or closed.',
-  contact_id: 'The contact_id must be a UUID.',
-};
-
 /** Conversations of the acting channel, newest first. */
 export async function listConversations(
   ctx: RequestContext,
@@ -177,17 +174,14 @@ export async function listConversations(
   query: PrismaQuery = { include: conversationInclude },
 ): Promise<Page<ConversationRow>> {
   const channel = actingChannel(ctx.auth);
-  if (params.status != null && params.status !== 'open' && params.status !== 'closed') {
-    throw ValidationError.field('status', conversationFiltersMessages.status);
-  }
-  if (params.contactId != null && !isUuid(params.contactId)) throw ValidationError.field('contact_id', conversationFiltersMessages.contact_id);
+  const filters = parseInput(conversationFiltersSchema, { status: params.status ?? undefined, contact_id: params.contactId ?? undefined });
   const rows = await ctx.prisma.conversation.findMany({
     ...query,
     where: {
       AND: [
         { workspaceId: ctx.auth.workspace.id, channelId: channel.id },
-        params.status ? { status: params.status as 'open' | 'closed' } : {},
-        params.contactId ? { contactId: params.contactId.toLowerCase() } : {},
+        filters.status ? { status: filters.status } : {},
+        filters.contact_id ? { contactId: filters.contact_id.toLowerCase() } : {},
         afterCursor(params.cursor),
       ],
     },

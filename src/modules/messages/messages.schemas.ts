@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isUuid } from '../../lib/uuid.js';
+import { uuidParam } from '../../lib/validation.js';
 import { contactEmailSchema, contactNameSchema, contactPhoneSchema } from '../contacts/contacts.schemas.js';
 
 export const MESSAGE_LIMITS = { text: 4096, encrypted: 65536, mediaUrls: 10, mediaUrlLength: 2048, from: 255 } as const;
@@ -132,7 +133,7 @@ export const sendMessageSchema = z
 export type SendMessageInput = z.output<typeof sendMessageSchema>;
 
 export const messageFiltersSchema = z.object({
-  conversation_id: z.string().refine(isUuid, 'The conversation_id must be a UUID.').optional(),
-  contact_id: z.string().refine(isUuid, 'The contact_id must be a UUID.').optional(),
+  conversation_id: uuidParam('conversation_id'),
+  contact_id: uuidParam('contact_id'),
   search: z.string().trim().max(255, 'The search must not be greater than 255 characters.').optional(),
 });
