@@ -20,6 +20,11 @@ const envSchema = z.object({
   GRAPHQL_INTROSPECTION: flag.optional(),
   BODY_LIMIT_BYTES: z.coerce.number({ error: 'expected a number of bytes' }).int().positive().default(1024 * 1024),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL').optional(),
+  DB_CONNECT_TIMEOUT_S: z.coerce.number({ error: 'expected whole seconds from 0 to 3600' }).int().min(0).max(3600).default(30),
+  CORS_ORIGINS: z
+    .string()
+    .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
+    .optional(),
   DB_POOL_SIZE: z.coerce.number({ error: 'expected a number' }).int().min(1).max(200).default(10),
   DELIVERY_WORKER: flag.default(true),
   DELIVERY_POLL_MS: z.coerce.number({ error: 'expected milliseconds' }).int().min(10).default(1000),
