@@ -10,7 +10,8 @@ import { ServiceUnavailableError } from '../errors/domain.js';
  */
 export async function authenticateRequest(deps: AppDeps, request: Request): Promise<AuthContext> {
   const headers = request.headers;
-  const host = requestHost(headers, deps.env.TRUST_PROXY) ?? requestHost(new Headers({ host: new URL(request.url).host }), false);
+  // No Host (HTTP/1.0) or an empty one names no workspace: never the server's own address.
+  const host = requestHost(headers, deps.env.TRUST_PROXY);
   const auth = await deps.db.health
     .race(authenticate(deps.db.prisma, { host, bearer: bearerToken(headers), channelHeader: headers.get('x-channel-uuid') }))
     .catch((error: unknown) => {

@@ -33,6 +33,8 @@ export class ValidationError extends DomainError {
   constructor(
     readonly errors: Record<string, string[]>,
     readonly conflict?: Conflict,
+    /** The fields refused because another record holds their value. */
+    readonly taken: string[] = conflict ? [conflict.field] : [],
   ) {
     super(Object.values(errors)[0]?.[0] ?? 'The given data was invalid.');
   }

@@ -58,7 +58,7 @@ export function toUserErrors(error: unknown, rename: (field: string) => string =
         // `id` is an argument of its own; every other key is a path in `input`.
         field: key === 'id' ? ['id'] : key === 'body' ? ['input'] : ['input', ...key.split('.').map(rename)],
         message,
-        code: error.conflict?.field === key ? ('TAKEN' as const) : ('INVALID' as const),
+        code: error.taken.includes(key) ? ('TAKEN' as const) : ('INVALID' as const),
       })),
     );
   }

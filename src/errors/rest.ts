@@ -27,7 +27,7 @@ export function restErrorResponse(error: unknown, logger: Logger): Response {
       ...(error.conflict ? { conflict: error.conflict } : {}),
     });
   }
-  if (error instanceof HttpError) return json(error.status, { status: 'error', message: error.message });
+  if (error instanceof HttpError) return json(error.status, { status: 'error', message: error.message }, error.headers);
   if (error instanceof ServiceUnavailableError || isDatabaseUnavailable(error)) {
     return json(503, { status: 'error', message: 'Service unavailable' }, { 'retry-after': '1' });
   }

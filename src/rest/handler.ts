@@ -30,8 +30,8 @@ export function createRestHandler(deps: AppDeps) {
     try {
       const path = url.pathname.slice(API_PREFIX.length) || '/';
       const found = router.find(request.method, path);
-      if (found === 'method-not-allowed') throw new HttpError(405, 'Method not allowed.');
       if (!found) return json(404, { status: 'error', message: 'Route not found.' });
+      if ('allow' in found) throw new HttpError(405, 'Method not allowed.', { allow: found.allow.join(', ') });
       const auth = await authenticateRequest(deps, request);
       if (found.route.actsAsChannel) actingChannel(auth);
       const response = await deps.db.health.race(

@@ -18,9 +18,13 @@ export interface RestRoute {
   actsAsChannel: boolean;
 }
 
+const ROUTE_METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
+
 /** Routes of the REST API, relative to /api/connect. */
 export class RestRouter {
-  private readonly router = FindMyWay({ ignoreTrailingSlash: true, caseSensitive: true });
+  // Ids of any length reach their route, so a malformed one is that resource's 404
+  // after authentication, never a route miss; the server's header limit bounds the URL.
+  private readonly router = FindMyWay({ ignoreTrailingSlash: true, caseSensitive: true, maxParamLength: Number.MAX_SAFE_INTEGER });
 
   on(method: HTTPMethod, path: string, handler: RestHandler, options: { actsAsChannel?: boolean } = {}): this {
     const route: RestRoute = { handler, actsAsChannel: options.actsAsChannel ?? true };
@@ -28,10 +32,11 @@ export class RestRouter {
     return this;
   }
 
-  find(method: string, path: string): { route: RestRoute; params: Record<string, string | undefined> } | 'method-not-allowed' | null {
+  /** The route for a method and path; for a known path with another method, the methods it allows. */
+  find(method: string, path: string): { route: RestRoute; params: Record<string, string | undefined> } | { allow: string[] } | null {
     const found = this.router.find(method as HTTPMethod, path);
     if (found) return { route: found.store as RestRoute, params: found.params };
-    const other = (['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const).some((m) => m !== method && this.router.find(m, path));
-    return other ? 'method-not-allowed' : null;
+    const allow = ROUTE_METHODS.filter((m) => m !== method && this.router.find(m, path));
+    return allow.length ? { allow } : null;
   }
 }

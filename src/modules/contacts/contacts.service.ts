@@ -4,12 +4,12 @@ import type { RequestContext } from '../../context/types.js';
 import { actingChannel } from '../../context/request.js';
 import { InputError, NotFoundError, ValidationError } from '../../errors/domain.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { deriveE164, phoneKey } from '../../lib/phone.js';
+import { deriveE164, phoneKey, toE164 } from '../../lib/phone.js';
 import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 import { isUuid } from '../../lib/uuid.js';
 import { parseInput } from '../../lib/validation.js';
 import type { PrismaQuery } from '../../db/query.js';
-import { MESSAGES, createContactSchema, findContactSchema, updateContactSchema } from './contacts.schemas.js';
+import { MESSAGES, contactFiltersSchema, createContactSchema, findContactSchema, isValidEmail, updateContactSchema } from './contacts.schemas.js';
 
 export interface ContactView {
   id: string;
@@ -53,16 +53,20 @@ async function holderOf(db: Db, workspaceId: string, field: 'email' | 'phone', v
   return db.contact.findFirst({ where: { ...where, ...(exceptId ? { id: { not: exceptId } } : {}) }, select: { id: true } });
 }
 
-/** Rejects an email or phone another live contact holds, naming that contact. */
+/**
+ * Rejects an email or phone another live contact holds: every taken field is
+ * reported, and `conflict` names the holder of the first (the email's).
+ */
 async function assertAvailable(db: Db, workspaceId: string, values: { email?: string | null; phone?: string | null }, exceptId?: string) {
-  if (values.email) {
-    const holder = await holderOf(db, workspaceId, 'email', values.email, exceptId);
-    if (holder) throw ValidationError.field('email', MESSAGES.emailTaken, { field: 'email', contactId: holder.id });
-  }
-  if (values.phone) {
-    const holder = await holderOf(db, workspaceId, 'phone', values.phone, exceptId);
-    if (holder) throw ValidationError.field('phone', MESSAGES.phoneTaken, { field: 'phone', contactId: holder.id });
-  }
+  const [emailHolder, phoneHolder] = await Promise.all([
+    values.email ? holderOf(db, workspaceId, 'email', values.email, exceptId) : null,
+    values.phone ? holderOf(db, workspaceId, 'phone', values.phone, exceptId) : null,
+  ]);
+  const errors: Record<string, string[]> = {};
+  if (emailHolder) errors.email = [MESSAGES.emailTaken];
+  if (phoneHolder) errors.phone = [MESSAGES.phoneTaken];
+  const holder = emailHolder ? { field: 'email', contactId: emailHolder.id } : phoneHolder ? { field: 'phone', contactId: phoneHolder.id } : null;
+  if (holder) throw new ValidationError(errors, holder, Object.keys(errors));
 }
 
 /**
@@ -94,8 +98,7 @@ async function setPhone(db: Db, contact: Pick<Contact, 'id' | 'workspaceId'>, ph
 /** PATCH /contacts/{contact} — spec §4.1, rule by rule. */
 export async function updateContact(ctx: RequestContext, id: string, body: unknown): Promise<Contact> {
   const workspaceId = ctx.auth.workspace.id;
-  await getContact(ctx, id);
-  const input = parseInput(updateContactSchema, body);
+  const input = parseInput(updateContactSchema(await getContact(ctx, id)), body);
 
   return withUniqueness(ctx.prisma, workspaceId, input, id, () =>
     ctx.prisma.$transaction(async (tx) => {
@@ -104,6 +107,9 @@ export async function updateContact(ctx: RequestContext, id: string, body: unkno
         SELECT id FROM contacts WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid AND deleted_at IS NULL FOR UPDATE`;
       if (locked.length === 0) throw new NotFoundError('Contact');
       const current = await tx.contact.findUniqueOrThrow({ where: { id } });
+      // A value accepted only because it was the stored one must still be the stored one.
+      if (input.email && input.email !== current.email && !isValidEmail(input.email)) throw ValidationError.field('email', MESSAGES.emailFormat);
+      if (input.phone && input.phone !== current.phone && !toE164(input.phone)) throw ValidationError.field('phone', MESSAGES.phoneFormat);
 
       const email = input.email === undefined ? current.email : input.email;
       const phone = input.phone === undefined ? current.phone : input.phone;
@@ -180,7 +186,7 @@ export async function listContacts(
   query: PrismaQuery = {},
 ): Promise<Page<Contact>> {
   actingChannel(ctx.auth);
-  const term = params.search?.trim();
+  const term = parseInput(contactFiltersSchema, { search: params.search ?? undefined }).search;
   const digits = term?.replace(/\D/g, '') ?? '';
   // A literal substring: LIKE wildcards in the term match only themselves.
   const literal = term?.replace(/[\\%_]/g, (c) => `\\${c}`);

@@ -1,9 +1,12 @@
 import { z } from 'zod';
 import { isUuid } from '../../lib/uuid.js';
-import { uuidParam } from '../../lib/validation.js';
+import { uuidParam, withoutNulls } from '../../lib/validation.js';
 import { contactEmailSchema, contactNameSchema, contactPhoneSchema } from '../contacts/contacts.schemas.js';
 
 export const MESSAGE_LIMITS = { text: 4096, encrypted: 65536, mediaUrls: 10, mediaUrlLength: 2048, from: 255 } as const;
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export const MESSAGES = {
   recipientRequired: 'A recipient is required: give to, contact or sender.',
@@ -22,12 +25,14 @@ export const MESSAGES = {
   templateParameters: 'The template parameters must be a list of strings.',
   templateParameterCount: (n: number) => `The template takes exactly ${n} parameter${n === 1 ? '' : 's'}.`,
   templateEncrypted: 'A template message cannot be encrypted.',
+  templateParameterMax: `A template parameter must not be greater than ${MESSAGE_LIMITS.text} characters.`,
+  templateRenderedMax: `The rendered template must not be greater than ${MESSAGE_LIMITS.text} characters.`,
   mediaList: `The media_urls must be a list of at most ${MESSAGE_LIMITS.mediaUrls} URLs.`,
   mediaUrl: `Each media URL must be an https:// URL of at most ${MESSAGE_LIMITS.mediaUrlLength} characters.`,
   from: `The from must be a user id, a user email, or a name of at most ${MESSAGE_LIMITS.from} characters.`,
 } as const;
 
-/** Recipient details (`to` as object, `contact`, `sender`): the contact field rules, all optional. */
+/** Recipient details (`to` as object, `contact`, `sender`): the contact field rules, all optional; null is absent. */
 const recipientDetailsSchema = z
   .object(
     {
@@ -48,42 +53,67 @@ const recipientSchema = z.union([z.string(), z.record(z.string(), z.unknown())],
       ctx.addIssue({ code: 'custom', message: MESSAGES.recipientShape });
       return z.NEVER;
     }
-    return { contactId: id } as const;
+    return { contactId: id };
   }
-  const parsed = recipientDetailsSchema.safeParse(value);
+  const parsed = recipientDetailsSchema.safeParse(withoutNulls(value));
   if (!parsed.success) {
     for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
     return z.NEVER;
   }
-  return { details: parsed.data } as const;
+  return parsed.data;
 });
 
 export type Recipient = z.output<typeof recipientSchema>;
 
+/**
+ * An absolute https URL with a host, as written: the scheme in any case, an
+ * authority right after `//` (the URL parser would read `https:///a.png` as host
+ * `a.png`), and no whitespace or control character anywhere.
+ */
+export function isMediaUrl(value: string): boolean {
+  if (!/^https:\/\/[^/\\?#]/i.test(value) || /[\s\u0000-\u001f\u007f]/.test(value)) return false;
+  try {
+    return new URL(value).hostname !== '';
+  } catch {
+    return false;
+  }
+}
+
 const mediaUrlSchema = z
   .string({ error: MESSAGES.mediaUrl })
   .max(MESSAGE_LIMITS.mediaUrlLength, MESSAGES.mediaUrl)
-  .refine((value) => {
-    try {
-      const url = new URL(value);
-      return url.protocol === 'https:' && !!url.hostname && value.startsWith('https://');
-    } catch {
-      return false;
-    }
-  }, MESSAGES.mediaUrl);
+  .refine(isMediaUrl, MESSAGES.mediaUrl);
+
 
 const bool = (field: string) => z.boolean({ error: MESSAGES.boolean(field) });
 
 /**
- * Only the recipient that decides is read (spec §4.2: `to`, then `contact`, then
- * the legacy `sender` only when neither is present); the others are ignored,
- * whatever they hold.
+ * Null means absent for every field of a send. Only the recipient that decides
+ * is read (spec §4.2: `to`, then `contact`, then the legacy `sender` only when
+ * neither is present); the others are ignored, whatever they hold.
  */
-function withDecidingRecipientOnly(body: Record<string, unknown>): Record<string, unknown> {
-  const present = (key: string) => body[key] !== undefined && body[key] !== null;
-  const decides = (['to', 'contact', 'sender'] as const).find(present);
+function withDecidingRecipientOnly(raw: Record<string, unknown>): Record<string, unknown> {
+  const body = withoutNulls(raw);
+  const decides = (['to', 'contact', 'sender'] as const).find((key) => body[key] !== undefined);
   return { ...body, to: undefined, contact: undefined, sender: undefined, ...(decides ? { [decides]: body[decides] } : {}) };
 }
+
+const templateParameterSchema = z
+  .string({ error: MESSAGES.templateParameters })
+  .refine((value) => Array.from(value).length <= MESSAGE_LIMITS.text, MESSAGES.templateParameterMax);
+
+/** A template reference; null fields inside it are absent too. */
+const templateSchema = z.preprocess(
+  (value) => (isRecord(value) ? withoutNulls(value) : value),
+  z.object(
+    {
+      name: z.string({ error: MESSAGES.templateName }).trim().min(1, MESSAGES.templateName),
+      language: z.string({ error: MESSAGES.templateShape }).trim().min(1, MESSAGES.templateShape).optional(),
+      parameters: z.array(templateParameterSchema, { error: MESSAGES.templateParameters }).default([]),
+    },
+    { error: MESSAGES.templateShape },
+  ),
+);
 
 /** POST /messages. Whether the recipient exists is the service's part. */
 export const sendMessageSchema = z
@@ -91,29 +121,20 @@ export const sendMessageSchema = z
   .transform(withDecidingRecipientOnly)
   .pipe(
     z.object({
-      to: recipientSchema.nullish(),
-      contact: recipientSchema.nullish(),
-      sender: recipientSchema.nullish(),
+      to: recipientSchema.optional(),
+      contact: recipientSchema.optional(),
+      sender: recipientSchema.optional(),
       from: z
         .string({ error: MESSAGES.from })
         .trim()
         .min(1, MESSAGES.from)
         .max(MESSAGE_LIMITS.from, MESSAGES.from)
-        .nullish(),
+        .optional(),
       type: z.enum(['text', 'template'], { error: MESSAGES.type }).default('text'),
-      message: z.string({ error: MESSAGES.messageType }).nullish(),
+      message: z.string({ error: MESSAGES.messageType }).optional(),
       is_encrypted: bool('is_encrypted').default(false),
       silent: bool('silent').default(false),
-      template: z
-        .object(
-          {
-            name: z.string({ error: MESSAGES.templateName }).trim().min(1, MESSAGES.templateName),
-            language: z.string({ error: MESSAGES.templateShape }).trim().min(1, MESSAGES.templateShape).optional(),
-            parameters: z.array(z.string({ error: MESSAGES.templateParameters }), { error: MESSAGES.templateParameters }).default([]),
-          },
-          { error: MESSAGES.templateShape },
-        )
-        .nullish(),
+      template: templateSchema.optional(),
       media_urls: z.array(mediaUrlSchema, { error: MESSAGES.mediaList }).max(MESSAGE_LIMITS.mediaUrls, MESSAGES.mediaList).default([]),
     }),
   )

@@ -10,7 +10,7 @@ import { parseInput } from '../../lib/validation.js';
 import { renderTemplate } from '../templates/templates.schemas.js';
 import { conversationForSend, type Actor, type ActorView } from '../conversations/conversations.service.js';
 import type { PrismaQuery } from '../../db/query.js';
-import { MESSAGES, messageFiltersSchema, sendMessageSchema, type SendMessageInput } from './messages.schemas.js';
+import { MESSAGES, MESSAGE_LIMITS, messageFiltersSchema, sendMessageSchema, type SendMessageInput } from './messages.schemas.js';
 import { chooseRecipient, resolveRecipient } from './recipients.js';
 
 export const ENCRYPTED_PLACEHOLDER = 'Encrypted message hidden';
@@ -80,7 +80,9 @@ async function resolveContent(tx: Db, channel: Channel, input: SendMessageInput)
   if (parameters.length !== template.parameterCount) {
     throw ValidationError.field('template.parameters', MESSAGES.templateParameterCount(template.parameterCount));
   }
-  return { body: renderTemplate(template.body, parameters), templateId: template.id, templateParameters: parameters };
+  const body = renderTemplate(template.body, parameters);
+  if (Array.from(body).length > MESSAGE_LIMITS.text) throw ValidationError.field('template.parameters', MESSAGES.templateRenderedMax);
+  return { body, templateId: template.id, templateParameters: parameters };
 }
 
 /** Attempts for a send that lost a race creating the same contact or conversation. */

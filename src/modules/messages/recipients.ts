@@ -36,7 +36,7 @@ export async function resolveRecipient(
     contact = await tx.contact.findFirst({ where: { id: recipient.contactId, workspaceId, deletedAt: null } });
     if (!contact) throw ValidationError.field(input.field, MESSAGES.recipientUnknown);
   } else {
-    const details = recipient.details;
+    const details = recipient;
     contact = await matchDetails(tx, workspaceId, details);
     if (!contact) {
       contact = await tx.contact.create({
