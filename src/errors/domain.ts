@@ -44,6 +44,13 @@ export class ValidationError extends DomainError {
   }
 }
 
+/** Another request with the same Idempotency-Key is still running. */
+export class RequestInFlightError extends DomainError {
+  constructor() {
+    super('A request with this Idempotency-Key is still in progress; retry once it has completed.');
+  }
+}
+
 /** A request the operator tools reject (unknown hostname, duplicate, bad flag). */
 export class InputError extends DomainError {}
 

@@ -4,6 +4,7 @@ import {
   ChannelSelectionError,
   DomainError,
   NotFoundError,
+  RequestInFlightError,
   ServiceUnavailableError,
   ValidationError,
 } from './domain.js';
@@ -13,25 +14,38 @@ import { logUnexpected } from './log.js';
 
 export const INTERNAL_ERROR_BODY = { status: 'error', message: 'Internal server error' } as const;
 
+export interface RestError {
+  status: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+/** The REST answer to an expected failure, or null for an unexpected one. */
+export function expectedRestError(error: unknown): RestError | null {
+  if (error instanceof AuthenticationError) {
+    return { status: 401, body: { status: 'error', message: error.message }, headers: { 'www-authenticate': 'Bearer' } };
+  }
+  if (error instanceof ChannelSelectionError) return { status: 400, body: { status: 'error', message: error.message } };
+  if (error instanceof NotFoundError) return { status: 404, body: { status: 'error', message: error.message } };
+  if (error instanceof RequestInFlightError) return { status: 409, body: { status: 'error', message: error.message } };
+  if (error instanceof ValidationError) {
+    return {
+      status: 422,
+      body: { message: error.message, errors: error.errors, ...(error.conflict ? { conflict: error.conflict } : {}) },
+    };
+  }
+  if (error instanceof HttpError) return { status: error.status, body: { status: 'error', message: error.message }, headers: error.headers };
+  if (error instanceof ServiceUnavailableError || isDatabaseUnavailable(error)) {
+    return { status: 503, body: { status: 'error', message: 'Service unavailable' }, headers: { 'retry-after': '1' } };
+  }
+  if (error instanceof DomainError) return { status: 400, body: { status: 'error', message: error.message } };
+  return null;
+}
+
 /** The one place where failures become REST responses. Real messages only below 500. */
 export function restErrorResponse(error: unknown, logger: Logger): Response {
-  if (error instanceof AuthenticationError) {
-    return json(401, { status: 'error', message: error.message }, { 'www-authenticate': 'Bearer' });
-  }
-  if (error instanceof ChannelSelectionError) return json(400, { status: 'error', message: error.message });
-  if (error instanceof NotFoundError) return json(404, { status: 'error', message: error.message });
-  if (error instanceof ValidationError) {
-    return json(422, {
-      message: error.message,
-      errors: error.errors,
-      ...(error.conflict ? { conflict: error.conflict } : {}),
-    });
-  }
-  if (error instanceof HttpError) return json(error.status, { status: 'error', message: error.message }, error.headers);
-  if (error instanceof ServiceUnavailableError || isDatabaseUnavailable(error)) {
-    return json(503, { status: 'error', message: 'Service unavailable' }, { 'retry-after': '1' });
-  }
-  if (error instanceof DomainError) return json(400, { status: 'error', message: error.message });
+  const expected = expectedRestError(error);
+  if (expected) return json(expected.status, expected.body, expected.headers);
   logUnexpected(logger, error);
   return json(500, INTERNAL_ERROR_BODY);
 }

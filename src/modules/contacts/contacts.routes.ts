@@ -1,5 +1,7 @@
+import type { Contact } from '../../generated/prisma/client.js';
 import type { RestRouter } from '../../rest/router.js';
 import { json } from '../../rest/http.js';
+import { idempotentWrite } from '../../rest/idempotency.js';
 import { pageParams } from '../../lib/pagination.js';
 import { collection } from '../../rest/collection.js';
 import { contactView, createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
@@ -18,9 +20,14 @@ export function registerContactRoutes(router: RestRouter): void {
     return collection(page, contactView);
   });
 
-  router.on('POST', '/contacts', async ({ ctx, body }) => {
-    const contact = await createContact(ctx, await body());
-    return json(201, { data: { contact: contactView(contact) } });
+  router.on('POST', '/contacts', async ({ ctx, body, request }) => {
+    const input = await body();
+    return idempotentWrite<Contact>(ctx, request, {
+      route: 'POST /contacts',
+      body: input,
+      render: (contact) => ({ status: 201, body: { data: { contact: contactView(contact) } } }),
+      run: (guard) => createContact(ctx, input, guard),
+    });
   });
 
   router.on('GET', '/contacts/find', async ({ ctx, url }) => {

@@ -9,6 +9,7 @@ import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../..
 import { isUuid } from '../../lib/uuid.js';
 import { parseInput } from '../../lib/validation.js';
 import type { PrismaQuery } from '../../db/query.js';
+import type { WriteGuard } from '../idempotency/idempotency.service.js';
 import { MESSAGES, contactFiltersSchema, createContactSchema, findContactSchema, isValidEmail, updateContactSchema } from './contacts.schemas.js';
 
 export interface ContactView {
@@ -136,12 +137,13 @@ export async function updateContact(ctx: RequestContext, id: string, body: unkno
 }
 
 /** POST /contacts: creates a contact linked to the acting channel. */
-export async function createContact(ctx: RequestContext, body: unknown): Promise<Contact> {
+export async function createContact(ctx: RequestContext, body: unknown, guard?: WriteGuard<Contact>): Promise<Contact> {
   const channel = actingChannel(ctx.auth);
   const workspaceId = ctx.auth.workspace.id;
   const input = parseInput(createContactSchema, body);
   return withUniqueness(ctx.prisma, workspaceId, input, undefined, () =>
     ctx.prisma.$transaction(async (tx) => {
+      await guard?.begin(tx);
       await assertAvailable(tx, workspaceId, input);
       const contact = await tx.contact.create({
         data: {
@@ -154,6 +156,7 @@ export async function createContact(ctx: RequestContext, body: unknown): Promise
         },
       });
       await setPhone(tx, contact, input.phone);
+      await guard?.end(tx, contact);
       return contact;
     }),
   );

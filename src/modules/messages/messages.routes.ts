@@ -1,13 +1,18 @@
 import type { RestRouter } from '../../rest/router.js';
 import { collection } from '../../rest/collection.js';
-import { json } from '../../rest/http.js';
+import { idempotentWrite } from '../../rest/idempotency.js';
 import { pageParams } from '../../lib/pagination.js';
-import { listMessages, messageView, sendMessage } from './messages.service.js';
+import { listMessages, messageView, sendMessage, type MessageRow } from './messages.service.js';
 
 export function registerMessageRoutes(router: RestRouter): void {
-  router.on('POST', '/messages', async ({ ctx, body }) => {
-    const message = await sendMessage(ctx, await body());
-    return json(202, { data: { message: messageView(message) } });
+  router.on('POST', '/messages', async ({ ctx, body, request }) => {
+    const input = await body();
+    return idempotentWrite<MessageRow>(ctx, request, {
+      route: 'POST /messages',
+      body: input,
+      render: (message) => ({ status: 202, body: { data: { message: messageView(message) } } }),
+      run: (guard) => sendMessage(ctx, input, guard),
+    });
   });
 
   router.on('GET', '/messages', async ({ ctx, url }) => {

@@ -10,12 +10,13 @@ import { parseInput } from '../../lib/validation.js';
 import { renderTemplate } from '../templates/templates.schemas.js';
 import { conversationForSend, type Actor, type ActorView } from '../conversations/conversations.service.js';
 import type { PrismaQuery } from '../../db/query.js';
+import type { WriteGuard } from '../idempotency/idempotency.service.js';
 import { MESSAGES, MESSAGE_LIMITS, messageFiltersSchema, sendMessageSchema, type SendMessageInput } from './messages.schemas.js';
 import { chooseRecipient, resolveRecipient } from './recipients.js';
 
 export const ENCRYPTED_PLACEHOLDER = 'Encrypted message hidden';
 
-type MessageRow = Message & { channel: Pick<Channel, 'name'>; senderUser: Pick<User, 'name'> | null };
+export type MessageRow = Message & { channel: Pick<Channel, 'name'>; senderUser: Pick<User, 'name'> | null };
 
 export const messageInclude = { channel: { select: { name: true } }, senderUser: { select: { name: true } } } as const;
 
@@ -93,7 +94,7 @@ const SEND_ATTEMPTS = 3;
  * the same transaction (transactional outbox): a committed message is always
  * delivered, a rolled-back one never.
  */
-export async function sendMessage(ctx: RequestContext, body: unknown): Promise<MessageRow> {
+export async function sendMessage(ctx: RequestContext, body: unknown, guard?: WriteGuard<MessageRow>): Promise<MessageRow> {
   const channel = actingChannel(ctx.auth);
   const workspaceId = ctx.auth.workspace.id;
   const input = parseInput(sendMessageSchema, body);
@@ -102,6 +103,7 @@ export async function sendMessage(ctx: RequestContext, body: unknown): Promise<M
   for (let attempt = 1; ; attempt++) {
     try {
       const message = await ctx.prisma.$transaction(async (tx) => {
+        await guard?.begin(tx);
         const content = await resolveContent(tx, channel, input);
         const contact = await resolveRecipient(tx, { workspaceId, channelId: channel.id, field, recipient });
         const sender = await resolveSender(tx, workspaceId, channel, input.from);
@@ -114,7 +116,7 @@ export async function sendMessage(ctx: RequestContext, body: unknown): Promise<M
           actor: sender,
           at,
         });
-        return tx.message.create({
+        const message = await tx.message.create({
           data: {
             workspaceId,
             channelId: channel.id,
@@ -138,6 +140,8 @@ export async function sendMessage(ctx: RequestContext, body: unknown): Promise<M
           },
           include: messageInclude,
         });
+        await guard?.end(tx, message);
+        return message;
       });
       ctx.onMessageQueued?.();
       const ids = { conversationId: message.conversationId, workspaceId, channelId: channel.id };

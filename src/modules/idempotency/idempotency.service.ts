@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto';
+import type { Db } from '../../db/types.js';
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import { RequestInFlightError, ValidationError } from '../../errors/domain.js';
+
+/** How long an answer is replayed. */
+export const IDEMPOTENCY_TTL_HOURS = 24;
+
+/**
+ * How long a duplicate waits for the claim of a request still running before it
+ * is answered 409: long enough to ride out the claim's own insert, short enough
+ * that a retry of a slow request is told at once.
+ */
+const IN_FLIGHT_WAIT = '100ms';
+
+export const IDEMPOTENCY_MESSAGES = {
+  shape: 'The Idempotency-Key must be 1 to 255 printable ASCII characters.',
+  reused: 'The Idempotency-Key was already used with a different request body.',
+} as const;
+
+/** The request a key guards: whose, which operation, which key, which body. */
+export interface IdempotencyScope {
+  credentialId: string;
+  route: string;
+  key: string;
+  requestHash: string;
+}
+
+export interface StoredResponse {
+  status: number;
+  body: unknown;
+}
+
+/** Thrown inside a claiming transaction to abandon it: the answer already exists. */
+class Replay {
+  constructor(readonly response: StoredResponse) {}
+}
+
+/** Hooks a service calls inside the transaction of its write: first and last. */
+export interface WriteGuard<T> {
+  begin(tx: Db): Promise<void>;
+  end(tx: Db, result: T): Promise<void>;
+}
+
+/** `Idempotency-Key`: 1–255 printable ASCII characters (`field` names it in the 422). */
+export function idempotencyKey(value: string | null | undefined, field: string): string | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (!/^[\x20-\x7e]{1,255}$/.test(value)) throw ValidationError.field(field, IDEMPOTENCY_MESSAGES.shape);
+  return value;
+}
+
+/** JSON with object keys in order, so that equal bodies hash equally however they were written. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+export function requestHash(body: unknown): string {
+  return createHash('sha256').update(canonicalJson(body)).digest('hex');
+}
+
+const fresh = () => new Date(Date.now() - IDEMPOTENCY_TTL_HOURS * 3600_000);
+
+function isLockTimeout(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== 'object' || depth > 4) return false;
+  const e = error as { code?: unknown; message?: unknown; cause?: unknown; meta?: Record<string, unknown> };
+  if (e.code === '55P03' || e.meta?.code === '55P03') return true;
+  if (typeof e.message === 'string' && /lock timeout/i.test(e.message)) return true;
+  return isLockTimeout(e.cause, depth + 1) || isLockTimeout((e.meta?.driverAdapterError as { cause?: unknown })?.cause, depth + 1);
+}
+
+/** The stored answer for a key, if one is fresh; a different body is a 422 on `field`. */
+async function stored(db: Db, scope: IdempotencyScope, field: string): Promise<StoredResponse | null> {
+  const row = await db.idempotencyKey.findUnique({
+    where: { credentialId_route_key: { credentialId: scope.credentialId, route: scope.route, key: scope.key } },
+  });
+  if (!row || row.createdAt < fresh() || row.responseStatus === null) return null;
+  if (row.requestHash !== scope.requestHash) throw ValidationError.field(field, IDEMPOTENCY_MESSAGES.reused);
+  return { status: row.responseStatus, body: row.responseBody };
+}
+
+/**
+ * Claims the key in the write's transaction (INSERT … ON CONFLICT DO NOTHING). A
+ * concurrent claim of the same key blocks on the unique index until its
+ * transaction ends: committed, its answer is replayed; still running after
+ * IN_FLIGHT_WAIT, this request is refused with 409. An expired row is taken over.
+ */
+async function claim(tx: Db, scope: IdempotencyScope, field: string): Promise<string> {
+  let rows: { id: string }[];
+  try {
+    await tx.$executeRawUnsafe(`SET LOCAL lock_timeout = '${IN_FLIGHT_WAIT}'`);
+    rows = await tx.$queryRaw<{ id: string }[]>`
+      INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash)
+      VALUES (gen_random_uuid(), ${scope.credentialId}::uuid, ${scope.route}, ${scope.key}, ${scope.requestHash})
+      ON CONFLICT (credential_id, route, key) DO UPDATE
+        SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_body = NULL, created_at = CURRENT_TIMESTAMP
+        WHERE idempotency_keys.created_at < ${fresh()}
+      RETURNING id`;
+    await tx.$executeRawUnsafe('SET LOCAL lock_timeout = DEFAULT');
+  } catch (error) {
+    if (isLockTimeout(error)) throw new RequestInFlightError();
+    throw error;
+  }
+  if (rows[0]) return rows[0].id;
+  const answer = await stored(tx, scope, field);
+  if (!answer) throw new RequestInFlightError();
+  throw new Replay(answer);
+}
+
+/**
+ * Runs a write under an idempotency key. `run` hands the guard to the service,
+ * which calls it first and last inside its transaction, so the key commits
+ * exactly when the write does. A refusal `refuse` can render (a 4xx) is stored
+ * too, so a retry gets the same answer; a failure it cannot (a 5xx) is not, so a
+ * retry runs again.
+ */
+export async function runIdempotent<T>(
+  prisma: PrismaClient,
+  scope: IdempotencyScope,
+  options: {
+    field: string;
+    render: (result: T) => StoredResponse;
+    refuse: (error: unknown) => StoredResponse | null;
+    run: (guard: WriteGuard<T>) => Promise<T>;
+  },
+): Promise<{ response: StoredResponse; replayed: boolean }> {
+  const existing = await stored(prisma, scope, options.field);
+  if (existing) return { response: existing, replayed: true };
+  let id: string | undefined;
+  let response: StoredResponse | undefined;
+  const guard: WriteGuard<T> = {
+    begin: async (tx) => {
+      id = await claim(tx, scope, options.field);
+    },
+    end: async (tx, result) => {
+      response = options.render(result);
+      await tx.idempotencyKey.update({
+        where: { id: id! },
+        data: { responseStatus: response.status, responseBody: response.body as object },
+      });
+    },
+  };
+  try {
+    const result = await options.run(guard);
+    return { response: response ?? options.render(result), replayed: false };
+  } catch (error) {
+    if (error instanceof Replay) return { response: error.response, replayed: true };
+    const refusal = error instanceof RequestInFlightError ? null : options.refuse(error);
+    if (refusal) {
+      await prisma.$executeRaw`
+        INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash, response_status, response_body)
+        VALUES (gen_random_uuid(), ${scope.credentialId}::uuid, ${scope.route}, ${scope.key}, ${scope.requestHash},
+                ${refusal.status}, ${JSON.stringify(refusal.body)}::jsonb)
+        ON CONFLICT (credential_id, route, key) DO NOTHING`;
+    }
+    throw error;
+  }
+}
+
+/** Deletes answers older than the replay window. */
+export async function purgeExpiredIdempotencyKeys(prisma: PrismaClient): Promise<number> {
+  const { count } = await prisma.idempotencyKey.deleteMany({ where: { createdAt: { lt: fresh() } } });
+  return count;
+}

@@ -1,0 +1,160 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { hashToken } from '../src/lib/tokens.js';
+import { purgeExpiredIdempotencyKeys } from '../src/modules/idempotency/idempotency.service.js';
+import { createTestApp, onPostgres, type TestApp } from './helpers/app.js';
+import { appWithFailingInsert } from './helpers/fresh-database.js';
+import { issueChannelKey } from './helpers/factories.js';
+import { messagingSetup } from './helpers/messaging.js';
+import { restClient } from './helpers/rest.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await createTestApp();
+});
+afterAll(() => app.close());
+
+async function setup(on: TestApp = app) {
+  const s = await messagingSetup(on);
+  const withKey = (key: string, token = s.apiKey) => restClient(on, s.host, token, { 'idempotency-key': key });
+  const messages = () => on.db.prisma.message.count({ where: { workspaceId: s.workspace.id } });
+  const contacts = () => on.db.prisma.contact.count({ where: { workspaceId: s.workspace.id } });
+  return { ...s, withKey, messages, contacts };
+}
+
+const send = { to: { phone: '+31612347001' }, message: 'Your order shipped' };
+
+describe('Idempotency-Key on POST /messages and POST /contacts', () => {
+  it('replays the first answer: same status, same body, Idempotent-Replayed: true, one message', async () => {
+    const s = await setup();
+    const first = await s.withKey('order-1001').post('/messages', send);
+    expect(first.status).toBe(202);
+    expect(first.headers.get('idempotent-replayed')).toBeNull();
+    const again = await s.withKey('order-1001').post('/messages', { message: 'Your order shipped', to: { phone: '+31612347001' } });
+    expect(again.status).toBe(202);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(await s.messages()).toBe(1);
+
+    const created = await s.withKey('crm-42').post('/contacts', { name: 'Ann', email: 'ann@example.com' });
+    const replayed = await s.withKey('crm-42').post('/contacts', { name: 'Ann', email: 'ann@example.com' });
+    expect([created.status, replayed.status]).toEqual([201, 201]);
+    expect(replayed.body).toEqual(created.body);
+    expect(replayed.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('refuses the same key with a different body: 422 on Idempotency-Key, nothing sent', async () => {
+    const s = await setup();
+    await s.withKey('k-1').post('/messages', send);
+    const other = await s.withKey('k-1').post('/messages', { ...send, message: 'Something else' });
+    expect(other.status).toBe(422);
+    expect(other.body.errors).toEqual({ 'Idempotency-Key': ['The Idempotency-Key was already used with a different request body.'] });
+    expect(await s.messages()).toBe(1);
+  });
+
+  it('refuses a key that is not 1 to 255 printable ASCII characters', async () => {
+    const s = await setup();
+    for (const key of ['', 'k'.repeat(256), 'clé']) {
+      const result = await s.withKey(key).post('/messages', send);
+      expect(result.status, JSON.stringify(key)).toBe(422);
+      expect(result.body.errors).toEqual({ 'Idempotency-Key': ['The Idempotency-Key must be 1 to 255 printable ASCII characters.'] });
+    }
+    expect((await s.withKey('k'.repeat(255)).post('/messages', send)).status).toBe(202);
+    expect(await s.messages()).toBe(1);
+  });
+
+  it('is scoped to the credential and to the route', async () => {
+    const s = await setup();
+    const { token } = await issueChannelKey(app.db.prisma, s.channel);
+    expect((await s.withKey('shared').post('/messages', send)).status).toBe(202);
+    const otherCredential = await s.withKey('shared', token).post('/messages', send);
+    expect(otherCredential.status).toBe(202);
+    expect(otherCredential.headers.get('idempotent-replayed')).toBeNull();
+    expect(await s.messages()).toBe(2);
+    const otherRoute = await s.withKey('shared').post('/contacts', { name: 'Bea', phone: '+31612347002' });
+    expect(otherRoute.status).toBe(201);
+  });
+
+  it('stores a refusal below 500, so a retry gets the same answer', async () => {
+    const s = await setup();
+    const body = { to: '00000000-0000-4000-8000-000000000000', message: 'hi' };
+    const first = await s.withKey('refused').post('/messages', body);
+    expect(first.status).toBe(422);
+    const again = await s.withKey('refused').post('/messages', body);
+    expect(again.status).toBe(422);
+    expect(again.body).toEqual(first.body);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('stores nothing for a 500: the write rolled back with its key, and a retry runs again', async () => {
+    const failing = await appWithFailingInsert('messages', "EXISTS (SELECT 1 FROM workspaces WHERE id = NEW.workspace_id AND name = 'fail sends')", 'injected failure');
+    try {
+      const s = await setup(failing);
+      await failing.db.prisma.workspace.update({ where: { id: s.workspace.id }, data: { name: 'fail sends' } });
+      const first = await s.withKey('retry-me').post('/messages', send);
+      expect(first.status).toBe(500);
+      expect(await failing.db.prisma.idempotencyKey.count()).toBe(0);
+      await failing.db.prisma.workspace.update({ where: { id: s.workspace.id }, data: { name: 'works again' } });
+      const retry = await s.withKey('retry-me').post('/messages', send);
+      expect(retry.status).toBe(202);
+      expect(retry.headers.get('idempotent-replayed')).toBeNull();
+      expect(await s.messages()).toBe(1);
+    } finally {
+      await failing.drop();
+    }
+  });
+
+  it('forgets keys after 24 hours: a purged or expired key runs again', async () => {
+    const s = await setup();
+    await s.withKey('old').post('/messages', send);
+    await app.db.prisma.idempotencyKey.updateMany({ where: { key: 'old' }, data: { createdAt: new Date(Date.now() - 25 * 3600_000) } });
+    const reused = await s.withKey('old').post('/messages', { ...send, message: 'A new day' });
+    expect(reused.status).toBe(202);
+    expect(reused.headers.get('idempotent-replayed')).toBeNull();
+    expect(await s.messages()).toBe(2);
+    await app.db.prisma.idempotencyKey.updateMany({ where: { key: 'old' }, data: { createdAt: new Date(Date.now() - 25 * 3600_000) } });
+    expect(await purgeExpiredIdempotencyKeys(app.db.prisma)).toBeGreaterThanOrEqual(1);
+    expect(await app.db.prisma.idempotencyKey.count({ where: { key: 'old' } })).toBe(0);
+  });
+});
+
+describe.skipIf(!onPostgres)('Idempotency-Key under concurrency (PostgreSQL)', () => {
+  it('20 concurrent identical sends with one key make exactly one message', async () => {
+    const s = await setup();
+    const results = await Promise.all(Array.from({ length: 20 }, () => s.withKey('burst').post('/messages', send)));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.every((status) => status === 202 || status === 409), statuses.join(',')).toBe(true);
+    const originals = results.filter((r) => r.status === 202 && r.headers.get('idempotent-replayed') === null);
+    expect(originals).toHaveLength(1);
+    for (const replay of results.filter((r) => r.headers.get('idempotent-replayed') === 'true')) expect(replay.body).toEqual(originals[0]!.body);
+    expect(await s.messages()).toBe(1);
+    expect(await app.db.prisma.idempotencyKey.count({ where: { key: 'burst' } })).toBe(1);
+  });
+
+  it('answers 409 while the first request with the key is still in flight, and runs once it is gone', async () => {
+    const s = await setup();
+    const token = await app.db.prisma.accessToken.findUniqueOrThrow({ where: { tokenHash: hashToken(s.apiKey) } });
+    // Another transaction holds the key's claim, as a request still running would.
+    const holder = new pg.Client({ connectionString: inject('databaseUrl') });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(
+        `INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash) VALUES (gen_random_uuid(), $1, 'POST /messages', 'slow', repeat('0', 64))`,
+        [token.id],
+      );
+      const started = Date.now();
+      const during = await s.withKey('slow').post('/messages', send);
+      expect(during.status).toBe(409);
+      expect(during.body).toEqual({ status: 'error', message: 'A request with this Idempotency-Key is still in progress; retry once it has completed.' });
+      expect(Date.now() - started).toBeLessThan(2000);
+      await holder.query('ROLLBACK');
+    } finally {
+      await holder.end();
+    }
+    const after = await s.withKey('slow').post('/messages', send);
+    expect(after.status).toBe(202);
+    expect(await s.messages()).toBe(1);
+  });
+});
