@@ -1,3 +1,4 @@
+import { getRefFromModel, queryFromInfo } from '@pothos/plugin-prisma';
 import { builder, type GraphQLContext } from './builder.js';
 
 export const UserErrorCode = builder.enumType('UserErrorCode', {
@@ -30,21 +31,27 @@ export interface Payload {
 }
 
 /**
- * `<Name>Payload { <field>: <Model> userErrors: [UserError!]! }`: the object is
- * read by id with the selection Pothos plans for it.
+ * `<Name>Payload { <field>: <Model> userErrors: [UserError!]! }`. The object is read by id with
+ * the selection Pothos plans for it, relations included. A refused mutation has no id, so nothing
+ * is planned and nothing is read: a `prismaField` would plan a query it cannot use, which
+ * `onUnusedQuery` rightly reports.
  */
 export function payloadType<Model extends 'Contact' | 'Conversation' | 'Message'>(
   model: Model,
   field: string,
   read: (ctx: GraphQLContext, id: string, query: object) => Promise<unknown>,
 ) {
+  const modelRef = getRefFromModel(model, builder);
   return builder.objectRef<Payload>(`${model}Payload`).implement({
     fields: (t) => ({
-      [field]: t.prismaField({
-        type: model,
+      [field]: t.field({
+        type: modelRef,
         nullable: true,
-        // The generic model defeats Pothos' inference of the row type; read() returns that row.
-        resolve: (query, payload, _args, ctx) => (payload.id ? read(ctx, payload.id, query) : null) as never,
+        resolve: async (payload, _args, ctx, info) => {
+          if (!payload.id) return null;
+          // The generic model defeats Pothos' inference of the row type; read() returns that row.
+          return (await read(ctx, payload.id, await queryFromInfo({ context: ctx, info, awaitSelections: true }))) as never;
+        },
       }),
       userErrors: t.field({ type: [UserError], resolve: (payload) => payload.userErrors }),
     }),

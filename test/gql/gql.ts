@@ -14,6 +14,13 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
+    "\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.EdgeSendMessageDocument,
+    "\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n": typeof types.EdgeCreateContactDocument,
+    "\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n": typeof types.EdgeUpdateContactDocument,
+    "\n  mutation EdgeCloseConversation($id: ID!) {\n    closeConversation(id: $id) {\n      conversation {\n        id\n        contact { id name }\n        stateChanges { type actor { type name } }\n        messages(first: 50) { edges { node { id sender { name } contact { id } conversation { id } } } }\n      }\n      userErrors { field message code }\n    }\n  }\n": typeof types.EdgeCloseConversationDocument,
+    "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.EdgeReopenConversationDocument,
+    "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n": typeof types.EdgeMessageAddedDocument,
+    "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n": typeof types.EdgeConversationUpdatedDocument,
     "\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n": typeof types.MessageAddedDocument,
     "\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n": typeof types.ConversationUpdatedDocument,
     "\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n": typeof types.ConversationsDeepDocument,
@@ -34,6 +41,13 @@ type Documents = {
     "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": typeof types.TemplatesDocument,
 };
 const documents: Documents = {
+    "\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeSendMessageDocument,
+    "\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n": types.EdgeCreateContactDocument,
+    "\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n": types.EdgeUpdateContactDocument,
+    "\n  mutation EdgeCloseConversation($id: ID!) {\n    closeConversation(id: $id) {\n      conversation {\n        id\n        contact { id name }\n        stateChanges { type actor { type name } }\n        messages(first: 50) { edges { node { id sender { name } contact { id } conversation { id } } } }\n      }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeCloseConversationDocument,
+    "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeReopenConversationDocument,
+    "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n": types.EdgeMessageAddedDocument,
+    "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n": types.EdgeConversationUpdatedDocument,
     "\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n": types.MessageAddedDocument,
     "\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n": types.ConversationUpdatedDocument,
     "\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n": types.ConversationsDeepDocument,
@@ -68,6 +82,34 @@ const documents: Documents = {
  */
 export function graphql(source: string): unknown;
 
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n"): (typeof documents)["\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n"): (typeof documents)["\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation EdgeCloseConversation($id: ID!) {\n    closeConversation(id: $id) {\n      conversation {\n        id\n        contact { id name }\n        stateChanges { type actor { type name } }\n        messages(first: 50) { edges { node { id sender { name } contact { id } conversation { id } } } }\n      }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation EdgeCloseConversation($id: ID!) {\n    closeConversation(id: $id) {\n      conversation {\n        id\n        contact { id name }\n        stateChanges { type actor { type name } }\n        messages(first: 50) { edges { node { id sender { name } contact { id } conversation { id } } } }\n      }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n"): (typeof documents)["\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n"): (typeof documents)["\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

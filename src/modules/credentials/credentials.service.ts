@@ -78,6 +78,30 @@ export async function revokeToken(prisma: PrismaClient, token: string): Promise<
 }
 
 /**
+ * Whether the credential behind `auth` still admits what `authenticate` admitted: not revoked,
+ * not expired, and its acting channel (with none chosen, any of its channels) still active and
+ * still reachable through it. Long-lived requests ask this again while they run. One query.
+ */
+export async function credentialStillValid(prisma: PrismaClient, auth: AuthContext): Promise<boolean> {
+  const channel = {
+    workspaceId: auth.workspace.id,
+    status: 'active' as const,
+    ...(auth.channel ? { id: auth.channel.id } : { id: { in: auth.channels.map((c) => c.id) } }),
+  };
+  const found = await prisma.accessToken.findFirst({
+    where: {
+      id: auth.credential.id,
+      workspaceId: auth.workspace.id,
+      revokedAt: null,
+      OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }],
+      ...(auth.credential.kind === 'channel_key' ? { channel } : { connection: { channels: { some: { channel } } } }),
+    },
+    select: { id: true },
+  });
+  return found !== null;
+}
+
+/**
  * Resolves the caller of a request: the workspace named by the host, the
  * credential behind the bearer token, and the channel it acts as. Every failure
  * is the same AuthenticationError, so a caller learns nothing about which part

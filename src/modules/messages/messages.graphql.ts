@@ -3,6 +3,7 @@ import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
 import { connectionType, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { asPayload } from '../../graphql/results.js';
+import { whileCredentialValid } from '../../graphql/subscriptions.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel } from '../../context/request.js';
 import { MessageDirection, MessageStatus, MessageType } from '../../generated/prisma/enums.js';
@@ -164,13 +165,16 @@ builder.subscriptionField('messageAdded', (t) =>
     subscribe: (_root, args, ctx) => {
       const channel = actingChannel(ctx.auth);
       const conversationId = args.conversationId == null ? null : String(args.conversationId).toLowerCase();
-      return pipe(
-        ctx.events!.subscribe('message.created'),
-        filter(
-          (event) =>
-            event.workspaceId === ctx.auth.workspace.id &&
-            event.channelId === channel.id &&
-            (conversationId === null || event.conversationId === conversationId),
+      return whileCredentialValid(
+        ctx,
+        pipe(
+          ctx.events!.subscribe('message.created'),
+          filter(
+            (event) =>
+              event.workspaceId === ctx.auth.workspace.id &&
+              event.channelId === channel.id &&
+              (conversationId === null || event.conversationId === conversationId),
+          ),
         ),
       );
     },
