@@ -2,7 +2,8 @@ import type { AppDeps, AuthContext, RequestContext } from './types.js';
 import { bearerToken, requestHost } from './request.js';
 import { authenticate } from '../modules/credentials/credentials.service.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
-import { ServiceUnavailableError } from '../errors/domain.js';
+import { AuthenticationError, ServiceUnavailableError } from '../errors/domain.js';
+import { isWellFormedToken } from '../lib/tokens.js';
 
 /**
  * Resolves the caller of an HTTP request, the same way for REST and GraphQL.
@@ -12,8 +13,11 @@ export async function authenticateRequest(deps: AppDeps, request: Request): Prom
   const headers = request.headers;
   // No Host (HTTP/1.0) or an empty one names no workspace: never the server's own address.
   const host = requestHost(headers, deps.env.TRUST_PROXY);
+  const bearer = bearerToken(headers);
+  // A malformed or mistyped token costs no query.
+  if (!host || !bearer || !isWellFormedToken(bearer)) throw new AuthenticationError();
   const auth = await deps.db.health
-    .race(authenticate(deps.db.prisma, { host, bearer: bearerToken(headers), channelHeader: headers.get('x-channel-uuid') }))
+    .race(authenticate(deps.db.prisma, { host, bearer, channelHeader: headers.get('x-channel-uuid') }))
     .catch((error: unknown) => {
       throw isDatabaseUnavailable(error) ? new ServiceUnavailableError() : error;
     });
