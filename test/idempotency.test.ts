@@ -1,3 +1,4 @@
+import { parse } from 'graphql';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
@@ -5,7 +6,8 @@ import { hashToken } from '../src/lib/tokens.js';
 import { purgeExpiredIdempotencyKeys } from '../src/modules/idempotency/idempotency.service.js';
 import { createTestApp, onPostgres, type TestApp } from './helpers/app.js';
 import { appWithFailingInsert } from './helpers/fresh-database.js';
-import { issueChannelKey } from './helpers/factories.js';
+import { bearer, issueChannelKey } from './helpers/factories.js';
+import { executeOperation } from './helpers/graphql.js';
 import { messagingSetup } from './helpers/messaging.js';
 import { restClient } from './helpers/rest.js';
 
@@ -156,5 +158,55 @@ describe.skipIf(!onPostgres)('Idempotency-Key under concurrency (PostgreSQL)', (
     const after = await s.withKey('slow').post('/messages', send);
     expect(after.status).toBe(202);
     expect(await s.messages()).toBe(1);
+  });
+});
+
+describe('idempotencyKey on GraphQL createContact and sendMessage', () => {
+  const SEND = 'mutation($input: SendMessageInput!) { sendMessage(input: $input) { message { id body conversation { id } } userErrors { field message code } } }';
+  const CREATE = 'mutation($input: CreateContactInput!) { createContact(input: $input) { contact { id email } userErrors { field message } } }';
+
+  async function gqlSetup() {
+    const s = await setup();
+    const gql = (query: string, variables: Record<string, unknown>) => executeOperation<any, any>(app, s.host, bearer(s.apiKey), parse(query), variables);
+    return { ...s, gql };
+  }
+
+  it('replays the same object for the same key and input, one message', async () => {
+    const s = await gqlSetup();
+    const input = { to: { phone: '+31612347101' }, message: 'Once only', idempotencyKey: 'gql-1' };
+    const first = await s.gql(SEND, { input });
+    const again = await s.gql(SEND, { input: { ...input } });
+    expect(first.data.sendMessage.message.id).toEqual(expect.any(String));
+    expect(again.data).toEqual(first.data);
+    expect(await s.messages()).toBe(1);
+    const created = await s.gql(CREATE, { input: { name: 'Gql', email: 'gql-idem@example.com', idempotencyKey: 'c-1' } });
+    const createdAgain = await s.gql(CREATE, { input: { name: 'Gql', email: 'gql-idem@example.com', idempotencyKey: 'c-1' } });
+    expect(createdAgain.data).toEqual(created.data);
+    expect(created.data.createContact.userErrors).toEqual([]);
+  });
+
+  it('another input with the key, or a malformed key, is a userError on idempotencyKey', async () => {
+    const s = await gqlSetup();
+    await s.gql(SEND, { input: { to: { phone: '+31612347102' }, message: 'First', idempotencyKey: 'gql-2' } });
+    const other = await s.gql(SEND, { input: { to: { phone: '+31612347102' }, message: 'Second', idempotencyKey: 'gql-2' } });
+    expect(other.data.sendMessage).toEqual({
+      message: null,
+      userErrors: [{ field: ['input', 'idempotencyKey'], message: 'The Idempotency-Key was already used with a different request body.', code: 'INVALID' }],
+    });
+    const malformed = await s.gql(SEND, { input: { to: { phone: '+31612347102' }, message: 'Third', idempotencyKey: '' } });
+    expect(malformed.data.sendMessage.userErrors).toEqual([
+      { field: ['input', 'idempotencyKey'], message: 'The Idempotency-Key must be 1 to 255 printable ASCII characters.', code: 'INVALID' },
+    ]);
+    expect(await s.messages()).toBe(1);
+  });
+
+  it('a refused input is replayed as the same userErrors; REST and GraphQL keys do not mix', async () => {
+    const s = await gqlSetup();
+    const refused = { to: { contactId: '00000000-0000-4000-8000-000000000000' }, message: 'hi', idempotencyKey: 'gql-3' };
+    const first = await s.gql(SEND, { input: refused });
+    expect(first.data.sendMessage.userErrors).toHaveLength(1);
+    expect((await s.gql(SEND, { input: refused })).data).toEqual(first.data);
+    const rest = await s.withKey('gql-3').post('/messages', { to: { phone: '+31612347103' }, message: 'REST' });
+    expect(rest.status).toBe(202);
   });
 });

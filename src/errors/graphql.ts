@@ -1,5 +1,5 @@
 import { GraphQLError } from 'graphql';
-import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError, ServiceUnavailableError, ValidationError } from './domain.js';
+import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError, RequestInFlightError, ServiceUnavailableError, ValidationError } from './domain.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import type { UserErrorShape } from '../graphql/user-errors.js';
 
@@ -10,6 +10,7 @@ function codeOf(error: DomainError): { code: string; http?: { status: number; he
   if (error instanceof ChannelSelectionError) return { code: 'CHANNEL_REQUIRED' };
   if (error instanceof ServiceUnavailableError) return { code: 'SERVICE_UNAVAILABLE', http: { status: 503, headers: { 'retry-after': '1' } } };
   if (error instanceof NotFoundError) return { code: 'NOT_FOUND' };
+  if (error instanceof RequestInFlightError) return { code: 'CONFLICT', http: { status: 409 } };
   if (error instanceof ValidationError) return { code: 'BAD_USER_INPUT' };
   return { code: 'BAD_REQUEST' };
 }

@@ -1,6 +1,8 @@
 import { NotFoundError } from '../errors/domain.js';
 import { toUserErrors } from '../errors/graphql.js';
 import type { Payload } from './user-errors.js';
+import type { GraphQLContext } from './builder.js';
+import { idempotencyKey, requestHash, runIdempotent, type WriteGuard } from '../modules/idempotency/idempotency.service.js';
 
 /** Reads answer null, never an error, for what the caller cannot see (other workspaces included). */
 export async function orNull<T>(read: () => Promise<T>): Promise<T | null> {
@@ -22,3 +24,43 @@ export async function asPayload(run: () => Promise<{ id: string }>, rename?: (fi
     return { id: null, userErrors };
   }
 }
+
+/**
+ * Runs a mutation as `asPayload` does, under its `idempotencyKey` when one is
+ * given: the same key and input replay the first payload (the same object, or
+ * the same userErrors); another input is a userError on `idempotencyKey`; a key
+ * still in flight is a CONFLICT error. The semantics are REST's Idempotency-Key.
+ */
+export async function asIdempotentPayload<T extends { id: string }>(
+  ctx: GraphQLContext,
+  options: {
+    operation: string;
+    input: { idempotencyKey?: string | null | undefined } & Record<string, unknown>;
+    run: (guard?: WriteGuard<T>) => Promise<T>;
+    rename?: (field: string) => string;
+  },
+): Promise<Payload> {
+  const { idempotencyKey: rawKey, ...input } = options.input;
+  try {
+    const key = idempotencyKey(rawKey, 'idempotencyKey');
+    if (key === undefined) return await asPayload(() => options.run(), options.rename);
+    const scope = { credentialId: ctx.auth.credential.id, route: `graphql ${options.operation}`, key, requestHash: requestHash(input) };
+    const { response } = await runIdempotent<T>(ctx.prisma, scope, {
+      field: 'idempotencyKey',
+      render: (result) => ({ status: 200, body: { id: result.id, userErrors: [] } }),
+      refuse: (error) => {
+        const userErrors = toUserErrors(error, options.rename);
+        return userErrors ? { status: 200, body: { id: null, userErrors } } : null;
+      },
+      run: options.run,
+    });
+    return response.body as Payload;
+  } catch (error) {
+    const userErrors = toUserErrors(error, options.rename);
+    if (!userErrors) throw error;
+    return { id: null, userErrors };
+  }
+}
+
+export const IDEMPOTENCY_KEY_DESCRIPTION =
+  'Retries with the same key and input replay the first result for 24 hours (1–255 printable ASCII characters).';

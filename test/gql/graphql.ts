@@ -25,6 +25,8 @@ export type ConversationStatus =
 
 export type CreateContactInput = {
   email?: string | null | undefined;
+  /** Retries with the same key and input replay the first result for 24 hours (1–255 printable ASCII characters). */
+  idempotencyKey?: string | null | undefined;
   name: string;
   /** E.164: a leading +, the country code and digits only. */
   phone?: string | null | undefined;
@@ -53,6 +55,8 @@ export type SendMessageInput = {
   contact?: RecipientInput | null | undefined;
   /** A workspace user id or email, or an external actor name. */
   from?: string | null | undefined;
+  /** Retries with the same key and input replay the first result for 24 hours (1–255 printable ASCII characters). */
+  idempotencyKey?: string | null | undefined;
   isEncrypted?: boolean | null | undefined;
   mediaUrls?: Array<string> | null | undefined;
   message?: string | null | undefined;

@@ -2,7 +2,7 @@ import { queryFromInfo } from '@pothos/plugin-prisma';
 import { builder } from '../../graphql/builder.js';
 import { connectionType, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { payloadType } from '../../graphql/user-errors.js';
-import { asPayload, orNull } from '../../graphql/results.js';
+import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload, asPayload, orNull } from '../../graphql/results.js';
 import { createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
 
 export const ContactObject = builder.prismaObject('Contact', {
@@ -47,6 +47,7 @@ const CreateContactInput = builder.inputType('CreateContactInput', {
     name: t.string({ required: true }),
     email: t.string(),
     phone: t.string({ description: 'E.164: a leading +, the country code and digits only.' }),
+    idempotencyKey: t.string({ description: IDEMPOTENCY_KEY_DESCRIPTION }),
   }),
 });
 
@@ -65,7 +66,8 @@ builder.mutationFields((t) => ({
   createContact: t.field({
     type: ContactPayload,
     args: { input: t.arg({ type: CreateContactInput, required: true }) },
-    resolve: (_root, args, ctx) => asPayload(() => createContact(ctx, args.input)),
+    resolve: (_root, args, ctx) =>
+      asIdempotentPayload(ctx, { operation: 'createContact', input: args.input, run: (guard) => createContact(ctx, args.input, guard) }),
   }),
   updateContact: t.field({
     type: ContactPayload,

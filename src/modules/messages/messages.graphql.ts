@@ -2,7 +2,7 @@ import { queryFromInfo } from '@pothos/plugin-prisma';
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
 import { connectionType, pageArgs, pageFromArgs } from '../../graphql/connection.js';
-import { asPayload } from '../../graphql/results.js';
+import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../../graphql/results.js';
 import { whileCredentialValid } from '../../graphql/subscriptions.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel } from '../../context/request.js';
@@ -117,6 +117,7 @@ const SendMessageInput = builder.inputType('SendMessageInput', {
     silent: t.boolean(),
     template: t.field({ type: TemplateInput }),
     mediaUrls: t.stringList(),
+    idempotencyKey: t.string({ description: IDEMPOTENCY_KEY_DESCRIPTION }),
   }),
 });
 
@@ -138,22 +139,29 @@ builder.mutationField('sendMessage', (t) =>
     type: MessagePayload,
     args: { input: t.arg({ type: SendMessageInput, required: true }) },
     resolve: (_root, { input }, ctx) =>
-      asPayload(
-        () =>
-          sendMessage(ctx, {
-            to: restRecipient(input.to),
-            contact: restRecipient(input.contact),
-            sender: restRecipient(input.sender),
-            from: input.from,
-            type: input.type ?? undefined,
-            message: input.message,
-            is_encrypted: input.isEncrypted ?? undefined,
-            silent: input.silent ?? undefined,
-            template: input.template,
-            media_urls: input.mediaUrls ?? undefined,
-          }),
-        (field) => GRAPHQL_NAMES[field] ?? field,
-      ),
+      asIdempotentPayload(ctx, {
+        operation: 'sendMessage',
+        input,
+        // The REST body of the same send; null fields are absent there too.
+        run: (guard) =>
+          sendMessage(
+            ctx,
+            {
+              to: restRecipient(input.to),
+              contact: restRecipient(input.contact),
+              sender: restRecipient(input.sender),
+              from: input.from,
+              type: input.type,
+              message: input.message,
+              is_encrypted: input.isEncrypted,
+              silent: input.silent,
+              template: input.template,
+              media_urls: input.mediaUrls,
+            },
+            guard,
+          ),
+        rename: (field) => GRAPHQL_NAMES[field] ?? field,
+      }),
   }),
 );
 
