@@ -1,53 +1,80 @@
 import { z } from 'zod';
 
 const flag = z
-  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], { error: 'expected 1 or 0 (true/false)' })
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], { error: 'expected 1 or 0 (true/false, yes/no, on/off)' })
   .transform((v) => v === '1' || v === 'true' || v === 'yes' || v === 'on');
 
+/**
+ * A whole number within bounds; the one message states the rule whatever is wrong
+ * (not a number, a fraction, out of range). Millisecond settings stay below
+ * 2^31 ms because Node's timers treat anything larger as 1 ms.
+ */
+function wholeNumber(min: number, max: number, what = 'a whole number') {
+  const rule = `expected ${what} from ${min} to ${max}`;
+  return z
+    .string()
+    .trim()
+    .regex(/^\d+$/, rule)
+    .transform(Number)
+    .refine((n) => n >= min && n <= max, rule);
+}
+
+const DAY_MS = 86_400_000;
+
 const envSchema = z.object({
-  NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
+  NODE_ENV: z.enum(['development', 'production', 'test'], { error: 'expected development, production or test' }).default('development'),
   DATABASE_URL: z
     .string()
     .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// or postgresql:// URL')
     .optional(),
-  PGLITE_DIR: z.string().min(1).default('./.data/pglite'),
-  PORT: z.coerce.number({ error: 'expected a port number' }).int().min(0).max(65535).default(4000),
-  HOST: z.string().min(1).default('127.0.0.1'),
+  PGLITE_DIR: z.string().default('./.data/pglite'),
+  PORT: wholeNumber(0, 65535, 'a port number').default(4000),
+  HOST: z.string().default('127.0.0.1'),
   MIGRATE_ON_START: flag.default(true),
-  SEED_DEMO: flag.default(false),
+  /** Resolved by database kind when unset: see `seedDemoEnabled`. */
+  SEED_DEMO: flag.optional(),
   TRUST_PROXY: flag.default(false),
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], { error: 'expected fatal, error, warn, info, debug, trace or silent' })
+    .default('info'),
   GRAPHQL_INTROSPECTION: flag.optional(),
-  BODY_LIMIT_BYTES: z.coerce.number({ error: 'expected a number of bytes' }).int().positive().default(1024 * 1024),
-  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// URL').optional(),
-  DB_CONNECT_TIMEOUT_S: z.coerce.number({ error: 'expected whole seconds from 0 to 3600' }).int().min(0).max(3600).default(30),
+  BODY_LIMIT_BYTES: wholeNumber(1, 1024 * 1024 * 1024, 'a whole number of bytes').default(1024 * 1024),
+  REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL').optional(),
+  DB_CONNECT_TIMEOUT_S: wholeNumber(0, 3600, 'a whole number of seconds').default(30),
   CORS_ORIGINS: z
     .string()
     .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
     .optional(),
-  DB_POOL_SIZE: z.coerce.number({ error: 'expected a number' }).int().min(1).max(200).default(10),
+  DB_POOL_SIZE: wholeNumber(1, 200).default(10),
   DELIVERY_WORKER: flag.default(true),
-  DELIVERY_POLL_MS: z.coerce.number({ error: 'expected milliseconds' }).int().min(10).default(1000),
-  DELIVERY_LEASE_MS: z.coerce.number({ error: 'expected milliseconds' }).int().min(100).default(30_000),
-  DELIVERY_BACKOFF_MS: z.coerce.number({ error: 'expected milliseconds' }).int().min(1).default(1000),
-  DELIVERY_TIMEOUT_MS: z.coerce.number({ error: 'expected milliseconds' }).int().min(100).default(10_000),
+  DELIVERY_POLL_MS: wholeNumber(10, 3_600_000, 'a whole number of milliseconds').default(1000),
+  DELIVERY_LEASE_MS: wholeNumber(100, DAY_MS, 'a whole number of milliseconds').default(30_000),
+  DELIVERY_BACKOFF_MS: wholeNumber(1, DAY_MS, 'a whole number of milliseconds').default(1000),
+  DELIVERY_TIMEOUT_MS: wholeNumber(100, 600_000, 'a whole number of milliseconds').default(10_000),
 });
 
 export type Env = z.infer<typeof envSchema>;
 
-export class ConfigError extends Error {}
+/** Every bad variable, each with its rule; the message is one line. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration: ${problems.join('; ')}`);
+  }
+}
 
 /** Parses the environment once. Empty values count as unset. */
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
   const present = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = envSchema.safeParse(present);
-  if (!parsed.success) {
-    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`);
-    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`);
-  }
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
   return parsed.data;
 }
 
 export function introspectionEnabled(env: Env): boolean {
   return env.GRAPHQL_INTROSPECTION ?? env.NODE_ENV !== 'production';
+}
+
+/** The demo workspace is on by default where a newcomer starts (the embedded database), off on PostgreSQL. */
+export function seedDemoEnabled(env: Env, kind: 'postgres' | 'pglite'): boolean {
+  return env.SEED_DEMO ?? kind === 'pglite';
 }

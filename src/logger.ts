@@ -3,9 +3,10 @@ import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Env } from './env.js';
 
 /**
- * JSON logs; human-readable when a developer watches a terminal and pino-pretty is
- * installed. Authorization headers and bodies are never logged, so redaction
- * guards only against accidental additions.
+ * JSON logs on stdout; human-readable when a developer watches a terminal and
+ * pino-pretty (a development dependency) is installed. Authorization headers
+ * and bodies are never logged, so redaction guards only against accidental
+ * additions.
  */
 export function createLogger(env: Env, destination?: DestinationStream): Logger {
   const options = {
@@ -13,18 +14,21 @@ export function createLogger(env: Env, destination?: DestinationStream): Logger 
     redact: { paths: ['req.headers.authorization', '*.apiKey', '*.token', '*.body'], remove: true },
   };
   if (destination) return pino(options, destination);
-  const pretty = process.stdout.isTTY && env.NODE_ENV !== 'production' && canResolve('pino-pretty');
-  return pino({
-    ...options,
-    ...(pretty ? { transport: { target: 'pino-pretty', options: { ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss' } } } : {}),
-  });
+  const pretty = process.stdout.isTTY && env.NODE_ENV !== 'production' ? prettyStream() : null;
+  return pretty ? pino(options, pretty) : pino(options);
 }
 
-function canResolve(name: string): boolean {
+/**
+ * pino-pretty in this thread, writing synchronously: lines stay in order with
+ * what the server prints directly (the start-up banner) and none is lost when
+ * the process exits right after logging. Null when it is not installed.
+ */
+function prettyStream(): DestinationStream | null {
+  let build: (options: Record<string, unknown>) => DestinationStream;
   try {
-    createRequire(import.meta.url).resolve(name);
-    return true;
+    build = createRequire(import.meta.url)('pino-pretty') as typeof build;
   } catch {
-    return false;
+    return null;
   }
+  return build({ sync: true, ignore: 'pid,hostname', translateTime: 'SYS:HH:MM:ss' });
 }

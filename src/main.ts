@@ -1,92 +1,161 @@
 import http from 'node:http';
-import { createApp } from './app.js';
-import { openDatabase } from './db/database.js';
-import { migrate } from './db/migrate.js';
-import { DEMO_HOSTNAME, seedDemo } from './db/seed.js';
-import { ConfigError, loadEnv } from './env.js';
+import type { Database } from './db/database.js';
+import type { DeliveryWorker } from './modules/delivery/delivery.worker.js';
+import { loadEnv, seedDemoEnabled, type Env } from './env.js';
 import { createLogger } from './logger.js';
-import { DeliveryWorker } from './modules/delivery/delivery.worker.js';
-import { defaultProviders } from './modules/delivery/providers.js';
 
-let env;
+/** A start-up failure an operator can fix: one line on stderr, exit 1. */
+function fail(message: string): never {
+  process.stderr.write(`error: ${message.split('\n')[0]}\n`);
+  process.exit(1);
+}
+
+/** A failure of the surroundings (database, files, port), as opposed to a defect: reported as one line. */
+class StartError extends Error {}
+
+async function step<T>(work: () => Promise<T>, prefix = ''): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    throw new StartError(`${prefix}${(error as Error).message}`);
+  }
+}
+
+let env: Env;
 try {
   env = loadEnv();
 } catch (error) {
-  process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
-  process.exit(1);
+  fail((error as Error).message);
 }
 const logger = createLogger(env);
 
-const db = await openDatabase({ databaseUrl: env.DATABASE_URL, pgliteDir: env.PGLITE_DIR, poolSize: env.DB_POOL_SIZE }).catch(
-  (error: Error) => {
-    logger.fatal(error.message);
-    process.exit(1);
-  },
-);
-logger.info(`database: ${db.description}`);
-
-try {
-  if (env.MIGRATE_ON_START) {
-    const { applied } = await db.withSession((session) => migrate(session));
-    logger.info(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
-  }
-} catch (error) {
-  logger.fatal((error as Error).message);
-  await db.close();
-  process.exit(1);
-}
-
-const empty = db.kind === 'pglite' && (await db.prisma.workspace.count()) === 0;
-const demo = empty || env.SEED_DEMO ? await seedDemo(db.prisma) : null;
-
-const worker = env.DELIVERY_WORKER
-  ? new DeliveryWorker({
-      prisma: db.prisma,
-      logger,
-      providers: defaultProviders({ timeoutMs: env.DELIVERY_TIMEOUT_MS }),
-      leaseMs: env.DELIVERY_LEASE_MS,
-      pollMs: env.DELIVERY_POLL_MS,
-      backoffMs: env.DELIVERY_BACKOFF_MS,
-    })
-  : null;
-worker?.start();
-
-const yoga = createApp({ db, env, logger, onMessageQueued: () => worker?.nudge(), ...(demo ? { demoApiKey: demo.apiKey } : {}) });
-const server = http.createServer(yoga);
-
-server.listen(env.PORT, env.HOST, () => {
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : env.PORT;
-  logger.info(`Connect gateway listening on http://${env.HOST}:${port} (REST /api/connect, GraphQL /graphql)`);
-  if (demo) {
-    process.stdout.write(
-      [
-        '',
-        `Demo workspace created for hostname "${DEMO_HOSTNAME}" with channel ${demo.channelId}.`,
-        'Its API key is shown only now. Try it:',
-        '',
-        `  curl -H 'Authorization: Bearer ${demo.apiKey}' -H 'Accept: application/json' http://${DEMO_HOSTNAME}:${port}/api/connect/channels`,
-        '',
-      ].join('\n') + '\n',
-    );
-  }
-});
-
+let db: Database | undefined;
+let server: http.Server | undefined;
+let yoga: { dispose(): Promise<void> | void } | undefined;
+let worker: DeliveryWorker | undefined;
 let stopping = false;
+
+// Installed before anything starts, so that a signal during start-up (a slow
+// database, migrations) stops the process cleanly too.
+process.on('SIGTERM', () => void shutdown('SIGTERM'));
+process.on('SIGINT', () => void shutdown('SIGINT'));
+
 async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
   logger.info(`${signal} received, shutting down`);
-  const force = setTimeout(() => server.closeAllConnections(), 10_000).unref();
-  server.close();
-  server.closeIdleConnections();
-  await new Promise((resolve) => server.once('close', resolve));
-  clearTimeout(force);
+  if (server?.listening) {
+    const open = server;
+    const force = setTimeout(() => open.closeAllConnections(), 10_000).unref();
+    const closed = new Promise((resolve) => open.once('close', resolve));
+    open.close();
+    open.closeIdleConnections();
+    await closed;
+    clearTimeout(force);
+  }
   await worker?.stop();
-  await yoga.dispose();
-  await db.close();
+  await yoga?.dispose();
+  await db?.close();
   logger.info('stopped');
   process.exit(0);
 }
-process.on('SIGTERM', () => void shutdown('SIGTERM'));
-process.on('SIGINT', () => void shutdown('SIGINT'));
+
+function listenError(error: NodeJS.ErrnoException, host: string, port: number): string {
+  switch (error.code) {
+    case 'EADDRINUSE':
+      return `port ${port} on ${host} is already in use: stop the process using it, or set PORT to another port`;
+    case 'EACCES':
+      return `not permitted to listen on ${host}:${port} (ports below 1024 need privileges): set PORT to another port`;
+    case 'EADDRNOTAVAIL':
+      return `HOST ${host} is not an address of this machine: set HOST to one of its addresses, e.g. 127.0.0.1`;
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return `HOST ${host} does not resolve to an address of this machine`;
+    default:
+      return `cannot listen on ${host}:${port}: ${error.message}`;
+  }
+}
+
+async function start(env: Env) {
+  // Loaded only once the settings are valid, so that a bad setting is reported at once.
+  const [{ createApp }, { openDatabase }, { migrate }, { demoBanner, demoReminder, findDemo, seedDemo }, { DeliveryWorker }, { defaultProviders }] =
+    await Promise.all([
+      import('./app.js'),
+      import('./db/database.js'),
+      import('./db/migrate.js'),
+      import('./db/seed.js'),
+      import('./modules/delivery/delivery.worker.js'),
+      import('./modules/delivery/providers.js'),
+    ]);
+  db = await step(() =>
+    openDatabase({
+      databaseUrl: env.DATABASE_URL,
+      pgliteDir: env.PGLITE_DIR,
+      poolSize: env.DB_POOL_SIZE,
+      logger,
+      connectTimeoutS: env.DB_CONNECT_TIMEOUT_S,
+    }),
+  );
+  if (stopping) return;
+  const open = db;
+  logger.info(`database: ${db.description}`);
+  if (env.MIGRATE_ON_START) {
+    const { applied } = await step(() => open.withSession((session) => migrate(session)), 'migrations failed: ');
+    logger.info(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
+  }
+  if (stopping) return;
+
+  worker = env.DELIVERY_WORKER
+    ? new DeliveryWorker({
+        prisma: db.prisma,
+        logger,
+        providers: defaultProviders({ timeoutMs: env.DELIVERY_TIMEOUT_MS }),
+        leaseMs: env.DELIVERY_LEASE_MS,
+        pollMs: env.DELIVERY_POLL_MS,
+        backoffMs: env.DELIVERY_BACKOFF_MS,
+      })
+    : undefined;
+  const app = createApp({ db, env, logger, onMessageQueued: () => worker?.nudge() });
+  yoga = app;
+  const listener = http.createServer(app);
+
+  // The port is bound before the demo is seeded: a failed start creates no key that nobody saw.
+  try {
+    await new Promise<void>((resolve, reject) => {
+      listener.once('error', reject);
+      listener.listen(env.PORT, env.HOST, () => {
+        listener.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await app.dispose();
+    await db.close();
+    fail(listenError(error as NodeJS.ErrnoException, env.HOST, env.PORT));
+  }
+  server = listener;
+  if (stopping) return;
+  const address = listener.address();
+  const port = typeof address === 'object' && address ? address.port : env.PORT;
+  const shown = env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST;
+  logger.info(`Connect gateway listening on http://${shown}:${port} (REST /api/connect, GraphQL /graphql)`);
+
+  if (seedDemoEnabled(env, db.kind)) {
+    const created = await seedDemo(db.prisma);
+    const existing = created ? null : await findDemo(db.prisma);
+    if (stopping) return;
+    const options = { host: env.HOST, port, graphiql: env.NODE_ENV !== 'production', embedded: db.kind === 'pglite' };
+    if (created) process.stdout.write(`${demoBanner(created, options)}\n`);
+    else if (existing) process.stdout.write(`${demoReminder(existing, options)}\n`);
+  }
+  worker?.start();
+}
+
+start(env).catch(async (error: Error) => {
+  // During shutdown, closing the database may fail a start-up step; the shutdown exits.
+  if (stopping) return;
+  await db?.close().catch(() => {});
+  if (error instanceof StartError) fail(error.message);
+  logger.fatal({ err: error }, 'start-up failed');
+  process.exit(1);
+});

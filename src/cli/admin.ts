@@ -1,4 +1,4 @@
-import { ConfigError, loadEnv } from '../env.js';
+import { loadEnv } from '../env.js';
 import { runAdmin } from './run-admin.js';
 
 try {
@@ -8,8 +8,7 @@ try {
   });
   process.exitCode = code;
 } catch (error) {
-  // One line, whatever the error: a configuration error lists each bad variable, joined.
-  const message = error instanceof ConfigError ? error.message.split('\n').slice(1).map((l) => l.trim()).join('; ') : (error as Error).message.split('\n')[0];
-  process.stderr.write(`error: ${error instanceof ConfigError ? 'invalid configuration: ' : ''}${message}\n`);
+  // One line, whatever the error; a configuration error names every bad variable on it.
+  process.stderr.write(`error: ${(error as Error).message.split('\n')[0]}\n`);
   process.exitCode = 1;
 }

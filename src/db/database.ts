@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import pg from 'pg';
+import type { Logger } from 'pino';
 import { PrismaClient } from '../generated/prisma/client.js';
 import { DatabaseHealth } from './health.js';
 
@@ -33,13 +34,23 @@ export interface DatabaseOptions {
   poolSize?: number | undefined;
   /** Called with every SQL statement Prisma sends (instrumentation, tests). */
   onQuery?: ((sql: string) => void) | undefined;
+  /** Receives each wait at start and each outage and recovery of PostgreSQL. */
+  logger?: Logger | undefined;
+  /**
+   * PostgreSQL only: wait up to this many seconds for the server to answer before
+   * giving up, so that the gateway may start before its database. Unset: no wait.
+   */
+  connectTimeoutS?: number | undefined;
 }
 
 export class DatabaseInUseError extends Error {}
 
+/** PostgreSQL did not answer within the start-up wait, or refused the credentials or database. */
+export class DatabaseUnreachableError extends Error {}
+
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const db = options.databaseUrl
-    ? openPostgres(options.databaseUrl, options.poolSize ?? 10, options.onQuery)
+    ? await openPostgres(options.databaseUrl, options.poolSize ?? 10, options)
     : await openPglite(options.pgliteDir ?? './.data/pglite', options.onQuery);
   // Closing twice (a shutdown racing a test teardown) is harmless.
   let closing: Promise<void> | undefined;
@@ -55,13 +66,21 @@ function prismaClient(adapter: NonNullable<ConstructorParameters<typeof PrismaCl
   return client;
 }
 
-function openPostgres(url: string, poolSize: number, onQuery?: (sql: string) => void): Database {
+async function openPostgres(url: string, poolSize: number, options: DatabaseOptions): Promise<Database> {
   // Connecting gives up after 1.5 s so that a request during an outage can still be answered within 2 s.
   const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 1500, keepAlive: true });
   // An idle client losing its server must not crash the process; the pool replaces it.
   pool.on('error', () => {});
-  const prisma = prismaClient(new PrismaPg(pool), onQuery);
-  const health = new DatabaseHealth(() => pool.query('SELECT 1')).start();
+  if (options.connectTimeoutS !== undefined) {
+    try {
+      await waitForPostgres(pool, redactUrl(url), options.connectTimeoutS, options.logger);
+    } catch (error) {
+      await pool.end();
+      throw error;
+    }
+  }
+  const prisma = prismaClient(new PrismaPg(pool), options.onQuery);
+  const health = new DatabaseHealth(() => pool.query('SELECT 1'), options.logger).start();
   return {
     kind: 'postgres',
     description: `PostgreSQL ${redactUrl(url)}`,
@@ -84,6 +103,45 @@ function openPostgres(url: string, poolSize: number, onQuery?: (sql: string) => 
       await pool.end();
     },
   };
+}
+
+/** Answers that waiting cannot change: wrong credentials, no such database. */
+const REFUSALS = new Set(['28P01', '28000', '3D000']);
+const FIRST_WAIT_MS = 250;
+const LONGEST_WAIT_MS = 5000;
+
+/** Probes until PostgreSQL answers, waiting longer each time, for at most `timeoutS` seconds. */
+async function waitForPostgres(pool: pg.Pool, where: string, timeoutS: number, logger?: Logger): Promise<void> {
+  const deadline = Date.now() + timeoutS * 1000;
+  let wait = FIRST_WAIT_MS;
+  for (let waited = false; ; waited = true) {
+    try {
+      await pool.query('SELECT 1');
+      if (waited) logger?.info('database available');
+      return;
+    } catch (error) {
+      const reason = describeError(error);
+      if (REFUSALS.has((error as { code?: string }).code ?? '')) {
+        throw new DatabaseUnreachableError(`PostgreSQL at ${where} refused the connection: ${reason}`);
+      }
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) {
+        throw new DatabaseUnreachableError(`PostgreSQL at ${where} is not reachable after ${timeoutS} s (DB_CONNECT_TIMEOUT_S): ${reason}`);
+      }
+      const pause = Math.min(wait, remaining);
+      logger?.warn(`waiting for PostgreSQL at ${where} (${reason}); next attempt in ${(pause / 1000).toFixed(pause < 1000 ? 2 : 0)} s`);
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      wait = Math.min(wait * 2, LONGEST_WAIT_MS);
+    }
+  }
+}
+
+/** A one-line reason; connecting to a name with several addresses fails with an AggregateError without a message. */
+function describeError(error: unknown): string {
+  const e = error as { message?: string; code?: string; errors?: unknown[] };
+  if (e.message) return e.message.split('\n')[0]!;
+  if (e.errors?.length) return describeError(e.errors[0]);
+  return e.code ?? String(error);
 }
 
 async function openPglite(dir: string, onQuery?: (sql: string) => void): Promise<Database> {

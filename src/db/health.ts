@@ -74,7 +74,9 @@ export class DatabaseHealth {
   private set(up: boolean): void {
     if (this.stopped || up === !this.down) return;
     this.down = !up;
-    this.logger?.[up ? 'info' : 'error'](up ? 'database reachable again' : 'database unreachable: answering 503');
+    // Once per transition, however many probes and requests fail in between.
+    if (up) this.logger?.info('database available again');
+    else this.logger?.error('database unavailable: answering 503 until it returns');
     if (this.down) {
       for (const resolve of [...this.waiters]) resolve();
     }
