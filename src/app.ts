@@ -8,7 +8,7 @@ import { domainGraphQLError, maskGraphQLError } from './errors/graphql.js';
 import { DomainError } from './errors/domain.js';
 import type { GraphQLContext } from './graphql/builder.js';
 import { schema } from './graphql/schema.js';
-import { graphiqlOptions } from './graphql/graphiql.js';
+import { GRAPHIQL_OPTIONS, graphiqlRenderer } from './graphql/graphiql.js';
 import { API_PREFIX, createRestHandler } from './rest/handler.js';
 import { json, readBody } from './rest/http.js';
 import { restErrorResponse } from './errors/rest.js';
@@ -84,7 +84,8 @@ export function createApp(appDeps: AppDeps) {
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
-    graphiql: deps.env.NODE_ENV === 'production' ? false : graphiqlOptions(deps.demoApiKey),
+    graphiql: deps.env.NODE_ENV === 'production' ? false : GRAPHIQL_OPTIONS,
+    renderGraphiQL: graphiqlRenderer(),
     logging: yogaLogger(deps.logger),
     maskedErrors: { maskError: maskGraphQLError() },
     plugins: [

@@ -13,8 +13,6 @@ export interface AppDeps {
   onMessageQueued?: () => void;
   /** Domain events; created from REDIS_URL by the app when not given. */
   events?: EventBus;
-  /** The demo channel's key, prefilled in GraphiQL when this process created it. */
-  demoApiKey?: string;
 }
 
 /** The authenticated caller, resolved once per request for both transports. */

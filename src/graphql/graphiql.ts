@@ -1,5 +1,8 @@
+import type { GraphiQLOptions } from 'graphql-yoga';
+
 /** The operation GraphiQL opens with: it runs as is against the demo workspace. */
-export const EXAMPLE_OPERATION = `# Connect gateway. Queries act as the channel of the API key in the Headers tab.
+export const EXAMPLE_OPERATION = `# Connect gateway. In the Headers tab below, paste a
+# channel API key after "Bearer ", then press Run.
 query Example {
   viewer {
     workspace { id name }
@@ -13,25 +16,58 @@ query Example {
       node {
         id status lastMessageAt
         contact { name email phoneNumber }
-        messages(first: 3) { edges { node { body placeholder sender { type name } createdAt } } }
+        messages(first: 3) {
+          edges { node { body placeholder createdAt sender { type name } } }
+        }
       }
     }
   }
 }
 
 # mutation Send {
-#   sendMessage(input: { to: { phone: "+31612345678", name: "Jan" }, message: "Hello from GraphiQL" }) {
+#   sendMessage(input: {
+#     to: { phone: "+31612345678", name: "Jan" }
+#     message: "Hello from GraphiQL"
+#   }) {
 #     message { id status conversation { id } }
 #     userErrors { field message code }
 #   }
 # }
 `;
 
-/** GraphiQL options: the example operation, and the demo key when this process created it. */
-export function graphiqlOptions(apiKey?: string) {
-  return {
-    title: 'Connect gateway',
-    defaultQuery: EXAMPLE_OPERATION,
-    headers: JSON.stringify({ Authorization: `Bearer ${apiKey ?? '<channel API key>'}` }, null, 2),
+/**
+ * What GraphiQL opens with. The page is served to anyone who can reach it, so it carries no
+ * key: the Authorization header waits for one. Headers are not persisted in the browser's
+ * storage, so a pasted key lives only as long as the tab.
+ *
+ * GraphiQL reads `defaultQuery` only while the browser's storage holds no tabs: on a later visit
+ * it would open an empty tab. `query` (yoga's name for GraphiQL's initial query; a `?query=` in
+ * the address, which GraphiQL keeps in step with the editor, takes precedence) opens the example
+ * on every visit, in the unedited example tab when there is one, and beside the visitor's own tabs.
+ */
+export const GRAPHIQL_OPTIONS: GraphiQLOptions & { query: string } = {
+  title: 'Connect gateway',
+  query: EXAMPLE_OPERATION,
+  defaultQuery: EXAMPLE_OPERATION,
+  defaultHeaders: JSON.stringify({ Authorization: 'Bearer ' }, null, 2),
+  shouldPersistHeaders: false,
+};
+
+/**
+ * Renders GraphiQL from `@graphql-yoga/render-graphiql`, which inlines React, GraphiQL, its
+ * styles and editor workers into the page: it works offline and loads nothing from a CDN.
+ * The bundle is some megabytes, so it is imported on the first page view (never in
+ * production, where GraphiQL is off) and each rendered page is kept.
+ */
+export function graphiqlRenderer(): (options: GraphiQLOptions) => Promise<string> {
+  const pages = new Map<string, Promise<string>>();
+  return (options) => {
+    const key = JSON.stringify(options);
+    let page = pages.get(key);
+    if (!page) {
+      page = import('@graphql-yoga/render-graphiql').then(({ renderGraphiQL }) => renderGraphiQL(options));
+      pages.set(key, page);
+    }
+    return page;
   };
 }
