@@ -82,7 +82,16 @@ describe('commands and usage', () => {
   it('lists every command on help', async () => {
     const result = await admin('help');
     expect(result.code).toBe(0);
-    for (const name of ['workspace:create', 'channel:key', 'template:create', 'webhook:delete']) expect(result.stdout).toContain(name);
+    for (const name of ['workspace:create', 'channel:key', 'template:create', 'webhook:delete', 'workspace:list', 'channel:list', 'template:list', 'user:list']) {
+      expect(result.stdout).toContain(name);
+    }
+  });
+
+  it('says on help how the database is chosen', async () => {
+    const { stdout } = await admin('help');
+    expect(stdout).toMatch(/DATABASE_URL/);
+    expect(stdout).toMatch(/PGLITE_DIR \(default \.\/\.data\/pglite\)/);
+    expect(stdout).toMatch(/A running server holds the embedded database: stop it first/);
   });
 });
 
@@ -102,7 +111,7 @@ describe('channel:create and credentials', () => {
     const hostname = uniqueHost();
     await ok('workspace:create', '--hostname', hostname, '--name', 'Acme');
     const channel = await ok('channel:create', '--hostname', hostname, '--name', 'SMS line', '--type', 'sms');
-    expect(channel).toEqual({ id: expect.stringMatching(UUID), name: 'SMS line', type: 'sms', apiKey: expect.stringMatching(/^cak_[A-Za-z0-9_-]{43}$/) });
+    expect(channel).toEqual({ id: expect.stringMatching(UUID), name: 'SMS line', type: 'sms', apiKey: expect.stringMatching(/^cak_[0-9A-Za-z]{46}$/) });
 
     const rows = await db.prisma.$queryRaw<{ row: string; token_hash: string }[]>`
       SELECT row_to_json(t)::text AS row, t.token_hash FROM access_tokens t WHERE t.channel_id = ${channel.id}::uuid`;
@@ -115,10 +124,18 @@ describe('channel:create and credentials', () => {
   it('defaults the type to whatsapp, keeps a webhook URL and rejects bad values', async () => {
     const { hostname, channel } = await workspace();
     expect(channel.type).toBe('whatsapp');
+    expect(channel).not.toHaveProperty('webhookSecret');
     const hooked = await ok('channel:create', '--hostname', hostname, '--name', 'Hooked', '--webhook-url', 'https://hooks.example.com/in');
+    expect(hooked).toEqual({
+      id: expect.stringMatching(UUID),
+      name: 'Hooked',
+      type: 'whatsapp',
+      apiKey: expect.stringMatching(/^cak_/),
+      webhookSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+=*$/),
+    });
     const stored = await db.prisma.channel.findUniqueOrThrow({ where: { id: hooked.id } });
     expect(stored.webhookUrl).toBe('https://hooks.example.com/in');
-    expect(stored.webhookSecret).toEqual(expect.any(String));
+    expect(stored.webhookSecret).toBe(hooked.webhookSecret);
     await fails(2, ['channel:create', '--hostname', hostname, '--name', 'X', '--type', 'pigeon'], /--type must be one of whatsapp, sms, email, webchat/);
     await fails(2, ['channel:create', '--hostname', hostname, '--name', 'X', '--webhook-url', 'ftp://x'], /--webhook-url must be an http\(s\) URL/);
     await fails(1, ['channel:create', '--hostname', uniqueHost(), '--name', 'X'], /No workspace has hostname/);
@@ -176,6 +193,59 @@ describe('channel:create and credentials', () => {
     expect(await ok('token:revoke', '--token', channel.apiKey)).toEqual({ revoked: true });
     await fails(1, ['token:revoke', '--token', channel.apiKey], /already revoked/);
     await fails(1, ['token:revoke', '--token', 'cak_unknown'], /No such token/);
+  });
+});
+
+describe('list commands', () => {
+  it('lists workspaces, and a workspace’s channels and users, without secrets', async () => {
+    const { hostname, channel } = await workspace();
+    const created = (await ok('workspace:list')).workspaces.find((w: { hostname: string }) => w.hostname === hostname);
+    expect(created).toEqual({ id: expect.stringMatching(UUID), hostname, name: 'Acme' });
+
+    const hooked = await ok('channel:create', '--hostname', hostname, '--name', 'Hooked', '--type', 'sms', '--webhook-url', 'https://hooks.example.com/in');
+    await ok('channel:deactivate', '--channel', channel.id);
+    const channels = await ok('channel:list', '--hostname', hostname);
+    expect(channels).toEqual({
+      channels: [
+        { id: channel.id, name: 'Support', type: 'whatsapp', status: 'inactive', webhookUrl: null },
+        { id: hooked.id, name: 'Hooked', type: 'sms', status: 'active', webhookUrl: 'https://hooks.example.com/in' },
+      ],
+    });
+    expect(JSON.stringify(channels)).not.toContain(hooked.webhookSecret);
+    expect(JSON.stringify(channels)).not.toMatch(/whsec_|cak_/);
+
+    expect(await ok('user:list', '--hostname', hostname)).toEqual({ users: [] });
+    const ann = await ok('user:create', '--hostname', hostname, '--name', 'Ann', '--email', 'ann@example.com');
+    const bob = await ok('user:create', '--hostname', hostname, '--name', 'Bob', '--email', 'Bob@Example.com');
+    expect(await ok('user:list', '--hostname', hostname)).toEqual({
+      users: [
+        { id: ann.id, name: 'Ann', email: 'ann@example.com' },
+        { id: bob.id, name: 'Bob', email: 'Bob@Example.com' },
+      ],
+    });
+  });
+
+  it('lists a channel’s templates', async () => {
+    const { channel } = await workspace();
+    const other = await workspace();
+    expect(await ok('template:list', '--channel', channel.id)).toEqual({ templates: [] });
+    const welcome = await ok('template:create', '--channel', channel.id, '--name', 'welcome', '--language', 'en', '--body', 'Hi {{1}}');
+    const promo = await ok('template:create', '--channel', channel.id, '--name', 'promo', '--language', 'pt_BR', '--body', 'Oi', '--status', 'pending');
+    await ok('template:create', '--channel', other.channel.id, '--name', 'elsewhere', '--language', 'en', '--body', 'x');
+    expect(await ok('template:list', '--channel', channel.id)).toEqual({
+      templates: [
+        { id: welcome.id, name: 'welcome', language: 'en', status: 'approved' },
+        { id: promo.id, name: 'promo', language: 'pt_BR', status: 'pending' },
+      ],
+    });
+  });
+
+  it('rejects an unknown workspace or channel, and a missing flag', async () => {
+    await fails(1, ['channel:list', '--hostname', uniqueHost('nowhere')], /No workspace has hostname/);
+    await fails(1, ['user:list', '--hostname', uniqueHost('nowhere')], /No workspace has hostname/);
+    await fails(1, ['template:list', '--channel', '00000000-0000-4000-8000-000000000000'], /No channel has id/);
+    await fails(2, ['channel:list'], /--hostname is required/);
+    await fails(2, ['workspace:list', '--hostname', 'x.test'], /Unknown option '--hostname'/);
   });
 });
 

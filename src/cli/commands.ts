@@ -34,6 +34,8 @@ const emailFlag = z.string().trim().max(255, 'must be at most 255 characters').p
 /** A comma-separated flag value as a list of its non-blank parts. */
 const commaList = z.string().transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean));
 
+const OLDEST_FIRST = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
+
 function define<T>(command: AdminCommand<T>): AdminCommand<T> {
   return command;
 }
@@ -77,7 +79,14 @@ export const commands: Record<string, AdminCommand> = {
         type: input.type,
         webhookUrl: input['webhook-url'],
       });
-      return { id: channel.id, name: channel.name, type: channel.type, apiKey };
+      // The signing secret is shown only now, like the key; webhook receivers need it to verify deliveries.
+      return {
+        id: channel.id,
+        name: channel.name,
+        type: channel.type,
+        apiKey,
+        ...(channel.webhookSecret ? { webhookSecret: channel.webhookSecret } : {}),
+      };
     },
   }),
 
@@ -222,6 +231,50 @@ export const commands: Record<string, AdminCommand> = {
       const workspace = await workspaceByHostname(prisma, input.hostname);
       const webhooks = await listWebhooks(prisma, workspace.id);
       return { webhooks: webhooks.map((w) => ({ id: w.id, url: w.url, events: eventsOf(w.events) })) };
+    },
+  }),
+
+  'workspace:list': define({
+    summary: '',
+    flags: {},
+    input: z.object({}),
+    async run(prisma) {
+      const workspaces = await prisma.workspace.findMany({ orderBy: [{ hostname: 'asc' }] });
+      return { workspaces: workspaces.map((w) => ({ id: w.id, hostname: w.hostname, name: w.name })) };
+    },
+  }),
+
+  'channel:list': define({
+    summary: '--hostname H',
+    flags: { hostname: 'string' },
+    input: z.object({ hostname: hostnameSchema }),
+    async run(prisma, input) {
+      const workspace = await workspaceByHostname(prisma, input.hostname);
+      const channels = await prisma.channel.findMany({ where: { workspaceId: workspace.id }, orderBy: OLDEST_FIRST });
+      // No secrets: the signing secret is shown at creation and by channel:webhook-secret only.
+      return { channels: channels.map((c) => ({ id: c.id, name: c.name, type: c.type, status: c.status, webhookUrl: c.webhookUrl })) };
+    },
+  }),
+
+  'template:list': define({
+    summary: '--channel ID',
+    flags: { channel: 'string' },
+    input: z.object({ channel: id }),
+    async run(prisma, input) {
+      const channel = await channelById(prisma, input.channel);
+      const templates = await prisma.channelTemplate.findMany({ where: { channelId: channel.id }, orderBy: OLDEST_FIRST });
+      return { templates: templates.map((t) => ({ id: t.id, name: t.name, language: t.language, status: t.status })) };
+    },
+  }),
+
+  'user:list': define({
+    summary: '--hostname H',
+    flags: { hostname: 'string' },
+    input: z.object({ hostname: hostnameSchema }),
+    async run(prisma, input) {
+      const workspace = await workspaceByHostname(prisma, input.hostname);
+      const users = await prisma.user.findMany({ where: { workspaceId: workspace.id }, orderBy: OLDEST_FIRST });
+      return { users: users.map((u) => ({ id: u.id, name: u.name, email: u.email })) };
     },
   }),
 

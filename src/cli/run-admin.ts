@@ -18,8 +18,17 @@ function openFromEnv(env: Env): Promise<Database> {
 }
 
 function usage(): string {
-  const lines = Object.entries(commands).map(([name, c]) => `  ${name} ${c.summary}`);
-  return `usage: npm run admin -- <command> [--flag value]…\ncommands:\n${lines.join('\n')}`;
+  const lines = Object.entries(commands).map(([name, c]) => `  ${name}${c.summary ? ` ${c.summary}` : ''}`);
+  return [
+    'usage: npm run admin -- <command> [--flag value]…',
+    '',
+    'database: PostgreSQL at DATABASE_URL (postgres://…) when it is set;',
+    'otherwise the embedded database in PGLITE_DIR (default ./.data/pglite).',
+    'A running server holds the embedded database: stop it first.',
+    '',
+    'commands:',
+    ...lines,
+  ].join('\n');
 }
 
 function firstIssue(error: ZodError): string {
