@@ -1,5 +1,5 @@
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
-import { createYoga, type Plugin } from 'graphql-yoga';
+import { createYoga, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import type { AppDeps } from './context/types.js';
 import { introspectionEnabled } from './env.js';
 import { authenticateRequest, requestContext } from './context/authenticate.js';
@@ -72,6 +72,43 @@ function disableIntrospection(): Plugin {
   };
 }
 
+/** Request headers a browser client may send cross-origin, beyond the CORS-safelisted ones. */
+const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Channel-Uuid', 'Idempotency-Key'];
+/** Response headers a browser client may read cross-origin, beyond the CORS-safelisted ones. */
+const CORS_EXPOSED_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed', 'WWW-Authenticate'];
+
+/**
+ * CORS (CONTRACT §2): off unless CORS_ORIGINS lists origins. A listed origin gets its own origin
+ * back, with credentials; `*` lets any other origin in without credentials. Any other origin, and
+ * every origin while the list is unset, gets no CORS header at all, so browsers refuse to share
+ * the response. yoga's plugin answers every OPTIONS before the REST routes, so a preflight to
+ * /api/connect is treated exactly like one to /graphql.
+ */
+export function corsOptions(origins: string[] | undefined): YogaServerOptions<Record<string, unknown>, GraphQLContext>['cors'] {
+  if (!origins?.length) return false;
+  const normalise = (origin: string) => origin.replace(/\/+$/, '').toLowerCase();
+  const listed = new Set(origins.filter((o) => o !== '*').map(normalise));
+  const anyOrigin = origins.includes('*');
+  const shared = { methods: ['GET', 'POST', 'PATCH'], allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, maxAge: 600 };
+  return (request) => {
+    const origin = request.headers.get('origin');
+    if (origin && listed.has(normalise(origin))) return { ...shared, origin: [origin], credentials: true };
+    // yoga answers `*` by echoing the caller's origin; without credentials that grants the same.
+    if (anyOrigin) return { ...shared, origin: '*', credentials: false };
+    return false;
+  };
+}
+
+/** With CORS on, every answer depends on the Origin header: caches must keep them apart. */
+function varyOnOrigin(): Plugin {
+  return {
+    onResponse({ response }) {
+      const vary = response.headers.get('vary') ?? '';
+      if (!/(^|,)\s*origin\s*(,|$)/i.test(vary)) response.headers.set('vary', vary ? `${vary}, Origin` : 'Origin');
+    },
+  };
+}
+
 /** Disposes what the app created itself when the server is disposed. */
 function disposePlugin(dispose: () => Promise<void>): Plugin {
   return { onDispose: dispose };
@@ -86,11 +123,13 @@ export function createApp(appDeps: AppDeps) {
     landingPage: false,
     graphiql: deps.env.NODE_ENV === 'production' ? false : GRAPHIQL_OPTIONS,
     renderGraphiQL: graphiqlRenderer(),
+    cors: corsOptions(deps.env.CORS_ORIGINS),
     logging: yogaLogger(deps.logger),
     maskedErrors: { maskError: maskGraphQLError() },
     plugins: [
       accessLogPlugin(deps),
       restPlugin(deps),
+      ...(deps.env.CORS_ORIGINS?.length ? [varyOnOrigin()] : []),
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),
       ...(ownsEvents ? [disposePlugin(() => deps.events!.dispose())] : []),
     ],
