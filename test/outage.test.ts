@@ -1,6 +1,10 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { openDatabase } from '../src/db/database.js';
+import { PROBE_INTERVAL_MS } from '../src/db/health.js';
+import { loadEnv } from '../src/env.js';
+import { createLogger } from '../src/logger.js';
 import { createTestApp, onPostgres, type TestApp } from './helpers/app.js';
 import { bearer, workspaceWithChannel } from './helpers/factories.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
@@ -81,5 +85,45 @@ describe.runIf(onPostgres)('while PostgreSQL is unreachable', () => {
     await expectUnavailable();
     await proxy.restore();
     await expectResumed();
+  });
+});
+
+describe.runIf(onPostgres)('an outage in the log', () => {
+  it('is logged once when the database goes away and once when it returns', async () => {
+    const direct = new URL(inject('databaseUrl'));
+    const proxy = await new TcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) }).start();
+    const viaProxy = new URL(direct);
+    viaProxy.port = String(proxy.port);
+    const lines: { level: number; msg: string }[] = [];
+    const sink = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(JSON.parse(String(chunk)));
+        done();
+      },
+    });
+    // The logger the server builds, as openDatabase receives it in src/main.ts.
+    const logger = createLogger(loadEnv({ NODE_ENV: 'test' }), sink);
+    const db = await openDatabase({ databaseUrl: viaProxy.toString(), poolSize: 2, logger, connectTimeoutS: 5 });
+    const messages = () => lines.map((l) => l.msg);
+    const until = async (predicate: () => boolean) => {
+      const deadline = Date.now() + 10_000;
+      while (!predicate() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(predicate(), messages().join(' | ')).toBe(true);
+    };
+    try {
+      const unavailable = 'database unavailable: answering 503 until it returns';
+      await proxy.refuse();
+      await until(() => messages().includes(unavailable));
+      // Several more failed probes change nothing in the log.
+      await new Promise((r) => setTimeout(r, PROBE_INTERVAL_MS * 4));
+      await proxy.restore();
+      await until(() => messages().includes('database available again'));
+      await new Promise((r) => setTimeout(r, PROBE_INTERVAL_MS * 3));
+      expect(messages()).toEqual([unavailable, 'database available again']);
+      expect(lines.map((l) => l.level)).toEqual([50, 30]);
+    } finally {
+      await db.close();
+      await proxy.stop();
+    }
   });
 });

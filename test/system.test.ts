@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { createApp } from '../src/app.js';
 import { openDatabase } from '../src/db/database.js';
-import { loadEnv } from '../src/env.js';
+import { loadEnv, seedDemoEnabled } from '../src/env.js';
 import { createTestApp, dbKind, onPostgres, type TestApp } from './helpers/app.js';
 import { bearer, workspaceWithChannel } from './helpers/factories.js';
 
@@ -95,11 +95,42 @@ describe('GraphQL introspection', () => {
 });
 
 describe('configuration', () => {
-  it('reports every invalid variable with a clear message', () => {
-    const load = () => loadEnv({ PORT: 'abc', DATABASE_URL: 'mysql://x', MIGRATE_ON_START: 'maybe' });
-    expect(load).toThrow(/PORT: expected a port number/);
-    expect(load).toThrow(/DATABASE_URL: expected a postgres:\/\/ or postgresql:\/\/ URL/);
-    expect(load).toThrow(/MIGRATE_ON_START: expected 1 or 0/);
+  it('reports every invalid variable with a clear message, on one line', () => {
+    const load = () => loadEnv({ PORT: 'abc', DATABASE_URL: 'mysql://x', MIGRATE_ON_START: 'maybe', LOG_LEVEL: 'loud' });
+    expect(load).toThrow(
+      'invalid configuration: DATABASE_URL: expected a postgres:// or postgresql:// URL; PORT: expected a port number from 0 to 65535; ' +
+        'MIGRATE_ON_START: expected 1 or 0 (true/false, yes/no, on/off); LOG_LEVEL: expected fatal, error, warn, info, debug, trace or silent',
+    );
+  });
+
+  // Each numeric setting with its bounds; every kind of bad value gets the message that states them.
+  const numeric: [name: string, min: number, max: number, rule: string][] = [
+    ['PORT', 0, 65535, 'a port number'],
+    ['BODY_LIMIT_BYTES', 1, 1073741824, 'a whole number of bytes'],
+    ['DB_CONNECT_TIMEOUT_S', 0, 3600, 'a whole number of seconds'],
+    ['DB_POOL_SIZE', 1, 200, 'a whole number'],
+    ['DELIVERY_POLL_MS', 10, 3600000, 'a whole number of milliseconds'],
+    ['DELIVERY_LEASE_MS', 100, 86400000, 'a whole number of milliseconds'],
+    ['DELIVERY_BACKOFF_MS', 1, 86400000, 'a whole number of milliseconds'],
+    ['DELIVERY_TIMEOUT_MS', 100, 600000, 'a whole number of milliseconds'],
+  ];
+
+  it.each(numeric)('states the bounds of %s in its message', (name, min, max, rule) => {
+    const message = `invalid configuration: ${name}: expected ${rule} from ${min} to ${max}`;
+    for (const bad of [String(max + 1), '1.5', 'many', '-1', '1e3', ...(min > 0 ? [String(min - 1)] : [])]) {
+      expect(() => loadEnv({ [name]: bad }), `${name}=${bad}`).toThrow(message);
+    }
+    expect(loadEnv({ [name]: String(min) })).toHaveProperty(name, min);
+    expect(loadEnv({ [name]: ` ${max} ` })).toHaveProperty(name, max);
+  });
+
+  it('seeds the demo by default on the embedded database only, and SEED_DEMO decides on both', () => {
+    expect(seedDemoEnabled(loadEnv({}), 'pglite')).toBe(true);
+    expect(seedDemoEnabled(loadEnv({}), 'postgres')).toBe(false);
+    for (const kind of ['pglite', 'postgres'] as const) {
+      expect(seedDemoEnabled(loadEnv({ SEED_DEMO: '0' }), kind)).toBe(false);
+      expect(seedDemoEnabled(loadEnv({ SEED_DEMO: '1' }), kind)).toBe(true);
+    }
   });
 
   it('treats empty variables as unset', () => {
