@@ -25,11 +25,18 @@ export class RestRouter {
   // Ids of any length reach their route, so a malformed one is that resource's 404
   // after authentication, never a route miss; the server's header limit bounds the URL.
   private readonly router = FindMyWay({ ignoreTrailingSlash: true, caseSensitive: true, maxParamLength: Number.MAX_SAFE_INTEGER });
+  private readonly declared: { method: HTTPMethod; path: string }[] = [];
 
   on(method: HTTPMethod, path: string, handler: RestHandler, options: { actsAsChannel?: boolean } = {}): this {
     const route: RestRoute = { handler, actsAsChannel: options.actsAsChannel ?? true };
     this.router.on(method, path, () => {}, route);
+    this.declared.push({ method, path });
     return this;
+  }
+
+  /** Every declared route as method and path pattern (`PATCH /contacts/:contact`), in declaration order. */
+  routes(): { method: HTTPMethod; path: string }[] {
+    return this.declared.map((route) => ({ ...route }));
   }
 
   /** The route for a method and path; for a known path with another method, the methods it allows. */
