@@ -46,6 +46,8 @@ const envSchema = z.object({
     .transform((v) => v.split(',').map((o) => o.trim()).filter(Boolean))
     .optional(),
   DB_POOL_SIZE: wholeNumber(1, 200).default(10),
+  DB_STATEMENT_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(10_000),
+  DB_TRANSACTION_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(15_000),
   DELIVERY_WORKER: flag.default(true),
   DELIVERY_POLL_MS: wholeNumber(10, 3_600_000, 'a whole number of milliseconds').default(1000),
   DELIVERY_LEASE_MS: wholeNumber(100, DAY_MS, 'a whole number of milliseconds').default(30_000),

@@ -94,6 +94,8 @@ async function start(env: Env) {
       poolSize: env.DB_POOL_SIZE,
       logger,
       connectTimeoutS: env.DB_CONNECT_TIMEOUT_S,
+      statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
+      transactionTimeoutMs: env.DB_TRANSACTION_TIMEOUT_MS,
     }),
   );
   if (stopping) return;

@@ -109,6 +109,8 @@ describe('configuration', () => {
     ['BODY_LIMIT_BYTES', 1, 1073741824, 'a whole number of bytes'],
     ['DB_CONNECT_TIMEOUT_S', 0, 3600, 'a whole number of seconds'],
     ['DB_POOL_SIZE', 1, 200, 'a whole number'],
+    ['DB_STATEMENT_TIMEOUT_MS', 100, 3600000, 'a whole number of milliseconds'],
+    ['DB_TRANSACTION_TIMEOUT_MS', 100, 3600000, 'a whole number of milliseconds'],
     ['DELIVERY_POLL_MS', 10, 3600000, 'a whole number of milliseconds'],
     ['DELIVERY_LEASE_MS', 100, 86400000, 'a whole number of milliseconds'],
     ['DELIVERY_BACKOFF_MS', 1, 86400000, 'a whole number of milliseconds'],

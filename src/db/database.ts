@@ -41,6 +41,13 @@ export interface DatabaseOptions {
    * giving up, so that the gateway may start before its database. Unset: no wait.
    */
   connectTimeoutS?: number | undefined;
+  /**
+   * PostgreSQL only: the longest a statement may run, and an interactive
+   * transaction may stay open, before it is cancelled and rolled back, so that one
+   * slow query cannot hold a connection forever. Unset: PostgreSQL's and Prisma's defaults.
+   */
+  statementTimeoutMs?: number | undefined;
+  transactionTimeoutMs?: number | undefined;
 }
 
 export class DatabaseInUseError extends Error {}
@@ -59,16 +66,28 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 }
 
 /** A client on the adapter, emitting query events only when someone listens. */
-function prismaClient(adapter: NonNullable<ConstructorParameters<typeof PrismaClient>[0]['adapter']>, onQuery?: (sql: string) => void): PrismaClient {
-  if (!onQuery) return new PrismaClient({ adapter });
-  const client = new PrismaClient({ adapter, log: [{ emit: 'event', level: 'query' }] });
+function prismaClient(
+  adapter: NonNullable<ConstructorParameters<typeof PrismaClient>[0]['adapter']>,
+  onQuery?: (sql: string) => void,
+  transactionTimeoutMs?: number,
+): PrismaClient {
+  const transactionOptions = transactionTimeoutMs ? { transactionOptions: { timeout: transactionTimeoutMs } } : {};
+  if (!onQuery) return new PrismaClient({ adapter, ...transactionOptions });
+  const client = new PrismaClient({ adapter, ...transactionOptions, log: [{ emit: 'event', level: 'query' }] });
   (client as unknown as { $on(event: 'query', listener: (e: { query: string }) => void): void }).$on('query', (e) => onQuery(e.query));
   return client;
 }
 
 async function openPostgres(url: string, poolSize: number, options: DatabaseOptions): Promise<Database> {
   // Connecting gives up after 1.5 s so that a request during an outage can still be answered within 2 s.
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 1500, keepAlive: true });
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolSize,
+    connectionTimeoutMillis: 1500,
+    keepAlive: true,
+    ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
+    ...(options.transactionTimeoutMs ? { idle_in_transaction_session_timeout: options.transactionTimeoutMs } : {}),
+  });
   // An idle client losing its server must not crash the process; the pool replaces it.
   pool.on('error', () => {});
   if (options.connectTimeoutS !== undefined) {
@@ -79,7 +98,7 @@ async function openPostgres(url: string, poolSize: number, options: DatabaseOpti
       throw error;
     }
   }
-  const prisma = prismaClient(new PrismaPg(pool), options.onQuery);
+  const prisma = prismaClient(new PrismaPg(pool), options.onQuery, options.transactionTimeoutMs);
   const health = new DatabaseHealth(() => pool.query('SELECT 1'), options.logger).start();
   return {
     kind: 'postgres',
@@ -88,12 +107,15 @@ async function openPostgres(url: string, poolSize: number, options: DatabaseOpti
     health,
     async withSession(fn) {
       const client = await pool.connect();
+      // Sessions run migrations and hold locks: work that may rightly take longer than a request.
+      if (options.statementTimeoutMs) await client.query('SET statement_timeout = 0');
       try {
         return await fn({
           exec: async (sql) => void (await client.query(sql)),
           query: async <T>(sql: string, params?: unknown[]) => (await client.query(sql, params)).rows as T[],
         });
       } finally {
+        if (options.statementTimeoutMs) await client.query('RESET statement_timeout').catch(() => {});
         client.release();
       }
     },
