@@ -49,20 +49,42 @@ export function idempotencyKey(value: string | null | undefined, field: string):
   return value;
 }
 
-/** JSON with object keys in order, so that equal bodies hash equally however they were written. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
+/** Text written as is while hashing, as opposed to a value still to be serialised. */
+class Raw {
+  constructor(readonly text: string) {}
 }
 
+/**
+ * SHA-256 of the body as JSON with object keys in order, so that equal bodies
+ * hash equally however they were written. Iterative: a body may nest as deep as
+ * the body limit allows, far beyond the call stack.
+ */
 export function requestHash(body: unknown): string {
-  return createHash('sha256').update(canonicalJson(body)).digest('hex');
+  const hash = createHash('sha256');
+  const work: unknown[] = [body];
+  while (work.length) {
+    const item = work.pop();
+    if (item instanceof Raw) {
+      hash.update(item.text);
+    } else if (Array.isArray(item)) {
+      work.push(new Raw(']'));
+      for (let i = item.length - 1; i >= 0; i--) work.push(item[i] === undefined ? null : item[i], ...(i > 0 ? [new Raw(',')] : []));
+      work.push(new Raw('['));
+    } else if (item !== null && typeof item === 'object') {
+      const entries = Object.entries(item)
+        .filter(([, v]) => v !== undefined)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      work.push(new Raw('}'));
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, value] = entries[i]!;
+        work.push(value, new Raw(`${JSON.stringify(key)}:`), ...(i > 0 ? [new Raw(',')] : []));
+      }
+      work.push(new Raw('{'));
+    } else {
+      hash.update(JSON.stringify(item) ?? 'null');
+    }
+  }
+  return hash.digest('hex');
 }
 
 const fresh = () => new Date(Date.now() - IDEMPOTENCY_TTL_HOURS * 3600_000);
