@@ -14,6 +14,7 @@ import { json, readBody } from './rest/http.js';
 import { restErrorResponse } from './errors/rest.js';
 import { yogaLogger } from './errors/log.js';
 import { systemRoute } from './modules/system/system.routes.js';
+import { createRateLimiter, recordedRateLimitHeaders } from './context/rate-limit.js';
 
 /** Serves REST and probes from the same server as GraphQL: they answer before yoga's GraphQL handling. */
 function restPlugin(deps: AppDeps): Plugin {
@@ -109,6 +110,15 @@ function varyOnOrigin(): Plugin {
   };
 }
 
+/** Every counted request's answer carries its credential's budget (REST and GraphQL alike). */
+function rateLimitHeadersPlugin(): Plugin {
+  return {
+    onResponse({ request, response }) {
+      for (const [name, value] of Object.entries(recordedRateLimitHeaders(request))) response.headers.set(name, value);
+    },
+  };
+}
+
 /** Disposes what the app created itself when the server is disposed. */
 function disposePlugin(dispose: () => Promise<void>): Plugin {
   return { onDispose: dispose };
@@ -116,7 +126,13 @@ function disposePlugin(dispose: () => Promise<void>): Plugin {
 
 export function createApp(appDeps: AppDeps) {
   const ownsEvents = !appDeps.events;
-  const deps: AppDeps = { ...appDeps, events: appDeps.events ?? createEventBus({ redisUrl: appDeps.env.REDIS_URL, logger: appDeps.logger }) };
+  const ownsRateLimiter = appDeps.rateLimiter === undefined;
+  const { env, logger } = appDeps;
+  const deps: AppDeps = {
+    ...appDeps,
+    events: appDeps.events ?? createEventBus({ redisUrl: env.REDIS_URL, logger }),
+    rateLimiter: ownsRateLimiter ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, logger }) : appDeps.rateLimiter,
+  };
   return createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -131,7 +147,9 @@ export function createApp(appDeps: AppDeps) {
       restPlugin(deps),
       ...(deps.env.CORS_ORIGINS?.length ? [varyOnOrigin()] : []),
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),
+      rateLimitHeadersPlugin(),
       ...(ownsEvents ? [disposePlugin(() => deps.events!.dispose())] : []),
+      ...(ownsRateLimiter && deps.rateLimiter ? [disposePlugin(() => deps.rateLimiter!.dispose())] : []),
     ],
     context: async ({ request }) => {
       try {

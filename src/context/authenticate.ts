@@ -4,10 +4,12 @@ import { authenticate } from '../modules/credentials/credentials.service.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { AuthenticationError, ServiceUnavailableError } from '../errors/domain.js';
 import { isWellFormedToken } from '../lib/tokens.js';
+import { admitRequest } from './rate-limit.js';
 
 /**
  * Resolves the caller of an HTTP request, the same way for REST and GraphQL.
- * While the database is unreachable this is where a request stops, with 503.
+ * While the database is unreachable this is where a request stops, with 503; a
+ * credential over its request budget stops here too, with 429.
  */
 export async function authenticateRequest(deps: AppDeps, request: Request): Promise<AuthContext> {
   const headers = request.headers;
@@ -22,6 +24,7 @@ export async function authenticateRequest(deps: AppDeps, request: Request): Prom
       throw isDatabaseUnavailable(error) ? new ServiceUnavailableError() : error;
     });
   if (auth === 'unavailable') throw new ServiceUnavailableError();
+  await admitRequest(deps.rateLimiter, request, auth.credential.id);
   return auth;
 }
 

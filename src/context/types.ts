@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import type { Env } from '../env.js';
 import type { EventBus } from '../events/bus.js';
+import type { RateLimiter } from './rate-limit.js';
 import type { Channel, PrismaClient, Workspace } from '../generated/prisma/client.js';
 
 /** What the whole process shares: built once at start, passed explicitly. */
@@ -11,6 +12,8 @@ export interface AppDeps {
   logger: Logger;
   /** Wakes the delivery worker of this process, when it runs one. */
   onMessageQueued?: () => void;
+  /** Request budgets per credential; created from the settings by the app when not given (null: off). */
+  rateLimiter?: RateLimiter | null;
   /** Domain events; created from REDIS_URL by the app when not given. */
   events?: EventBus;
 }

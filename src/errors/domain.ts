@@ -51,6 +51,20 @@ export class RequestInFlightError extends DomainError {
   }
 }
 
+export interface RateLimitState {
+  limit: number;
+  remaining: number;
+  /** Seconds until the budget renews. */
+  resetS: number;
+}
+
+/** The credential has spent its request budget for now. */
+export class RateLimitedError extends DomainError {
+  constructor(readonly state: RateLimitState) {
+    super('Too many requests.');
+  }
+}
+
 /** A request the operator tools reject (unknown hostname, duplicate, bad flag). */
 export class InputError extends DomainError {}
 

@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
-import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError, RequestInFlightError, ServiceUnavailableError, ValidationError } from './domain.js';
+import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError, RateLimitedError, RequestInFlightError, ServiceUnavailableError, ValidationError } from './domain.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
+import { rateLimitHeaders } from '../context/rate-limit.js';
 import type { UserErrorShape } from '../graphql/user-errors.js';
 
 function codeOf(error: DomainError): { code: string; http?: { status: number; headers?: Record<string, string> } } {
@@ -11,6 +12,7 @@ function codeOf(error: DomainError): { code: string; http?: { status: number; he
   if (error instanceof ServiceUnavailableError) return { code: 'SERVICE_UNAVAILABLE', http: { status: 503, headers: { 'retry-after': '1' } } };
   if (error instanceof NotFoundError) return { code: 'NOT_FOUND' };
   if (error instanceof RequestInFlightError) return { code: 'CONFLICT', http: { status: 409 } };
+  if (error instanceof RateLimitedError) return { code: 'RATE_LIMITED', http: { status: 429, headers: rateLimitHeaders(error.state, true) } };
   if (error instanceof ValidationError) return { code: 'BAD_USER_INPUT' };
   return { code: 'BAD_REQUEST' };
 }

@@ -4,6 +4,7 @@ import {
   ChannelSelectionError,
   DomainError,
   NotFoundError,
+  RateLimitedError,
   RequestInFlightError,
   ServiceUnavailableError,
   ValidationError,
@@ -11,6 +12,7 @@ import {
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { HttpError, json } from '../rest/http.js';
 import { logUnexpected } from './log.js';
+import { rateLimitHeaders } from '../context/rate-limit.js';
 
 export const INTERNAL_ERROR_BODY = { status: 'error', message: 'Internal server error' } as const;
 
@@ -28,6 +30,9 @@ export function expectedRestError(error: unknown): RestError | null {
   if (error instanceof ChannelSelectionError) return { status: 400, body: { status: 'error', message: error.message } };
   if (error instanceof NotFoundError) return { status: 404, body: { status: 'error', message: error.message } };
   if (error instanceof RequestInFlightError) return { status: 409, body: { status: 'error', message: error.message } };
+  if (error instanceof RateLimitedError) {
+    return { status: 429, body: { status: 'error', message: error.message }, headers: rateLimitHeaders(error.state, true) };
+  }
   if (error instanceof ValidationError) {
     return {
       status: 422,

@@ -30,7 +30,8 @@ export interface TestApp {
 /** The app on the file's database, or on `database` when given (closed with the app). */
 export async function createTestApp(envOverrides: Record<string, string> = {}, database?: Database): Promise<TestApp> {
   const db = database ?? (await openTestDatabase());
-  const env = loadEnv({ NODE_ENV: 'test', LOG_LEVEL: 'info', ...envOverrides });
+  // A budget no suite reaches by accident; the rate-limit tests set their own.
+  const env = loadEnv({ NODE_ENV: 'test', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000', ...envOverrides });
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
