@@ -67,6 +67,8 @@ export function graphiqlRenderer(): (options: GraphiQLOptions) => Promise<string
     if (!page) {
       page = import('@graphql-yoga/render-graphiql').then(({ renderGraphiQL }) => renderGraphiQL(options));
       pages.set(key, page);
+      // A failed render is not kept: the next page view tries again.
+      page.catch(() => pages.delete(key));
     }
     return page;
   };
