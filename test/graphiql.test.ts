@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, onPostgres, type TestApp } from './helpers/app.js';
+import { startServer, waitFor } from './helpers/server-process.js';
 
 /** A GET with an explicit Host header, as a browser sends it for http://localhost:PORT. */
 function get(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
@@ -50,37 +50,19 @@ describe.skipIf(onPostgres)('GraphiQL after the first start of the embedded data
   afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('never carries the demo key (or any cak_ token) that the banner printed', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      env: { ...process.env, DATABASE_URL: '', PGLITE_DIR: path.join(dir, 'pglite'), PORT: '0', NODE_ENV: 'development', LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (chunk) => (output += chunk));
-    child.stderr.on('data', (chunk) => (output += chunk));
-    const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
+    const server = startServer({ PGLITE_DIR: path.join(dir, 'pglite') });
     try {
-      const key = await new Promise<{ base: string; apiKey: string }>((resolve, reject) => {
-        const timer = setInterval(() => {
-          const base = /listening on (http:\/\/[\d.]+:\d+)/.exec(output)?.[1];
-          const apiKey = /Bearer (cak_[\w-]+)/.exec(output)?.[1];
-          if (base && apiKey) {
-            clearInterval(timer);
-            resolve({ base, apiKey });
-          }
-        }, 50);
-        void exited.then((code) => {
-          clearInterval(timer);
-          reject(new Error(`server exited with ${code}: ${output}`));
-        });
-      });
-      const page = await get(`${key.base}/graphql`, { accept: 'text/html', host: `localhost:${new URL(key.base).port}` });
+      const base = await server.listening;
+      await waitFor(server, /Bearer cak_[\w-]+/);
+      const apiKey = /Bearer (cak_[\w-]+)/.exec(server.output())![1]!;
+      const page = await get(`${base}/graphql`, { accept: 'text/html', host: `localhost:${new URL(base).port}` });
       expect(page.status).toBe(200);
       expect(page.body).toContain('query Example');
-      expect(page.body).not.toContain(key.apiKey);
+      expect(page.body).not.toContain(apiKey);
       expect(page.body).not.toContain('cak_');
     } finally {
-      child.kill('SIGTERM');
-      await exited;
+      server.child.kill('SIGTERM');
+      await server.exited;
     }
   });
 });
