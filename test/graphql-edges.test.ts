@@ -1,4 +1,5 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { parse } from 'graphql';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, openTestDatabase, type TestApp } from './helpers/app.js';
@@ -167,6 +168,26 @@ interface StreamEnd {
 }
 
 /** subscribeSse through a fetch that also reports when and how the server closes the stream. */
+describe('a nested connection', () => {
+  it('answers when nothing under its nodes is selected (pageInfo, __typename)', async () => {
+    const s = await messagingSetup(app);
+    for (const n of [1, 2]) expect((await s.send({ to: { phone: '+31612349001' }, message: `m${n}` })).status).toBe(202);
+    for (const selection of ['pageInfo { hasNextPage endCursor }', '__typename']) {
+      const result = await executeOperation<any, any>(
+        app,
+        s.host,
+        bearer(s.apiKey),
+        parse(`{ conversations(first: 1) { edges { node { messages(first: 1) { ${selection} } } } } }`),
+      );
+      expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
+      expect(result.data.conversations.edges).toHaveLength(1);
+    }
+    const paged = await executeOperation<any, any>(app, s.host, bearer(s.apiKey), parse('{ conversations(first: 1) { edges { node { messages(first: 1) { pageInfo { hasNextPage endCursor } } } } } }'));
+    expect(paged.data.conversations.edges[0].node.messages.pageInfo).toEqual({ hasNextPage: true, endCursor: expect.any(String) });
+    expect(errorLines(app)).toEqual([]);
+  });
+});
+
 async function observedSubscription<TData, TVariables>(
   target: TestApp,
   host: string,

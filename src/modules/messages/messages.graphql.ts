@@ -1,7 +1,7 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
-import { connectionType, pageArgs, pageFromArgs } from '../../graphql/connection.js';
+import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../../graphql/results.js';
 import { whileCredentialValid } from '../../graphql/subscriptions.js';
 import { payloadType } from '../../graphql/user-errors.js';
@@ -50,16 +50,21 @@ export const MessageObject = builder.prismaObject('Message', {
 
 export const MessageConnection = connectionType('Message', MessageObject);
 
+const KEYSET = { id: true, createdAt: true } as const;
+
 builder.prismaObjectField('Conversation', 'messages', (t) =>
   t.field({
     type: MessageConnection,
     description: 'Messages of the conversation, newest first; loaded together with the conversations.',
     args: pageArgs,
+    complexity: connectionComplexity,
     select: (args, _ctx, nestedSelection) => {
       const { limit, cursor } = pageFromArgs(args);
-      return {
-        messages: nestedSelection({ where: afterCursor(cursor), orderBy: NEWEST_FIRST, take: limit + 1 }, ['edges', 'node']),
-      };
+      const nested = nestedSelection({ where: afterCursor(cursor), orderBy: NEWEST_FIRST, take: limit + 1 }, ['edges', 'node']);
+      // The page's cursors need each row's keyset even when no node field is selected
+      // (`messages { pageInfo { … } }`), and Prisma refuses an empty select.
+      const select = (nested as { select?: Record<string, unknown> }).select;
+      return { messages: (select ? { ...nested, select: { ...KEYSET, ...select } } : nested) as typeof nested };
     },
     resolve: (conversation, args) => toPage(conversation.messages, pageFromArgs(args).limit),
   }),
@@ -70,6 +75,7 @@ builder.queryField('messages', (t) =>
     type: MessageConnection,
     description: "The acting channel's messages, newest first. Search never matches encrypted messages.",
     args: { ...pageArgs, conversationId: t.arg.id(), contactId: t.arg.id(), search: t.arg.string() },
+    complexity: connectionComplexity,
     resolve: (_root, args, ctx, info) =>
       listMessages(
         ctx,
