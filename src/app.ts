@@ -15,6 +15,7 @@ import { restErrorResponse } from './errors/rest.js';
 import { yogaLogger } from './errors/log.js';
 import { systemRoute } from './modules/system/system.routes.js';
 import { createRateLimiter, recordedRateLimitHeaders } from './context/rate-limit.js';
+import { documentLimitsPlugin } from './graphql/limits.js';
 
 /** Serves REST and probes from the same server as GraphQL: they answer before yoga's GraphQL handling. */
 function restPlugin(deps: AppDeps): Plugin {
@@ -146,6 +147,7 @@ export function createApp(appDeps: AppDeps) {
       accessLogPlugin(deps),
       restPlugin(deps),
       ...(deps.env.CORS_ORIGINS?.length ? [varyOnOrigin()] : []),
+      documentLimitsPlugin({ hideSuggestions: !introspectionEnabled(deps.env) }),
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),
       rateLimitHeadersPlugin(),
       ...(ownsEvents ? [disposePlugin(() => deps.events!.dispose())] : []),

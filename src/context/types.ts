@@ -30,6 +30,8 @@ export interface AuthContext {
 
 export interface RequestContext {
   prisma: PrismaClient;
+  /** The most a GraphQL operation may cost (GRAPHQL_MAX_COST). */
+  maxQueryCost: number;
   logger: Logger;
   auth: AuthContext;
   /** Wakes the delivery worker after a message was committed to the outbox. */

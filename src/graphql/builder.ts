@@ -1,5 +1,7 @@
 import SchemaBuilder from '@pothos/core';
+import ComplexityPlugin from '@pothos/plugin-complexity';
 import PrismaPlugin from '@pothos/plugin-prisma';
+import { GraphQLError } from 'graphql';
 import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import type { RequestContext } from '../context/types.js';
@@ -12,8 +14,17 @@ export const builder = new SchemaBuilder<{
   Scalars: { DateTime: { Input: Date; Output: Date } };
   DefaultFieldNullability: false;
 }>({
-  plugins: [PrismaPlugin],
+  plugins: [PrismaPlugin, ComplexityPlugin],
   defaultFieldNullability: false,
+  // Every field costs 1, a list multiplies what it selects by 10 and a connection by its
+  // `first` (src/graphql/connection.ts). Checked for the whole operation before any resolver runs.
+  complexity: {
+    limit: (ctx) => ({ complexity: ctx.maxQueryCost }),
+    complexityError: (_kind, result) =>
+      new GraphQLError(`The query is too complex: its cost is ${result.complexity}, the limit ${result.maxComplexity}.`, {
+        extensions: { code: 'QUERY_TOO_COMPLEX', cost: result.complexity, limit: result.maxComplexity },
+      }),
+  },
   prisma: {
     client: (ctx) => ctx.prisma,
     dmmf: getDatamodel(),

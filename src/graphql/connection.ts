@@ -26,6 +26,8 @@ export function connectionType<T extends Cursor>(name: string, node: ObjectRef<a
     fields: (t) => ({
       edges: t.field({
         type: [Edge],
+        // The connection field already multiplies by its page size.
+        complexity: { field: 1, multiplier: 1 },
         resolve: (page) => page.items.map((item) => ({ cursor: encodeCursor(item), node: item })),
       }),
       pageInfo: t.field({
@@ -46,6 +48,15 @@ export function pageFromArgs(args: { first?: number | null; after?: string | nul
     throw ValidationError.field('first', `first must be an integer between 1 and ${MAX_PAGE_SIZE}.`);
   }
   return { limit, cursor: args.after ? decodeCursor(args.after, 'after') : undefined };
+}
+
+/**
+ * A connection's cost: its selection times the page it asks for. An out-of-range
+ * `first` is priced at the largest page, so that its own error is the one reported.
+ */
+export function connectionComplexity(args: { first?: number | null }) {
+  const first = Number.isInteger(args.first) ? (args.first as number) : DEFAULT_PAGE_SIZE;
+  return { field: 1, multiplier: Math.min(Math.max(first, 1), MAX_PAGE_SIZE) };
 }
 
 export const pageArgs = builder.args((t) => ({

@@ -1,6 +1,6 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { builder } from '../../graphql/builder.js';
-import { connectionType, pageArgs, pageFromArgs } from '../../graphql/connection.js';
+import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload, asPayload, orNull } from '../../graphql/results.js';
 import { createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
@@ -37,6 +37,7 @@ builder.queryFields((t) => ({
     type: ContactConnection,
     description: 'Live contacts of the workspace, newest first.',
     args: { ...pageArgs, search: t.arg.string() },
+    complexity: connectionComplexity,
     resolve: (_root, args, ctx, info) =>
       listContacts(ctx, { ...pageFromArgs(args), search: args.search }, queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
   }),

@@ -1,7 +1,7 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
-import { connectionType, pageArgs, pageFromArgs } from '../../graphql/connection.js';
+import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { asPayload, orNull } from '../../graphql/results.js';
 import { whileCredentialValid } from '../../graphql/subscriptions.js';
 import { payloadType } from '../../graphql/user-errors.js';
@@ -58,6 +58,7 @@ builder.queryFields((t) => ({
     type: ConversationConnection,
     description: "The acting channel's conversations, newest first.",
     args: { ...pageArgs, status: t.arg({ type: ConversationStatusEnum }), contactId: t.arg.id() },
+    complexity: connectionComplexity,
     resolve: (_root, args, ctx, info) =>
       listConversations(
         ctx,

@@ -1,6 +1,6 @@
 import { queryFromInfo } from '@pothos/plugin-prisma';
 import { builder } from '../../graphql/builder.js';
-import { connectionType, pageArgs, pageFromArgs } from '../../graphql/connection.js';
+import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { TemplateStatus } from '../../generated/prisma/enums.js';
 import { listTemplates } from './templates.service.js';
 
@@ -26,6 +26,7 @@ builder.queryField('templates', (t) =>
     type: TemplateConnection,
     description: "The acting channel's templates, newest first.",
     args: pageArgs,
+    complexity: connectionComplexity,
     resolve: (_root, args, ctx, info) => listTemplates(ctx, pageFromArgs(args), queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
   }),
 );

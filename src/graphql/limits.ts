@@ -1,0 +1,28 @@
+import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
+import type { GraphQLError } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+
+/** CONTRACT §4: what one GraphQL document may hold. Its cost is limited by the schema's complexity plugin. */
+export const DOCUMENT_LIMITS = { depth: 12, aliases: 30, tokens: 5000, directives: 50 } as const;
+
+/** Every refusal of an abuse limit carries the same code, so clients can tell it from a wrong query. */
+const tooComplex = (_ctx: unknown, error: GraphQLError) => {
+  Object.assign(error.extensions, { code: 'QUERY_TOO_COMPLEX' });
+};
+
+/**
+ * Depth, aliases, tokens and directives, refused while the document is parsed and
+ * validated, before anything runs. Field suggestions ("Did you mean …") are hidden
+ * whenever introspection is off, since they would reveal the schema it hides.
+ */
+export function documentLimitsPlugin(options: { hideSuggestions: boolean }): Plugin {
+  const onReject = [tooComplex];
+  return EnvelopArmorPlugin({
+    maxDepth: { n: DOCUMENT_LIMITS.depth, ignoreIntrospection: true, onReject },
+    maxAliases: { n: DOCUMENT_LIMITS.aliases, onReject },
+    maxTokens: { n: DOCUMENT_LIMITS.tokens, onReject },
+    maxDirectives: { n: DOCUMENT_LIMITS.directives, onReject },
+    costLimit: { enabled: false },
+    blockFieldSuggestion: { enabled: options.hideSuggestions },
+  }) as Plugin;
+}
