@@ -78,15 +78,23 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
 
 async function start(env: Env) {
   // Loaded only once the settings are valid, so that a bad setting is reported at once.
-  const [{ createApp }, { openDatabase }, { migrate }, { demoBanner, demoReminder, findDemo, seedDemo }, { DeliveryWorker }, { defaultProviders }] =
-    await Promise.all([
-      import('./app.js'),
-      import('./db/database.js'),
-      import('./db/migrate.js'),
-      import('./db/seed.js'),
-      import('./modules/delivery/delivery.worker.js'),
-      import('./modules/delivery/providers.js'),
-    ]);
+  const [
+    { createApp },
+    { openDatabase },
+    { migrate },
+    { demoBanner, demoReminder, findDemo, seedDemo },
+    { DeliveryWorker },
+    { defaultProviders },
+    { schedulePurge },
+  ] = await Promise.all([
+    import('./app.js'),
+    import('./db/database.js'),
+    import('./db/migrate.js'),
+    import('./db/seed.js'),
+    import('./modules/delivery/delivery.worker.js'),
+    import('./modules/delivery/providers.js'),
+    import('./modules/idempotency/idempotency.service.js'),
+  ]);
   db = await step(() =>
     openDatabase({
       databaseUrl: env.DATABASE_URL,
@@ -151,6 +159,7 @@ async function start(env: Env) {
     else if (existing) process.stdout.write(`${demoReminder(existing, options)}\n`);
   }
   worker?.start();
+  schedulePurge(db.prisma, logger);
 }
 
 start(env).catch(async (error: Error) => {

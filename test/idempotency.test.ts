@@ -3,7 +3,8 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { hashToken } from '../src/lib/tokens.js';
-import { purgeExpiredIdempotencyKeys } from '../src/modules/idempotency/idempotency.service.js';
+import { pino } from 'pino';
+import { purgeExpiredIdempotencyKeys, schedulePurge } from '../src/modules/idempotency/idempotency.service.js';
 import { createTestApp, onPostgres, type TestApp } from './helpers/app.js';
 import { appWithFailingInsert } from './helpers/fresh-database.js';
 import { bearer, issueChannelKey } from './helpers/factories.js';
@@ -118,6 +119,16 @@ describe('Idempotency-Key on POST /messages and POST /contacts', () => {
     await app.db.prisma.idempotencyKey.updateMany({ where: { key: 'old' }, data: { createdAt: new Date(Date.now() - 25 * 3600_000) } });
     expect(await purgeExpiredIdempotencyKeys(app.db.prisma)).toBeGreaterThanOrEqual(1);
     expect(await app.db.prisma.idempotencyKey.count({ where: { key: 'old' } })).toBe(0);
+  });
+
+  it('the server purges expired keys as it starts (and hourly after)', async () => {
+    const s = await setup();
+    await s.withKey('stale').post('/messages', send);
+    await s.withKey('current').post('/messages', { ...send, message: 'Still fresh' });
+    await app.db.prisma.idempotencyKey.updateMany({ where: { key: 'stale' }, data: { createdAt: new Date(Date.now() - 25 * 3600_000) } });
+    schedulePurge(app.db.prisma, pino({ level: 'silent' }));
+    await expect.poll(() => app.db.prisma.idempotencyKey.count({ where: { key: 'stale' } }), { timeout: 5000 }).toBe(0);
+    expect(await app.db.prisma.idempotencyKey.count({ where: { key: 'current' } })).toBe(1);
   });
 });
 

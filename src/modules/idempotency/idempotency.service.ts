@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../../db/types.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
+import type { Logger } from 'pino';
 import { RequestInFlightError, ValidationError } from '../../errors/domain.js';
+import { describeError } from '../../errors/log.js';
 
 /** How long an answer is replayed. */
 export const IDEMPOTENCY_TTL_HOURS = 24;
@@ -189,4 +191,18 @@ export async function runIdempotent<T>(
 export async function purgeExpiredIdempotencyKeys(prisma: PrismaClient): Promise<number> {
   const { count } = await prisma.idempotencyKey.deleteMany({ where: { createdAt: { lt: fresh() } } });
   return count;
+}
+
+/**
+ * Purges expired keys now and every hour. Expired keys are already ignored, so
+ * this only keeps the table small; the timer never holds the process open.
+ */
+export function schedulePurge(prisma: PrismaClient, logger: Logger): void {
+  const purge = () =>
+    purgeExpiredIdempotencyKeys(prisma).then(
+      (count) => count && logger.debug({ count }, 'purged expired idempotency keys'),
+      (error: unknown) => logger.warn({ err: describeError(error) }, 'purging expired idempotency keys failed'),
+    );
+  void purge();
+  setInterval(purge, 3600_000).unref();
 }
