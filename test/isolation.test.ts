@@ -637,7 +637,7 @@ describe('GraphQL: every id-taking field with another workspace\'s and another c
       [`query { channels { id name } viewer { workspace { id name } channel { id name } } }`, {}, (d) => expect(d.channels).toHaveLength(1)],
       [`query { messages(first: 100) { edges { node { ${messageSelection} } } } }`, {}, (d) => expect(d.messages.edges.length).toBeGreaterThan(0)],
       [`query ($search: String) { messages(first: 100, search: $search) { edges { node { id } } } }`, { search: MARK }, (d) => expect(d.messages.edges).toEqual([])],
-      [`query { conversations(first: 100) { edges { node { ${conversationSelection} messages(first: 100) { edges { node { id body } } } } } } }`, {}, (d) => expect(d.conversations.edges.length).toBeGreaterThan(0)],
+      [`query { conversations(first: 25) { edges { node { ${conversationSelection} messages(first: 25) { edges { node { id body } } } } } } }`, {}, (d) => expect(d.conversations.edges.length).toBeGreaterThan(0)],
     ];
     for (const [query, variables, check] of reads) {
       const result = await gql(query, variables);
