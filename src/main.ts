@@ -44,16 +44,24 @@ async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
   logger.info(`${signal} received, shutting down`);
+  // The worker stops claiming at once and winds down while the open requests finish.
+  const workerStopped = worker?.stop();
   if (server?.listening) {
     const open = server;
-    const force = setTimeout(() => open.closeAllConnections(), 10_000).unref();
     const closed = new Promise((resolve) => open.once('close', resolve));
     open.close();
+    // A request arriving on a keep-alive connection that is still open is served, then its connection closed.
+    open.on('request', (_request: http.IncomingMessage, response: http.ServerResponse) => response.setHeader('connection', 'close'));
+    // A connection whose request finishes becomes idle: closed then, not after the client's keep-alive timeout.
+    const sweep = setInterval(() => open.closeIdleConnections(), 50);
+    // A request still running after 10 s is cut off, so that shutdown stays bounded.
+    const force = setTimeout(() => open.closeAllConnections(), 10_000);
     open.closeIdleConnections();
     await closed;
+    clearInterval(sweep);
     clearTimeout(force);
   }
-  await worker?.stop();
+  await workerStopped;
   await yoga?.dispose();
   await db?.close();
   logger.info('stopped');

@@ -18,7 +18,16 @@ export interface DeliveryWorkerOptions {
   maxBackoffMs?: number;
   batchSize?: number;
   id?: string;
+  /**
+   * How long `stop()` waits for deliveries in flight before giving up their leases,
+   * so that a stopping process neither hangs on a slow receiver nor keeps its
+   * claims locked until the lease runs out.
+   */
+  stopGraceMs?: number;
 }
+
+/** Default for `stopGraceMs`: well inside the time an orchestrator allows a stopping container. */
+export const STOP_GRACE_MS = 5000;
 
 interface Claimed {
   id: string;
@@ -37,6 +46,8 @@ interface Claimed {
 export class DeliveryWorker {
   readonly id: string;
   private stopped = true;
+  /** Set by stop(): claims made after it are handed back, not attempted. */
+  private stopping = false;
   private loopDone: Promise<void> = Promise.resolve();
   private wake: (() => void) | null = null;
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -48,6 +59,7 @@ export class DeliveryWorker {
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.stopping = false;
     this.loopDone = this.loop();
   }
 
@@ -56,12 +68,46 @@ export class DeliveryWorker {
     this.wake?.();
   }
 
-  /** Stops polling and waits for the deliveries in flight. */
+  /**
+   * Stops claiming, waits up to `stopGraceMs` for the deliveries in flight, then
+   * releases every lease this worker still holds, so that another worker takes
+   * that work at once instead of after the lease. An attempt still running when
+   * its lease is released records no outcome (`finish` checks ownership): the
+   * next worker delivers it again under the same delivery id, which receivers
+   * de-duplicate.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping = true;
     this.nudge();
-    await this.loopDone;
-    await Promise.allSettled([...this.inFlight]);
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, this.options.stopGraceMs ?? STOP_GRACE_MS);
+    });
+    try {
+      await Promise.race([Promise.allSettled([this.loopDone, ...this.inFlight]), grace]);
+    } finally {
+      clearTimeout(timer);
+    }
+    await this.releaseLeases().catch((error: unknown) => {
+      this.options.logger.warn({ err: describeError(error), worker: this.id }, 'could not release delivery leases; they expire with their lease');
+    });
+  }
+
+  /** Gives up every claim this worker still holds on unfinished deliveries, in one statement. */
+  private async releaseLeases(): Promise<void> {
+    const { prisma, logger } = this.options;
+    const released = await prisma.$executeRaw`
+      UPDATE deliveries SET locked_by = NULL, locked_until = NULL, updated_at = now()
+       WHERE locked_by = ${this.id} AND status = 'pending'`;
+    if (released > 0) logger.info({ worker: this.id, released }, 'delivery leases released');
+  }
+
+  /** Returns claims that were never attempted, uncounted. */
+  private async handBack(ids: string[]): Promise<void> {
+    await this.options.prisma.$executeRaw`
+      UPDATE deliveries SET locked_by = NULL, locked_until = NULL, attempts = attempts - 1, updated_at = now()
+       WHERE locked_by = ${this.id} AND status = 'pending' AND id = ANY(${ids}::uuid[])`;
   }
 
   private async loop(): Promise<void> {
@@ -88,6 +134,11 @@ export class DeliveryWorker {
   /** Claims due deliveries and attempts them; returns how many were attempted. */
   async runOnce(): Promise<number> {
     const claimed = await this.claim(this.options.batchSize ?? 10);
+    // A claim that returns after stop() began is handed back rather than attempted.
+    if (this.stopping && claimed.length) {
+      await this.handBack(claimed.map((row) => row.id));
+      return 0;
+    }
     await Promise.all(claimed.map((row) => this.track(this.attempt(row))));
     return claimed.length;
   }

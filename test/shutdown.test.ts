@@ -1,0 +1,126 @@
+import http from 'node:http';
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { DeliveryWorker } from '../src/modules/delivery/delivery.worker.js';
+import { defaultProviders } from '../src/modules/delivery/providers.js';
+import { onPostgres } from './helpers/app.js';
+import { bearer } from './helpers/factories.js';
+import { loadChannel, migratedDatabase, phone, request, sleep, type Outcome } from './helpers/load.js';
+import { startReceiver } from './helpers/receiver.js';
+import { startServer } from './helpers/server-process.js';
+
+/** Concurrent senders; half reuse keep-alive connections, half open one per request. */
+const SENDERS = 6;
+/** How long the process may take from SIGTERM to exit. */
+const EXIT_WITHIN_MS = 25_000;
+
+// The server process runs a delivery worker, so it gets a database of its own:
+// on the run's database it would claim other test files' deliveries.
+describe.skipIf(!onPostgres)('SIGTERM under load', () => {
+  it('answers every request it accepted, releases its delivery claims and exits 0', async () => {
+    const database = await migratedDatabase('connect_shutdown');
+    // A receiver that holds every delivery far longer than a shutdown may take: claims stay in flight.
+    const receiver = await startReceiver(() => ({ status: 200, delayMs: 120_000 }));
+    const ws = await loadChannel(database.db, receiver.url);
+    const server = startServer({
+      DATABASE_URL: database.url,
+      DELIVERY_WORKER: '1',
+      DELIVERY_POLL_MS: '50',
+      // Longer than the shutdown bound: waiting for the receiver's answer cannot be how the claims end.
+      DELIVERY_TIMEOUT_MS: '120000',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+    });
+    const keepAlive = new http.Agent({ keepAlive: true, maxSockets: SENDERS });
+    try {
+      const base = await server.listening;
+      const pid = Number(/"pid":(\d+)/.exec(server.output())![1]);
+
+      const outcomes: (Outcome & { text: string })[] = [];
+      let signalAt = Infinity;
+      let exitedAt = Infinity;
+      void server.exited.then(() => (exitedAt = Date.now()));
+      let n = 0;
+      const sender = async (agent: http.Agent | false) => {
+        const deadline = Date.now() + 45_000;
+        // Until the server stops answering: refused once it no longer listens, or gone.
+        while (Date.now() < deadline && exitedAt === Infinity) {
+          const text = `shutdown load ${++n}`;
+          const outcome = await request(base, {
+            method: 'POST',
+            path: '/api/connect/messages',
+            host: ws.host,
+            headers: { ...bearer(ws.apiKey), 'idempotency-key': `key-${n}` },
+            body: { to: { phone: phone(n) }, message: text },
+            agent,
+          });
+          outcomes.push({ ...outcome, text });
+          if (outcome.error === 'ECONNREFUSED' && outcome.started > signalAt) break;
+        }
+      };
+      const senders = Array.from({ length: SENDERS }, (_, i) => sender(i % 2 === 0 ? keepAlive : false));
+
+      // Load runs until the worker holds claims whose deliveries hang at the receiver.
+      const claimed = async () =>
+        database.db.prisma.delivery.findMany({ where: { lockedBy: { not: null }, status: 'pending' }, select: { id: true, lockedBy: true } });
+      let held: { id: string; lockedBy: string | null }[] = [];
+      for (const deadline = Date.now() + 15_000; Date.now() < deadline; await sleep(50)) {
+        if (receiver.received.length > 0 && outcomes.length >= 100) held = await claimed();
+        if (held.length) break;
+      }
+      expect(held.length, server.output().slice(-2000)).toBeGreaterThan(0);
+      expect(new Set(held.map((d) => d.lockedBy)).size).toBe(1);
+
+      signalAt = Date.now();
+      process.kill(pid, 'SIGTERM');
+      const code = await Promise.race([server.exited, sleep(EXIT_WITHIN_MS).then(() => 'still running')]);
+      const exitMs = Date.now() - signalAt;
+      await Promise.all(senders);
+
+      expect(code, server.output().slice(-2000)).toBe(0);
+      expect(exitMs).toBeLessThan(EXIT_WITHIN_MS);
+      expect(server.output()).toContain('"msg":"stopped"');
+
+      // Every answer is a complete 202: nothing accepted was cut off or failed.
+      const answered = outcomes.filter((o) => o.status !== undefined);
+      const failed = outcomes.filter((o) => o.error !== undefined);
+      expect(answered.filter((o) => o.status !== 202).map((o) => [o.status, o.body])).toEqual([]);
+      // Requests that were on their way when the signal came were answered, not dropped.
+      const inFlightAtSignal = answered.filter((o) => o.started < signalAt && o.ended >= signalAt);
+      const answeredAfterSignal = answered.filter((o) => o.ended >= signalAt);
+      expect(inFlightAtSignal.length).toBeGreaterThan(0);
+      // A request that got no answer found the server closed: it was never processed.
+      expect([...new Set(failed.map((o) => o.error))].filter((e) => !['ECONNREFUSED', 'ECONNRESET', 'EPIPE'].includes(e!))).toEqual([]);
+      const stored = await database.db.prisma.message.findMany({ where: { channelId: ws.channel.id }, select: { id: true, body: true } });
+      expect(stored.map((m) => m.body).sort()).toEqual(answered.map((o) => o.text).sort());
+      expect(new Set(stored.map((m) => m.id))).toEqual(new Set(answered.map((o) => o.body.data.message.id)));
+
+      // The claims the process held are released, not left to run out their lease.
+      expect(await claimed()).toEqual([]);
+      expect(await database.db.prisma.delivery.count({ where: { lockedUntil: { not: null } } })).toBe(0);
+      expect(server.output()).toContain('delivery leases released');
+      // So another worker takes exactly that work at once.
+      const next = new DeliveryWorker({
+        prisma: database.db.prisma,
+        logger: pino({ level: 'silent' }),
+        providers: defaultProviders({ timeoutMs: 1000 }),
+        leaseMs: 30_000,
+        pollMs: 1000,
+        backoffMs: 1000,
+        id: 'next-worker',
+      });
+      const taken = new Set((await next.claim(10_000)).map((row) => row.id));
+      expect(held.filter((d) => !taken.has(d.id))).toEqual([]);
+
+      console.log(
+        `shutdown: ${outcomes.length} requests, ${answered.length} answered 202 (${inFlightAtSignal.length} in flight at SIGTERM, ` +
+          `${answeredAfterSignal.length} answered after it), ${failed.length} refused after close ` +
+          `(${[...new Set(failed.map((o) => o.error))].join(', ') || 'none'}); ${held.length} claims released; exit 0 after ${exitMs} ms`,
+      );
+    } finally {
+      server.child.kill('SIGKILL');
+      keepAlive.destroy();
+      await receiver.close();
+      await database.drop();
+    }
+  }, 90_000);
+});
