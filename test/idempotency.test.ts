@@ -37,6 +37,8 @@ describe('Idempotency-Key on POST /messages and POST /contacts', () => {
     const again = await s.withKey('order-1001').post('/messages', { message: 'Your order shipped', to: { phone: '+31612347001' } });
     expect(again.status).toBe(202);
     expect(again.body).toEqual(first.body);
+    // Byte for byte, key order included: integrators may compare the text.
+    expect(JSON.stringify(again.body)).toBe(JSON.stringify(first.body));
     expect(again.headers.get('idempotent-replayed')).toBe('true');
     expect(await s.messages()).toBe(1);
 

@@ -102,13 +102,13 @@ function expectedType(field: DmmfField, enumDbNames: Map<string, string>): strin
     case 'DateTime':
       return native === 'Timestamptz' ? `timestamptz(${args[0] ?? 6})` : `timestamp(${args[0] ?? 3})`;
     case 'Int':
-      return 'int4';
+      return native === 'SmallInt' ? 'int2' : 'int4';
     case 'BigInt':
       return 'int8';
     case 'Boolean':
       return 'bool';
     case 'Json':
-      return 'jsonb';
+      return native === 'Json' ? 'json' : 'jsonb';
     case 'Float':
       return 'float8';
     default:

@@ -6,7 +6,7 @@ CREATE TABLE "idempotency_keys" (
     "key" VARCHAR(255) NOT NULL,
     "request_hash" CHAR(64) NOT NULL,
     "response_status" INTEGER,
-    "response_body" JSONB,
+    "response_body" JSON,
     "created_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     CONSTRAINT "idempotency_keys_pkey" PRIMARY KEY ("id")
 );

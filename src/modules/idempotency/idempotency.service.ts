@@ -180,7 +180,7 @@ export async function runIdempotent<T>(
       await prisma.$executeRaw`
         INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash, response_status, response_body)
         VALUES (gen_random_uuid(), ${scope.credentialId}::uuid, ${scope.route}, ${scope.key}, ${scope.requestHash},
-                ${refusal.status}, ${JSON.stringify(refusal.body)}::jsonb)
+                ${refusal.status}, ${JSON.stringify(refusal.body)}::json)
         ON CONFLICT (credential_id, route, key) DO NOTHING`;
     }
     throw error;
