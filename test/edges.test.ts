@@ -363,3 +363,19 @@ describe('template sends are bounded like text messages', () => {
     expect(Array.from(exact.body.data.message.body as string)).toHaveLength(4096);
   });
 });
+
+describe('cursors', () => {
+  it('a forged cursor with a date PostgreSQL cannot hold is a 422 on cursor (GraphQL: BAD_USER_INPUT), never a 500', async () => {
+    const s = await setup();
+    for (const at of ['-271821-04-20T00:00:00.000Z', '+275760-09-13T00:00:00.000Z', '1969-12-31T23:59:59.999Z']) {
+      const cursor = Buffer.from(`${at}|00000000-0000-4000-8000-000000000000`).toString('base64url');
+      for (const path of ['/contacts', '/messages', '/conversations', '/templates']) {
+        const result = await s.api.get(`${path}?cursor=${cursor}`);
+        expect(result.status, `${path} ${at}`).toBe(422);
+        expect(result.body.errors).toEqual({ cursor: ['The cursor is invalid.'] });
+      }
+      const gql = await s.gql('query($after: String) { contacts(after: $after) { edges { node { id } } } }', { after: cursor });
+      expect(gql.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    }
+  });
+});

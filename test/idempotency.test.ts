@@ -7,7 +7,7 @@ import { pino } from 'pino';
 import { purgeExpiredIdempotencyKeys, schedulePurge } from '../src/modules/idempotency/idempotency.service.js';
 import { createTestApp, onPostgres, type TestApp } from './helpers/app.js';
 import { appWithFailingInsert } from './helpers/fresh-database.js';
-import { bearer, issueChannelKey } from './helpers/factories.js';
+import { addChannel, bearer, createConnection, issueChannelKey } from './helpers/factories.js';
 import { executeOperation } from './helpers/graphql.js';
 import { messagingSetup } from './helpers/messaging.js';
 import { restClient } from './helpers/rest.js';
@@ -79,6 +79,21 @@ describe('Idempotency-Key on POST /messages and POST /contacts', () => {
     expect(await s.messages()).toBe(2);
     const otherRoute = await s.withKey('shared').post('/contacts', { name: 'Bea', phone: '+31612347002' });
     expect(otherRoute.status).toBe(201);
+  });
+
+  it('is scoped to the acting channel: a connection token reusing a key on another channel sends there', async () => {
+    const s = await setup();
+    const other = await addChannel(app.db.prisma, s.workspace.id, 'Other');
+    const connection = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'CRM', channelIds: [s.channel.id, other.channel.id] });
+    const as = (channelId: string) => restClient(app, s.host, connection.token, { 'idempotency-key': 'both', 'x-channel-uuid': channelId });
+    const first = await as(s.channel.id).post('/messages', send);
+    const second = await as(other.channel.id).post('/messages', send);
+    expect([first.status, second.status]).toEqual([202, 202]);
+    expect(second.headers.get('idempotent-replayed')).toBeNull();
+    expect(second.body.data.message.channelId).toBe(other.channel.id);
+    const replay = await as(other.channel.id).post('/messages', send);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body).toEqual(second.body);
   });
 
   it('stores a refusal below 500, so a retry gets the same answer', async () => {
@@ -156,8 +171,8 @@ describe.skipIf(!onPostgres)('Idempotency-Key under concurrency (PostgreSQL)', (
     try {
       await holder.query('BEGIN');
       await holder.query(
-        `INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash) VALUES (gen_random_uuid(), $1, 'POST /messages', 'slow', repeat('0', 64))`,
-        [token.id],
+        `INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash) VALUES (gen_random_uuid(), $1, $2, 'slow', repeat('0', 64))`,
+        [token.id, `POST /messages ${s.channel.id}`],
       );
       const started = Date.now();
       const during = await s.withKey('slow').post('/messages', send);

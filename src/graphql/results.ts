@@ -2,7 +2,7 @@ import { NotFoundError } from '../errors/domain.js';
 import { toUserErrors } from '../errors/graphql.js';
 import type { Payload } from './user-errors.js';
 import type { GraphQLContext } from './builder.js';
-import { idempotencyKey, requestHash, runIdempotent, type WriteGuard } from '../modules/idempotency/idempotency.service.js';
+import { idempotencyKey, idempotencyScope, runIdempotent, type WriteGuard } from '../modules/idempotency/idempotency.service.js';
 
 /** Reads answer null, never an error, for what the caller cannot see (other workspaces included). */
 export async function orNull<T>(read: () => Promise<T>): Promise<T | null> {
@@ -44,7 +44,7 @@ export async function asIdempotentPayload<T extends { id: string }>(
   try {
     const key = idempotencyKey(rawKey, 'idempotencyKey');
     if (key === undefined) return await asPayload(() => options.run(), options.rename);
-    const scope = { credentialId: ctx.auth.credential.id, route: `graphql ${options.operation}`, key, requestHash: requestHash(input) };
+    const scope = idempotencyScope(ctx, `graphql ${options.operation}`, key, input);
     const { response } = await runIdempotent<T>(ctx.prisma, scope, {
       field: 'idempotencyKey',
       render: (result) => ({ status: 200, body: { id: result.id, userErrors: [] } }),

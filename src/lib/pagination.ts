@@ -21,10 +21,21 @@ export function encodeCursor(row: Cursor): string {
   return Buffer.from(`${row.createdAt.toISOString()}|${row.id}`).toString('base64url');
 }
 
+/** Every row was created within these years; a cursor outside them is forged (and PostgreSQL may not hold its date). */
+const CURSOR_YEARS = { from: 1970, to: 9999 };
+
 export function decodeCursor(value: string, field = 'cursor'): Cursor {
   const [at, id] = Buffer.from(value, 'base64url').toString('utf8').split('|');
   const createdAt = new Date(at ?? '');
-  if (!at || !isUuid(id) || Number.isNaN(createdAt.getTime()) || encodeCursor({ createdAt, id }) !== value) {
+  const year = createdAt.getUTCFullYear();
+  if (
+    !at ||
+    !isUuid(id) ||
+    Number.isNaN(createdAt.getTime()) ||
+    year < CURSOR_YEARS.from ||
+    year > CURSOR_YEARS.to ||
+    encodeCursor({ createdAt, id }) !== value
+  ) {
     throw ValidationError.field(field, 'The cursor is invalid.');
   }
   return { createdAt, id };

@@ -1,13 +1,12 @@
 import type { RequestContext } from '../context/types.js';
 import { expectedRestError } from '../errors/rest.js';
-import { idempotencyKey, requestHash, runIdempotent, type StoredResponse, type WriteGuard } from '../modules/idempotency/idempotency.service.js';
+import { idempotencyKey, idempotencyScope, runIdempotent, type StoredResponse, type WriteGuard } from '../modules/idempotency/idempotency.service.js';
 import { json } from './http.js';
 
 /**
  * Answers a REST write, under its `Idempotency-Key` when the request has one: the
  * same key and body replay the first answer with `Idempotent-Replayed: true`.
- * Refusals below 500 are stored with the key (409 and 503 are not: a retry may
- * succeed); a 500 never is.
+ * Refusals below 500 are stored with the key; a 5xx never is, so a retry runs again.
  */
 export async function idempotentWrite<T>(
   ctx: RequestContext,
@@ -19,13 +18,13 @@ export async function idempotentWrite<T>(
     const { status, body } = options.render(await options.run());
     return json(status, body);
   }
-  const scope = { credentialId: ctx.auth.credential.id, route: options.route, key, requestHash: requestHash(options.body) };
+  const scope = idempotencyScope(ctx, options.route, key, options.body);
   const { response, replayed } = await runIdempotent(ctx.prisma, scope, {
     field: 'Idempotency-Key',
     render: options.render,
     refuse: (error) => {
       const refusal = expectedRestError(error);
-      return refusal && refusal.status < 500 && refusal.status !== 409 ? { status: refusal.status, body: refusal.body } : null;
+      return refusal && refusal.status < 500 ? { status: refusal.status, body: refusal.body } : null;
     },
     run: options.run,
   });

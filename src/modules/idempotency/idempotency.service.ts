@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../../db/types.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { Logger } from 'pino';
+import type { RequestContext } from '../../context/types.js';
 import { RequestInFlightError, ValidationError } from '../../errors/domain.js';
 import { describeError } from '../../errors/log.js';
 
@@ -87,6 +88,16 @@ export function requestHash(body: unknown): string {
     }
   }
   return hash.digest('hex');
+}
+
+/**
+ * The scope of a key: the credential, the operation and the channel it acts as —
+ * a connection token sending as two channels has two sets of keys, so a key
+ * reused on another channel runs there instead of replaying the first channel's answer.
+ */
+export function idempotencyScope(ctx: RequestContext, operation: string, key: string, body: unknown): IdempotencyScope {
+  const channel = ctx.auth.channel?.id ?? 'any';
+  return { credentialId: ctx.auth.credential.id, route: `${operation} ${channel}`, key, requestHash: requestHash(body) };
 }
 
 const fresh = () => new Date(Date.now() - IDEMPOTENCY_TTL_HOURS * 3600_000);
@@ -177,11 +188,12 @@ export async function runIdempotent<T>(
     if (error instanceof Replay) return { response: error.response, replayed: true };
     const refusal = error instanceof RequestInFlightError ? null : options.refuse(error);
     if (refusal) {
+      // Keeping the refusal is a courtesy to retries; failing to keep it must not hide it.
       await prisma.$executeRaw`
         INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash, response_status, response_body)
         VALUES (gen_random_uuid(), ${scope.credentialId}::uuid, ${scope.route}, ${scope.key}, ${scope.requestHash},
                 ${refusal.status}, ${JSON.stringify(refusal.body)}::json)
-        ON CONFLICT (credential_id, route, key) DO NOTHING`;
+        ON CONFLICT (credential_id, route, key) DO NOTHING`.catch(() => {});
     }
     throw error;
   }
