@@ -1,10 +1,10 @@
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin, type YogaServerOptions } from 'graphql-yoga';
-import type { AppDeps } from './context/types.js';
+import type { AppDeps, AuthContext } from './context/types.js';
 import { introspectionEnabled } from './env.js';
 import { authenticateRequest, requestContext } from './context/authenticate.js';
 import { createEventBus } from './events/bus.js';
-import { domainGraphQLError, maskGraphQLError } from './errors/graphql.js';
+import { domainGraphQLError, graphqlErrorResponse, maskGraphQLError } from './errors/graphql.js';
 import { DomainError } from './errors/domain.js';
 import type { GraphQLContext } from './graphql/builder.js';
 import { schema } from './graphql/schema.js';
@@ -17,20 +17,36 @@ import { systemRoute } from './modules/system/system.routes.js';
 import { createRateLimiter, recordedRateLimitHeaders } from './context/rate-limit.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
 
+/** The caller of each GraphQL request, resolved before its document is parsed. */
+const graphqlCallers = new WeakMap<Request, AuthContext>();
+
+/** A browser asking for the GraphiQL page, which needs no credential. */
+const wantsPage = (request: Request) => request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
+
 /** Serves REST and probes from the same server as GraphQL: they answer before yoga's GraphQL handling. */
 function restPlugin(deps: AppDeps): Plugin {
   const rest = createRestHandler(deps);
   return {
     async onRequest({ request, url, endResponse, setRequest }) {
       if (url.pathname === '/graphql') {
+        let current = request;
         // The same body limit as REST, counted on the bytes that arrive, before yoga parses them.
         if (request.body) {
           try {
             const body = await readBody(request, deps.env.BODY_LIMIT_BYTES);
-            setRequest(new Request(request.url, { method: request.method, headers: request.headers, body: body ? new Uint8Array(body) : null }));
+            current = new Request(request.url, { method: request.method, headers: request.headers, body: body ? new Uint8Array(body) : null });
+            setRequest(current);
           } catch (error) {
-            endResponse(restErrorResponse(error, deps.logger));
+            return endResponse(restErrorResponse(error, deps.logger));
           }
+        }
+        if (wantsPage(current)) return;
+        // Authenticated and counted before the document is parsed or validated: a refused
+        // document costs the caller's budget, and a caller without a credential gets 401.
+        try {
+          graphqlCallers.set(current, await authenticateRequest(deps, current));
+        } catch (error) {
+          endResponse(graphqlErrorResponse(error, deps.logger));
         }
         return;
       }
@@ -155,7 +171,7 @@ export function createApp(appDeps: AppDeps) {
     ],
     context: async ({ request }) => {
       try {
-        return requestContext(deps, await authenticateRequest(deps, request));
+        return requestContext(deps, graphqlCallers.get(request) ?? (await authenticateRequest(deps, request)));
       } catch (error) {
         throw error instanceof DomainError ? domainGraphQLError(error) : error;
       }

@@ -120,4 +120,27 @@ describe('GraphQL abuse limits, each refused before execution with QUERY_TOO_COM
     expect(message).not.toMatch(/viewer/);
     expect(message).toMatch(/Cannot query field "viewr"/);
   });
+
+  it('the caller is authenticated and counted before the document is read', async () => {
+    const limited = await createTestApp({ RATE_LIMIT_PER_MINUTE: '3' }, app.db);
+    const post = (headers: Record<string, string>, query: string) =>
+      limited.fetch(ws.host, '/graphql', { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query }) });
+    const tooDeep = deepQuery(15);
+    for (const headers of [{}, bearer('cak_mistyped'), { ...bearer(ws.apiKey), 'x-channel-uuid': '00000000-0000-4000-8000-000000000000' }]) {
+      for (const query of [tooDeep, '{ nonsense }']) {
+        const response = await post(headers, query);
+        expect(response.status).toBe(401);
+        expect(response.headers.get('www-authenticate')).toBe('Bearer');
+        expect((await response.json()).errors).toEqual([{ message: 'Unauthenticated.', extensions: { code: 'UNAUTHENTICATED' } }]);
+      }
+    }
+    const refusedDocument = await post(bearer(ws.apiKey), tooDeep);
+    expect(refusedDocument.headers.get('ratelimit-remaining')).toBe('2');
+    expect(refusedDocument.headers.get('ratelimit-limit')).toBe('3');
+    await post(bearer(ws.apiKey), '{ nonsense }');
+    await post(bearer(ws.apiKey), '{ __typename }');
+    const spent = await post(bearer(ws.apiKey), '{ __typename }');
+    expect(spent.status).toBe(429);
+    expect((await spent.json()).errors[0].extensions.code).toBe('RATE_LIMITED');
+  });
 });

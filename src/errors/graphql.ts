@@ -1,4 +1,6 @@
 import { GraphQLError } from 'graphql';
+import type { Logger } from 'pino';
+import { logUnexpected } from './log.js';
 import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError, RateLimitedError, RequestInFlightError, ServiceUnavailableError, ValidationError } from './domain.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { rateLimitHeaders } from '../context/rate-limit.js';
@@ -67,4 +69,19 @@ export function toUserErrors(error: unknown, rename: (field: string) => string =
   }
   if (error instanceof NotFoundError) return [{ field: ['id'], message: error.message, code: 'NOT_FOUND' }];
   return null;
+}
+
+/**
+ * A GraphQL answer to a request refused before its document is read (authentication,
+ * rate limit, outage): the error alone, with its HTTP status and headers.
+ */
+export function graphqlErrorResponse(error: unknown, logger: Logger): Response {
+  const known = error instanceof DomainError ? domainGraphQLError(error) : isDatabaseUnavailable(error) ? domainGraphQLError(new ServiceUnavailableError()) : null;
+  if (!known) logUnexpected(logger, error);
+  const graphqlError = known ?? new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL_SERVER_ERROR', http: { status: 500 } } });
+  const { http, ...extensions } = graphqlError.extensions as { http?: { status?: number; headers?: Record<string, string> } };
+  return new Response(JSON.stringify({ errors: [{ message: graphqlError.message, extensions }] }), {
+    status: http?.status ?? 400,
+    headers: { 'content-type': 'application/json; charset=utf-8', ...http?.headers },
+  });
 }
