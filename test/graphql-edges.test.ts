@@ -169,6 +169,22 @@ interface StreamEnd {
 
 /** subscribeSse through a fetch that also reports when and how the server closes the stream. */
 describe('a nested connection', () => {
+  it('with a bad page under a mutation payload refuses the whole operation before the mutation runs', async () => {
+    const s = await messagingSetup(app);
+    const count = () => app.db.prisma.message.count({ where: { workspaceId: s.workspace.id } });
+    for (const page of ['first: 500', 'first: 0', 'after: "not-a-cursor"']) {
+      const result = await executeOperation<any, any>(
+        app,
+        s.host,
+        bearer(s.apiKey),
+        parse(`mutation { sendMessage(input: { to: { phone: "+31612349002" }, message: "x" }) { message { conversation { messages(${page}) { edges { node { id } } } } } userErrors { field } } }`),
+      );
+      expect(result.errors?.[0]?.extensions?.code, page).toBe('BAD_USER_INPUT');
+      expect(result.data).toBeNull();
+      expect(await count()).toBe(0);
+    }
+  });
+
   it('answers when nothing under its nodes is selected (pageInfo, __typename)', async () => {
     const s = await messagingSetup(app);
     for (const n of [1, 2]) expect((await s.send({ to: { phone: '+31612349001' }, message: `m${n}` })).status).toBe(202);

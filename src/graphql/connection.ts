@@ -51,12 +51,13 @@ export function pageFromArgs(args: { first?: number | null; after?: string | nul
 }
 
 /**
- * A connection's cost: its selection times the page it asks for. An out-of-range
- * `first` is priced at the largest page, so that its own error is the one reported.
+ * A connection's cost: its selection times the page it asks for. Its `first` and
+ * `after` are validated here, with the whole operation, before any resolver runs:
+ * a bad page nested under a mutation's payload would otherwise be found only
+ * after the mutation had committed.
  */
-export function connectionComplexity(args: { first?: number | null }) {
-  const first = Number.isInteger(args.first) ? (args.first as number) : DEFAULT_PAGE_SIZE;
-  return { field: 1, multiplier: Math.min(Math.max(first, 1), MAX_PAGE_SIZE) };
+export function connectionComplexity(args: { first?: number | null; after?: string | null }) {
+  return { field: 1, multiplier: pageFromArgs(args).limit };
 }
 
 export const pageArgs = builder.args((t) => ({
