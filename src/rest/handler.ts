@@ -23,10 +23,10 @@ export function createRestRouter(): RestRouter {
   return router;
 }
 
-/** Serves one request under /api/connect: route, authenticate, run, map errors. */
+/** Serves one request under /api/connect: route, authenticate, run, map errors. HEAD is GET without its body. */
 export function createRestHandler(deps: AppDeps) {
   const router = createRestRouter();
-  return async (request: Request, url: URL): Promise<Response> => {
+  const serve = async (request: Request, url: URL): Promise<Response> => {
     try {
       const path = url.pathname.slice(API_PREFIX.length) || '/';
       const found = router.find(request.method, path);
@@ -48,5 +48,9 @@ export function createRestHandler(deps: AppDeps) {
     } catch (error) {
       return restErrorResponse(error, deps.logger);
     }
+  };
+  return async (request: Request, url: URL): Promise<Response> => {
+    const response = await serve(request, url);
+    return request.method === 'HEAD' ? new Response(null, { status: response.status, headers: response.headers }) : response;
   };
 }

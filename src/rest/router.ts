@@ -39,11 +39,14 @@ export class RestRouter {
     return this.declared.map((route) => ({ ...route }));
   }
 
-  /** The route for a method and path; for a known path with another method, the methods it allows. */
+  /**
+   * The route for a method and path (HEAD is GET's, answered without a body by the
+   * caller); for a known path with another method, the methods it allows.
+   */
   find(method: string, path: string): { route: RestRoute; params: Record<string, string | undefined> } | { allow: string[] } | null {
-    const found = this.router.find(method as HTTPMethod, path);
+    const found = this.router.find((method === 'HEAD' ? 'GET' : method) as HTTPMethod, path);
     if (found) return { route: found.store as RestRoute, params: found.params };
-    const allow = ROUTE_METHODS.filter((m) => m !== method && this.router.find(m, path));
+    const allow = ROUTE_METHODS.filter((m) => this.router.find(m, path)).flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
     return allow.length ? { allow } : null;
   }
 }
