@@ -332,6 +332,21 @@ describe('update rule 4: the current value as stored', () => {
     expect(other.body.errors.phone).toEqual(['The phone must be a valid E.164 number: a leading +, the country code and digits only.']);
   });
 
+  it('a legacy form the contact is also stored under counts as its current phone', async () => {
+    const s = await setup();
+    const legacy = await importContact(app.db.prisma, { workspaceId: s.workspace.id, name: 'Variant', phoneRaw: '0031 6 1234 5679', isGroup: false });
+    const before = await app.db.prisma.contact.findUniqueOrThrow({ where: { id: legacy.id }, include: { phones: true } });
+    expect(before.phone).toBe('+31612345679');
+    const result = await s.api.patch(`/contacts/${legacy.id}`, { phone: ' 0031 6 1234 5679 ', name: 'Variant Two' });
+    expect(result.status, JSON.stringify(result.body)).toBe(200);
+    expect(result.body.data.contact).toMatchObject({ phoneNumber: '+31612345679', name: 'Variant Two' });
+    const after = await app.db.prisma.contact.findUniqueOrThrow({ where: { id: legacy.id }, include: { phones: true } });
+    expect(after.phones).toEqual(before.phones);
+    // Another contact's stored form is no excuse.
+    const other = await s.contact({ email: 'variant-other@example.com' });
+    expect((await s.api.patch(`/contacts/${other.id}`, { phone: '0031 6 1234 5679' })).status).toBe(422);
+  });
+
   it('a legacy email sent exactly as stored is accepted', async () => {
     const s = await setup();
     const legacy = await importContact(app.db.prisma, { workspaceId: s.workspace.id, name: 'Legacy', email: 'old style@example.com', isGroup: false });

@@ -3,10 +3,11 @@ import { describeError } from '../errors/log.js';
 import { credentialStillValid } from '../modules/credentials/credentials.service.js';
 
 /**
- * How often an open subscription re-checks its credential while no event arrives: a stream
- * ends within this long of its credential being revoked, expiring or losing its channel.
+ * How often an open subscription re-checks its credential while no event arrives. A stream
+ * must end within 5 s of its credential being revoked, expiring or losing its channel; the
+ * next check is scheduled when the last one has answered, so the interval leaves room for it.
  */
-export const CREDENTIAL_RECHECK_MS = 5_000;
+export const CREDENTIAL_RECHECK_MS = 4_000;
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 

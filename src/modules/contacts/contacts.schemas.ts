@@ -85,12 +85,13 @@ function clearable(schema: z.ZodType<string, string>, typeMessage: string) {
 }
 
 /**
- * Spec §4.1 rule 4: the contact's current value, exactly as stored, is accepted
- * even where today's rule would refuse it (a legacy phone such as `020 123 4567`).
+ * Spec §4.1 rule 4: the contact's current value, exactly as stored (or as one of
+ * the forms it is also stored under), is accepted as that value even where
+ * today's rule would refuse it (a legacy phone such as `020 123 4567`).
  */
-function orAsStored(stored: string | null, schema: z.ZodType<string | null>) {
+function orAsStored(stored: string | null, schema: z.ZodType<string | null>, forms: string[] = []) {
   return z.unknown().transform((value, ctx): string | null => {
-    if (stored !== null && typeof value === 'string' && value.trim() === stored) return stored;
+    if (stored !== null && typeof value === 'string' && (value.trim() === stored || forms.includes(value.trim()))) return stored;
     const parsed = schema.safeParse(value);
     if (parsed.success) return parsed.data;
     for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
@@ -101,13 +102,13 @@ function orAsStored(stored: string | null, schema: z.ZodType<string | null>) {
 const requestObject = z.record(z.string(), z.unknown(), { error: MESSAGES.bodyObject });
 
 /** PATCH /contacts/{contact}: any of the supported fields; unsupported ones are ignored. */
-export function updateContactSchema(current: { email: string | null; phone: string | null }) {
+export function updateContactSchema(current: { email: string | null; phone: string | null; phoneForms?: string[] }) {
   return requestObject
     .pipe(
       z.object({
         name: contactNameSchema.optional(),
         email: orAsStored(current.email, clearable(contactEmailSchema, MESSAGES.emailType)).optional(),
-        phone: orAsStored(current.phone, clearable(contactPhoneSchema, MESSAGES.phoneType)).optional(),
+        phone: orAsStored(current.phone, clearable(contactPhoneSchema, MESSAGES.phoneType), current.phoneForms).optional(),
       }),
     )
     .refine((body) => body.name !== undefined || body.email !== undefined || body.phone !== undefined, {

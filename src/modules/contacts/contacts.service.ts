@@ -96,10 +96,25 @@ async function setPhone(db: Db, contact: Pick<Contact, 'id' | 'workspaceId'>, ph
   if (phone) await db.contactPhone.create({ data: { workspaceId: contact.workspaceId, contactId: contact.id, number: phone } });
 }
 
+/**
+ * The sent phone when it is neither valid E.164 nor the stored phone but one of
+ * the legacy forms the contact is also stored under (`0031 6 1234 5679` beside
+ * `+31612345679`): rule 4 counts it as the current phone. Asked only then.
+ */
+async function storedPhoneForm(db: Db, contact: Contact, body: unknown): Promise<string[]> {
+  const phone = (body as { phone?: unknown } | null)?.phone;
+  const sent = typeof phone === 'string' ? phone.trim() : '';
+  // Only text a phone could be stored as reaches the query (no NUL, nothing unbounded).
+  if (!/^[+\d\s().\-/]{3,64}$/.test(sent) || sent === contact.phone || toE164(sent)) return [];
+  const form = await db.contactPhone.findFirst({ where: { contactId: contact.id, raw: sent }, select: { id: true } });
+  return form ? [sent] : [];
+}
+
 /** PATCH /contacts/{contact} — spec §4.1, rule by rule. */
 export async function updateContact(ctx: RequestContext, id: string, body: unknown): Promise<Contact> {
   const workspaceId = ctx.auth.workspace.id;
-  const input = parseInput(updateContactSchema(await getContact(ctx, id)), body);
+  const current = await getContact(ctx, id);
+  const input = parseInput(updateContactSchema({ ...current, phoneForms: await storedPhoneForm(ctx.prisma, current, body) }), body);
 
   return withUniqueness(ctx.prisma, workspaceId, input, id, () =>
     ctx.prisma.$transaction(async (tx) => {
