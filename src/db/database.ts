@@ -142,7 +142,7 @@ async function waitForPostgres(pool: pg.Pool, where: string, timeoutS: number, l
       if (waited) logger?.info('database available');
       return;
     } catch (error) {
-      const reason = describeError(error);
+      const reason = connectionFailureReason(error);
       if (REFUSALS.has((error as { code?: string }).code ?? '')) {
         throw new DatabaseUnreachableError(`PostgreSQL at ${where} refused the connection: ${reason}`);
       }
@@ -159,10 +159,10 @@ async function waitForPostgres(pool: pg.Pool, where: string, timeoutS: number, l
 }
 
 /** A one-line reason; connecting to a name with several addresses fails with an AggregateError without a message. */
-function describeError(error: unknown): string {
+function connectionFailureReason(error: unknown): string {
   const e = error as { message?: string; code?: string; errors?: unknown[] };
   if (e.message) return e.message.split('\n')[0]!;
-  if (e.errors?.length) return describeError(e.errors[0]);
+  if (e.errors?.length) return connectionFailureReason(e.errors[0]);
   return e.code ?? String(error);
 }
 

@@ -14,15 +14,20 @@ export async function orNull<T>(read: () => Promise<T>): Promise<T | null> {
   }
 }
 
-/** Runs a mutation; expected failures become userErrors, anything else is thrown (and masked). */
-export async function asPayload(run: () => Promise<{ id: string }>, rename?: (field: string) => string): Promise<Payload> {
+/** A mutation's payload; expected failures become userErrors, anything else is thrown (and masked). */
+async function payloadOf(run: () => Promise<Payload>, rename?: (field: string) => string): Promise<Payload> {
   try {
-    return { id: (await run()).id, userErrors: [] };
+    return await run();
   } catch (error) {
     const userErrors = toUserErrors(error, rename);
     if (!userErrors) throw error;
     return { id: null, userErrors };
   }
+}
+
+/** Runs a mutation and answers its object, or the userErrors of an expected failure. */
+export function asPayload(run: () => Promise<{ id: string }>, rename?: (field: string) => string): Promise<Payload> {
+  return payloadOf(async () => ({ id: (await run()).id, userErrors: [] }), rename);
 }
 
 /**
@@ -41,11 +46,10 @@ export async function asIdempotentPayload<T extends { id: string }>(
   },
 ): Promise<Payload> {
   const { idempotencyKey: rawKey, ...input } = options.input;
-  try {
+  return payloadOf(async () => {
     const key = idempotencyKey(rawKey, 'idempotencyKey');
-    if (key === undefined) return await asPayload(() => options.run(), options.rename);
-    const scope = idempotencyScope(ctx, `graphql ${options.operation}`, key, input);
-    const { response } = await runIdempotent<T>(ctx.prisma, scope, {
+    if (key === undefined) return { id: (await options.run()).id, userErrors: [] };
+    const { response } = await runIdempotent<T>(ctx.prisma, idempotencyScope(ctx, `graphql ${options.operation}`, key, input), {
       field: 'idempotencyKey',
       render: (result) => ({ status: 200, body: { id: result.id, userErrors: [] } }),
       refuse: (error) => {
@@ -55,11 +59,7 @@ export async function asIdempotentPayload<T extends { id: string }>(
       run: options.run,
     });
     return response.body as Payload;
-  } catch (error) {
-    const userErrors = toUserErrors(error, options.rename);
-    if (!userErrors) throw error;
-    return { id: null, userErrors };
-  }
+  }, options.rename);
 }
 
 export const IDEMPOTENCY_KEY_DESCRIPTION =
