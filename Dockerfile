@@ -1,33 +1,42 @@
 # syntax=docker/dockerfile:1
-# Multi-stage production image: dependencies and the generated Prisma client are
-# built in the first stage; the runtime stage has production dependencies only
-# and runs as the unprivileged `node` user.
+# Production image: the build stage installs every dependency, generates the
+# Prisma client and compiles src/ (generated client included) to dist/, then
+# prunes to production dependencies; the runtime stage copies only what
+# `node dist/main.js` reads and runs it as the unprivileged `node` user.
 
-FROM node:22-bookworm-slim AS build
+ARG NODE_VERSION=24
+
+FROM node:${NODE_VERSION}-bookworm-slim AS build
 WORKDIR /app
+# The Prisma schema and config come before `npm ci`: its postinstall generates the client.
 COPY package.json package-lock.json prisma.config.ts ./
 COPY scripts ./scripts
 COPY prisma ./prisma
-# postinstall runs `prisma generate` into src/generated.
 RUN npm ci --no-audit --no-fund
-COPY tsconfig.json ./
+COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-RUN npm run generate && npx tsc --noEmit
+RUN npm run build \
+ && npm prune --omit=dev --ignore-scripts --no-audit --no-fund
 
-FROM node:22-bookworm-slim AS runtime
+FROM node:${NODE_VERSION}-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=4000 \
     PGLITE_DIR=/app/.data/pglite
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund && npm cache clean --force
-COPY --from=build /app/src ./src
-COPY --from=build /app/prisma ./prisma
-COPY tsconfig.json ./
+COPY --from=build /app/package.json ./package.json
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+# Read at run time: dist/db/migrate.js resolves ../../prisma/migrations, i.e. /app/prisma/migrations.
+COPY --from=build /app/prisma/migrations ./prisma/migrations
+# The embedded database (used when DATABASE_URL is unset) lives here; a named
+# volume mounted on it starts out owned by `node`, as this directory is.
 RUN mkdir -p /app/.data && chown node:node /app/.data
 USER node
 VOLUME ["/app/.data"]
 EXPOSE 4000
-HEALTHCHECK --interval=10s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-CMD ["node", "--import", "tsx", "src/main.ts"]
+# No curl in the slim image: Node's own fetch asks /readyz (database reachable).
+HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||4000)+'/readyz',{signal:AbortSignal.timeout(2500)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+# Exec form: node is PID 1 and receives SIGTERM itself, and shuts down gracefully (docs/operations.md).
+CMD ["node", "dist/main.js"]
