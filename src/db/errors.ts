@@ -14,13 +14,16 @@ const CONNECTIVITY_CODES = new Set([
   // PostgreSQL: connection exceptions and shutdowns.
   '08000', '08001', '08003', '08004', '08006', '57P01', '57P02', '57P03',
 ]);
+/** The driver adapter's names for the same faults (a DriverAdapterError's cause.kind). */
+const CONNECTIVITY_KINDS = new Set(['ConnectionClosed', 'DatabaseNotReachable', 'SocketTimeout', 'TooManyConnections']);
 const CONNECTIVITY_MESSAGE = /connection terminated|timeout exceeded when trying to connect|can't reach database|connection refused|server closed the connection|connection .* closed/i;
 
 /** An error that says the database cannot be reached (rather than that a query was wrong). */
 export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
   if (!error || typeof error !== 'object' || depth > 4) return false;
-  const e = error as { code?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: unknown } } };
+  const e = error as { code?: unknown; kind?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: unknown } } };
   if (typeof e.code === 'string' && CONNECTIVITY_CODES.has(e.code)) return true;
+  if (typeof e.kind === 'string' && CONNECTIVITY_KINDS.has(e.kind)) return true;
   if (typeof e.message === 'string' && CONNECTIVITY_MESSAGE.test(e.message)) return true;
   return isDatabaseUnavailable(e.cause, depth + 1) || isDatabaseUnavailable(e.meta?.driverAdapterError?.cause, depth + 1);
 }
