@@ -1,24 +1,22 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
+import { Webhook } from 'standardwebhooks';
 
 /** A Standard Webhooks secret: `whsec_` + base64 of a random key. */
 export function newWebhookSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
 }
 
-function key(secret: string): Buffer {
-  return Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
-}
-
-/** `v1,` + base64 HMAC-SHA256 of `id.timestamp.body`, keyed with the decoded secret. */
-export function signWebhook(secret: string, id: string, timestamp: number, body: string): string {
-  return `v1,${createHmac('sha256', key(secret)).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
-}
-
-/** Checks a `webhook-signature` header (space-separated `v1,…` entries), as a receiver would. */
-export function verifyWebhook(secret: string, id: string, timestamp: number, body: string, header: string): boolean {
-  const expected = Buffer.from(signWebhook(secret, id, timestamp, body));
-  return header.split(' ').some((candidate) => {
-    const given = Buffer.from(candidate);
-    return given.length === expected.length && timingSafeEqual(given, expected);
-  });
+/**
+ * The Standard Webhooks headers of one attempt: `webhook-id` (stable across
+ * attempts, so receivers de-duplicate), `webhook-timestamp` (now, Unix seconds)
+ * and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of `id.timestamp.body`),
+ * computed by the standard's own library.
+ */
+export function webhookHeaders(secret: string, id: string, body: string, at = new Date()): Record<string, string> {
+  const timestamp = new Date(Math.floor(at.getTime() / 1000) * 1000);
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp.getTime() / 1000),
+    'webhook-signature': new Webhook(secret).sign(id, timestamp, body),
+  };
 }

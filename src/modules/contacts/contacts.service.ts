@@ -10,6 +10,7 @@ import { isUuid } from '../../lib/uuid.js';
 import { parseInput } from '../../lib/validation.js';
 import type { PrismaQuery } from '../../db/query.js';
 import type { WriteGuard } from '../idempotency/idempotency.service.js';
+import { recordEvents } from '../events/events.service.js';
 import { MESSAGES, contactFiltersSchema, createContactSchema, findContactSchema, isValidEmail, updateContactSchema } from './contacts.schemas.js';
 
 export interface ContactView {
@@ -110,13 +111,14 @@ async function storedPhoneForm(db: Db, contact: Contact, body: unknown): Promise
   return form ? [sent] : [];
 }
 
-/** PATCH /contacts/{contact} — spec §4.1, rule by rule. */
+/** PATCH /contacts/{contact} — spec §4.1, rule by rule. A real change is a `contact.updated` event. */
 export async function updateContact(ctx: RequestContext, id: string, body: unknown): Promise<Contact> {
   const workspaceId = ctx.auth.workspace.id;
   const current = await getContact(ctx, id);
   const input = parseInput(updateContactSchema({ ...current, phoneForms: await storedPhoneForm(ctx.prisma, current, body) }), body);
+  let queued = 0;
 
-  return withUniqueness(ctx.prisma, workspaceId, input, id, () =>
+  const updated = await withUniqueness(ctx.prisma, workspaceId, input, id, () =>
     ctx.prisma.$transaction(async (tx) => {
       // Lock the row: concurrent updates of one contact apply one after the other.
       const locked = await tx.$queryRaw<{ id: string }[]>`
@@ -139,7 +141,7 @@ export async function updateContact(ctx: RequestContext, id: string, body: unkno
       await assertAvailable(tx, workspaceId, { email: emailChanged ? email : null, phone: phoneChanged ? phone : null }, id);
 
       if (phoneChanged) await setPhone(tx, current, phone);
-      return tx.contact.update({
+      const updated = await tx.contact.update({
         where: { id },
         data: {
           ...(input.name !== undefined ? { name: input.name } : {}),
@@ -147,8 +149,14 @@ export async function updateContact(ctx: RequestContext, id: string, body: unkno
           ...(phoneChanged ? { phone } : {}),
         },
       });
+      if (updated.name !== current.name || updated.email !== current.email || updated.phone !== current.phone) {
+        queued = await recordEvents(tx, workspaceId, [{ type: 'contact.updated', data: contactView(updated) }]);
+      }
+      return updated;
     }),
   );
+  if (queued > 0) ctx.onMessageQueued?.();
+  return updated;
 }
 
 /** POST /contacts: creates a contact linked to the acting channel. */
@@ -156,7 +164,8 @@ export async function createContact(ctx: RequestContext, body: unknown, guard?: 
   const channel = actingChannel(ctx.auth);
   const workspaceId = ctx.auth.workspace.id;
   const input = parseInput(createContactSchema, body);
-  return withUniqueness(ctx.prisma, workspaceId, input, undefined, () =>
+  let queued = 0;
+  const created = await withUniqueness(ctx.prisma, workspaceId, input, undefined, () =>
     ctx.prisma.$transaction(async (tx) => {
       await guard?.begin(tx);
       await assertAvailable(tx, workspaceId, input);
@@ -171,10 +180,13 @@ export async function createContact(ctx: RequestContext, body: unknown, guard?: 
         },
       });
       await setPhone(tx, contact, input.phone);
+      queued = await recordEvents(tx, workspaceId, [{ type: 'contact.created', data: contactView(contact) }]);
       await guard?.end(tx, contact);
       return contact;
     }),
   );
+  if (queued > 0) ctx.onMessageQueued?.();
+  return created;
 }
 
 /** GET /contacts/find: exact match by email (any case) or by phone (E.164 and stored variants). */
@@ -254,6 +266,7 @@ export async function importContact(
       if (phone && number) {
         await tx.contactPhone.create({ data: { workspaceId: input.workspaceId, contactId: contact.id, number, raw: phone } });
       }
+      await recordEvents(tx, input.workspaceId, [{ type: 'contact.created', data: contactView(contact) }]);
       return contact;
     });
   } catch (error) {

@@ -9,6 +9,7 @@ import { isUniqueViolation } from '../../db/errors.js';
 import type { PrismaQuery } from '../../db/query.js';
 import { parseInput } from '../../lib/validation.js';
 import { conversationFiltersSchema } from './conversations.schemas.js';
+import { recordEvents, type DomainEvent } from '../events/events.service.js';
 
 /** Who did something: the acting channel, a workspace user, or a named external actor. */
 export type Actor =
@@ -73,12 +74,13 @@ async function recordChange(db: Db, conversationId: string, type: ConversationSt
 /**
  * The conversation a send lands on (CONTRACT §3): the open one of this contact and
  * channel; else the latest closed one, kept closed when `silent`, otherwise
- * reopened with a `reopened` state change; else a new open conversation. The
- * chosen row is locked for the rest of the transaction.
+ * reopened with a `reopened` state change (and `conversation.reopened` added to
+ * `events`); else a new open conversation. The chosen row is locked for the rest
+ * of the transaction.
  */
 export async function conversationForSend(
   tx: Db,
-  input: { workspaceId: string; channelId: string; contactId: string; silent: boolean; actor: Actor; at: Date },
+  input: { workspaceId: string; channelId: string; contactId: string; silent: boolean; actor: Actor; at: Date; events?: DomainEvent[] },
 ): Promise<Conversation> {
   const { workspaceId, channelId, contactId } = input;
   const [latest] = await tx.$queryRaw<{ id: string; status: 'open' | 'closed' }[]>`
@@ -90,11 +92,13 @@ export async function conversationForSend(
   if (latest?.status === 'open') return tx.conversation.update({ where: { id: latest.id }, data: { lastMessageAt: input.at } });
   if (latest && input.silent) return tx.conversation.update({ where: { id: latest.id }, data: { lastMessageAt: input.at } });
   if (latest) {
+    await recordChange(tx, latest.id, 'reopened', input.actor);
     const reopened = await tx.conversation.update({
       where: { id: latest.id },
       data: { status: 'open', closedAt: null, lastMessageAt: input.at },
+      include: conversationInclude,
     });
-    await recordChange(tx, latest.id, 'reopened', input.actor);
+    input.events?.push({ type: 'conversation.reopened', data: conversationView(reopened) });
     return reopened;
   }
   const created = await tx.conversation.create({
@@ -138,6 +142,7 @@ export async function setConversationStatus(
   const conflict = () =>
     ValidationError.field('id', 'The contact already has an open conversation on this channel.');
   let changed: boolean;
+  let queued = 0;
   try {
     changed = await ctx.prisma.$transaction(async (tx) => {
       const [row] = await tx.$queryRaw<{ status: 'open' | 'closed'; channel_id: string; contact_id: string }[]>`
@@ -151,11 +156,14 @@ export async function setConversationStatus(
         });
         if (open) throw conflict();
       }
-      await tx.conversation.update({
+      await recordChange(tx, conversationId, target === 'closed' ? 'closed' : 'reopened', actor);
+      const updated = await tx.conversation.update({
         where: { id: conversationId },
         data: target === 'closed' ? { status: 'closed', closedAt: new Date() } : { status: 'open', closedAt: null },
+        include: conversationInclude,
       });
-      await recordChange(tx, conversationId, target === 'closed' ? 'closed' : 'reopened', actor);
+      const type = target === 'closed' ? 'conversation.closed' : 'conversation.reopened';
+      queued = await recordEvents(tx, ctx.auth.workspace.id, [{ type, data: conversationView(updated) }]);
       return true;
     });
   } catch (error) {
@@ -163,6 +171,7 @@ export async function setConversationStatus(
     if (isUniqueViolation(error)) throw conflict();
     throw error;
   }
+  if (queued > 0) ctx.onMessageQueued?.();
   if (changed) ctx.events?.publish({ type: 'conversation.updated', conversationId, workspaceId: ctx.auth.workspace.id, channelId: actor.id! });
   return getConversation(ctx, conversationId, query);
 }

@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { ProviderChoice } from './providers.js';
 import { describeError } from '../../errors/log.js';
+import { recordEvents } from '../events/events.service.js';
+import { messageInclude, messageView } from '../messages/messages.service.js';
 
 export interface DeliveryWorkerOptions {
   prisma: PrismaClient;
@@ -29,15 +31,17 @@ export interface DeliveryWorkerOptions {
 /** Default for `stopGraceMs`: well inside the time an orchestrator allows a stopping container. */
 export const STOP_GRACE_MS = 5000;
 
+/** A claimed delivery: a message to its channel, or an event to an endpoint. */
 interface Claimed {
   id: string;
-  message_id: string;
+  message_id: string | null;
+  endpoint_id: string | null;
   attempts: number;
   max_attempts: number;
 }
 
 /**
- * Delivers queued messages from the deliveries outbox. Workers claim due rows with
+ * Delivers queued messages and workspace events from the deliveries outbox. Workers claim due rows with
  * FOR UPDATE SKIP LOCKED, so any number of processes can share one PostgreSQL;
  * a claim is a lease, so work held by a crashed worker is claimed again when it
  * expires (at-least-once, under the same delivery id). A worker whose lease was
@@ -157,7 +161,7 @@ export class DeliveryWorker {
               ORDER BY run_at
               LIMIT ${limit}
               FOR UPDATE SKIP LOCKED)
-      RETURNING d.id, d.message_id, d.attempts, d.max_attempts`;
+      RETURNING d.id, d.message_id, d.endpoint_id, d.attempts, d.max_attempts`;
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {
@@ -167,12 +171,24 @@ export class DeliveryWorker {
 
   private async attempt(row: Claimed): Promise<void> {
     const { prisma, logger } = this.options;
-    const message = await prisma.message.findUnique({ where: { id: row.message_id }, include: { channel: true, contact: true } });
-    if (!message) return;
-    const provider = this.options.providers(message.channel);
-    const context = { deliveryId: row.id, messageId: message.id, attempt: row.attempts, provider: provider.name, worker: this.id };
+    let context: Record<string, unknown>;
+    let send: () => Promise<void>;
+    if (row.message_id) {
+      const message = await prisma.message.findUnique({ where: { id: row.message_id }, include: { channel: true, contact: true } });
+      if (!message) return;
+      const provider = this.options.providers(message.channel);
+      context = { deliveryId: row.id, messageId: message.id, attempt: row.attempts, provider: provider.name, worker: this.id };
+      send = () => provider.deliver({ deliveryId: row.id, attempt: row.attempts, message, channel: message.channel, contact: message.contact });
+    } else {
+      const delivery = await prisma.delivery.findUnique({ where: { id: row.id }, include: { endpoint: true } });
+      if (!delivery?.endpoint) return;
+      const { endpoint } = delivery;
+      const provider = this.options.providers.events;
+      context = { deliveryId: row.id, endpointId: endpoint.id, event: delivery.eventType, attempt: row.attempts, provider: provider.name, worker: this.id };
+      send = () => provider.deliver({ deliveryId: row.id, url: endpoint.url, secret: endpoint.secret, body: JSON.stringify(delivery.payload) });
+    }
     try {
-      await provider.deliver({ deliveryId: row.id, attempt: row.attempts, message, channel: message.channel, contact: message.contact });
+      await send();
     } catch (error) {
       const reason = ((error as Error).message || 'delivery failed').slice(0, 1000);
       const final = row.attempts >= row.max_attempts;
@@ -181,10 +197,13 @@ export class DeliveryWorker {
       return;
     }
     const recorded = await this.finish(row, 'sent');
-    logger.info({ ...context, recorded }, 'message delivered');
+    logger.info({ ...context, recorded }, row.message_id ? 'message delivered' : 'event delivered');
   }
 
-  /** Records an outcome, only while this worker still holds the lease. */
+  /**
+   * Records an outcome, only while this worker still holds the lease. A message's
+   * final outcome (sent or failed) changes its status, which is itself an event.
+   */
   private async finish(row: Claimed, outcome: 'sent' | 'retry' | 'failed', reason?: string): Promise<boolean> {
     const { prisma } = this.options;
     const delay = Math.min(this.options.maxBackoffMs ?? 5 * 60_000, this.options.backoffMs * 2 ** (row.attempts - 1));
@@ -200,9 +219,11 @@ export class DeliveryWorker {
                updated_at = now()
          WHERE id = ${row.id}::uuid AND locked_by = ${this.id} AND status = 'pending'`;
       if (owned === 0) return false;
+      if (!row.message_id) return true;
       const now = new Date();
-      await tx.message.update({
+      const message = await tx.message.update({
         where: { id: row.message_id },
+        include: messageInclude,
         data:
           outcome === 'sent'
             ? { status: 'sent', sentAt: now, deliveryAttempts: row.attempts, lastError: null }
@@ -210,6 +231,7 @@ export class DeliveryWorker {
               ? { status: 'failed', failedAt: now, deliveryAttempts: row.attempts, lastError: reason ?? null }
               : { deliveryAttempts: row.attempts, lastError: reason ?? null },
       });
+      if (outcome !== 'retry') await recordEvents(tx, message.workspaceId, [{ type: 'message.status_changed', data: messageView(message) }], now);
       return true;
     });
   }

@@ -11,6 +11,7 @@ import { renderTemplate } from '../templates/templates.schemas.js';
 import { conversationForSend, type Actor, type ActorView } from '../conversations/conversations.service.js';
 import type { PrismaQuery } from '../../db/query.js';
 import type { WriteGuard } from '../idempotency/idempotency.service.js';
+import { recordEvents, type DomainEvent } from '../events/events.service.js';
 import { MESSAGES, MESSAGE_LIMITS, messageFiltersSchema, sendMessageSchema, type SendMessageInput } from './messages.schemas.js';
 import { chooseRecipient, resolveRecipient } from './recipients.js';
 
@@ -92,7 +93,9 @@ const SEND_ATTEMPTS = 3;
 /**
  * POST /messages (spec §4.2). Stores the message as `queued` and its delivery in
  * the same transaction (transactional outbox): a committed message is always
- * delivered, a rolled-back one never.
+ * delivered, a rolled-back one never. Its events (a contact created for the
+ * recipient, a conversation reopened, the message created) join the same outbox
+ * in the same transaction.
  */
 export async function sendMessage(ctx: RequestContext, body: unknown, guard?: WriteGuard<MessageRow>): Promise<MessageRow> {
   const channel = actingChannel(ctx.auth);
@@ -104,8 +107,9 @@ export async function sendMessage(ctx: RequestContext, body: unknown, guard?: Wr
     try {
       const message = await ctx.prisma.$transaction(async (tx) => {
         await guard?.begin(tx);
+        const events: DomainEvent[] = [];
         const content = await resolveContent(tx, channel, input);
-        const contact = await resolveRecipient(tx, { workspaceId, channelId: channel.id, field, recipient });
+        const contact = await resolveRecipient(tx, { workspaceId, channelId: channel.id, field, recipient, events });
         const sender = await resolveSender(tx, workspaceId, channel, input.from);
         const at = new Date();
         const conversation = await conversationForSend(tx, {
@@ -115,6 +119,7 @@ export async function sendMessage(ctx: RequestContext, body: unknown, guard?: Wr
           silent: input.silent,
           actor: sender,
           at,
+          events,
         });
         const message = await tx.message.create({
           data: {
@@ -140,6 +145,8 @@ export async function sendMessage(ctx: RequestContext, body: unknown, guard?: Wr
           },
           include: messageInclude,
         });
+        events.push({ type: 'message.created', data: messageView(message) });
+        await recordEvents(tx, workspaceId, events, at);
         await guard?.end(tx, message);
         return message;
       });

@@ -1,6 +1,8 @@
 import type { Contact } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
 import { ValidationError } from '../../errors/domain.js';
+import type { DomainEvent } from '../events/events.service.js';
+import { contactView } from '../contacts/contacts.service.js';
 import { MESSAGES, type Recipient, type RecipientDetails, type SendMessageInput } from './messages.schemas.js';
 
 /** The recipient field that decides: `to`, then `contact`, then the legacy `sender`. */
@@ -23,12 +25,12 @@ async function matchDetails(tx: Db, workspaceId: string, details: RecipientDetai
 /**
  * The contact a message goes to. A UUID must name a live contact of the workspace
  * (groups included). Details reuse the live contact matched by phone, then email,
- * or create one (named after its phone or email unless a name is given). Either
- * way the contact is linked to the acting channel.
+ * or create one (named after its phone or email unless a name is given), adding
+ * `contact.created` to `events`. Either way the contact is linked to the acting channel.
  */
 export async function resolveRecipient(
   tx: Db,
-  input: { workspaceId: string; channelId: string; field: string; recipient: Recipient },
+  input: { workspaceId: string; channelId: string; field: string; recipient: Recipient; events?: DomainEvent[] },
 ): Promise<Contact> {
   const { workspaceId, channelId, recipient } = input;
   let contact: Contact | null;
@@ -49,6 +51,7 @@ export async function resolveRecipient(
           ...(details.phone ? { phones: { create: { workspaceId, number: details.phone } } } : {}),
         },
       });
+      input.events?.push({ type: 'contact.created', data: contactView(contact) });
     }
   }
   await tx.contactChannel.upsert({
