@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openDatabase } from '../src/db/database.js';
-import { createTestApp, onPostgres, type TestApp } from './helpers/app.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { onPostgres, type TestApp } from './helpers/app.js';
 import { bearer, workspaceWithChannel } from './helpers/factories.js';
 import { phone, sleep } from './helpers/load.js';
-import { TcpProxy } from './helpers/tcp-proxy.js';
+import type { TcpProxy } from './helpers/tcp-proxy.js';
+import { appThroughProxy } from './helpers/proxied-app.js';
 
 /** Concurrent send loops. */
 const SENDERS = 4;
@@ -27,23 +27,16 @@ interface Send {
 
 // The embedded database lives in the process and cannot become unreachable.
 describe.skipIf(!onPostgres)('PostgreSQL cut mid-load', () => {
+  let setup: Awaited<ReturnType<typeof appThroughProxy>>;
   let proxy: TcpProxy;
   let app: TestApp;
   let ws: Awaited<ReturnType<typeof workspaceWithChannel>>;
 
   beforeAll(async () => {
-    const direct = new URL(inject('databaseUrl'));
-    proxy = await new TcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) }).start();
-    const viaProxy = new URL(direct);
-    viaProxy.port = String(proxy.port);
-    app = await createTestApp({}, await openDatabase({ databaseUrl: viaProxy.toString(), poolSize: 4 }));
-    ws = await workspaceWithChannel(app.db.prisma);
+    setup = await appThroughProxy();
+    ({ proxy, app, ws } = setup);
   });
-  afterAll(async () => {
-    await proxy.restore();
-    await app.close();
-    await proxy.stop();
-  });
+  afterAll(() => setup.close());
 
   async function send(key: string, text: string, to: string): Promise<Omit<Send, 'key' | 'text' | 'phone'>> {
     const started = Date.now();

@@ -5,29 +5,23 @@ import { openDatabase } from '../src/db/database.js';
 import { PROBE_INTERVAL_MS } from '../src/db/health.js';
 import { loadEnv } from '../src/env.js';
 import { createLogger } from '../src/logger.js';
-import { createTestApp, onPostgres, type TestApp } from './helpers/app.js';
+import { onPostgres, type TestApp } from './helpers/app.js';
 import { bearer, workspaceWithChannel } from './helpers/factories.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
+import { appThroughProxy } from './helpers/proxied-app.js';
 
 // The embedded database lives in the process and cannot become unreachable.
 describe.runIf(onPostgres)('while PostgreSQL is unreachable', () => {
+  let setup: Awaited<ReturnType<typeof appThroughProxy>>;
   let proxy: TcpProxy;
   let app: TestApp;
   let ws: Awaited<ReturnType<typeof workspaceWithChannel>>;
 
   beforeAll(async () => {
-    const direct = new URL(inject('databaseUrl'));
-    proxy = await new TcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) }).start();
-    const viaProxy = new URL(direct);
-    viaProxy.port = String(proxy.port);
-    app = await createTestApp({}, await openDatabase({ databaseUrl: viaProxy.toString(), poolSize: 4 }));
-    ws = await workspaceWithChannel(app.db.prisma);
+    setup = await appThroughProxy();
+    ({ proxy, app, ws } = setup);
   });
-  afterAll(async () => {
-    await proxy.restore();
-    await app.close();
-    await proxy.stop();
-  });
+  afterAll(() => setup.close());
 
   const rest = (path: string) => app.fetch(ws.host, `/api/connect${path}`, { headers: bearer(ws.apiKey) });
   const graphql = () =>
