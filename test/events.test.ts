@@ -15,7 +15,7 @@ import { importContact } from '../src/modules/contacts/contacts.service.js';
 import { createWebhook, deleteWebhook } from '../src/modules/webhooks/webhooks.service.js';
 import { createTestApp, onPostgres, type TestApp } from './helpers/app.js';
 import { bearer, workspaceWithChannel } from './helpers/factories.js';
-import { appWithFailingInsert } from './helpers/fresh-database.js';
+import { freshDatabase } from './helpers/fresh-database.js';
 import { executeOperation } from './helpers/graphql.js';
 import { startReceiver, type ReceivedRequest } from './helpers/receiver.js';
 import { restClient } from './helpers/rest.js';
@@ -248,37 +248,43 @@ describe('event webhooks', () => {
   });
 
   it('records nothing for a change that was rolled back, and everything for one that committed', async () => {
-    // Event rows for endpoints at a URL ending in /refuse fail to insert: the send's
-    // contact, conversation, message and its other endpoints' events go with them.
-    const local = await appWithFailingInsert(
-      'deliveries',
-      "NEW.endpoint_id IN (SELECT id FROM webhook_endpoints WHERE url LIKE '%/refuse')",
-      'event refused',
-    );
+    // Storing the answer of a send made with Idempotency-Key `refuse` fails: the last
+    // statement of its transaction, after its events were written, so all of it is rolled back.
+    const fresh = await freshDatabase();
+    await fresh.db.withSession(async (session) => {
+      await migrate(session);
+      await session.exec(`
+        CREATE FUNCTION refuse_answer() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.key = 'refuse' THEN RAISE EXCEPTION 'answer refused'; END IF;
+          RETURN NEW;
+        END $$;
+        CREATE TRIGGER refuse_answer BEFORE UPDATE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION refuse_answer();`);
+    });
+    const local = await createTestApp({}, fresh.db);
     try {
       const s = await workspaceWithChannel(local.db.prisma);
       const api = restClient(local, s.host, s.apiKey);
-      const kept = await createWebhook(local.db.prisma, { workspaceId: s.workspace.id, url: 'http://127.0.0.1:9/kept', events: [] });
-      const refusing = await createWebhook(local.db.prisma, { workspaceId: s.workspace.id, url: 'http://127.0.0.1:9/refuse', events: ['message.created'] });
-      const failed = await api.post('/messages', { to: { phone: '+31612340077' }, message: 'lost' });
+      const endpoint = await createWebhook(local.db.prisma, { workspaceId: s.workspace.id, url: 'http://127.0.0.1:9/unused', events: [] });
+      const refused = restClient(local, s.host, s.apiKey, { 'idempotency-key': 'refuse' });
+      const failed = await refused.post('/messages', { to: { phone: '+31612340077' }, message: 'lost' });
       expect(failed.status).toBe(500);
       expect(await local.db.prisma.contact.count({ where: { workspaceId: s.workspace.id } })).toBe(0);
-      expect(await local.db.prisma.message.count({ where: { workspaceId: s.workspace.id } })).toBe(0);
       expect(await local.db.prisma.delivery.count({ where: { workspaceId: s.workspace.id } })).toBe(0);
 
-      await deleteWebhook(local.db.prisma, refusing.id);
       const sent = await api.post('/messages', { to: { phone: '+31612340077' }, message: 'kept' });
       expect(sent.status).toBe(202);
-      const queued = await local.db.prisma.delivery.findMany({ where: { endpointId: kept.id }, orderBy: { eventType: 'asc' } });
+      const queued = await local.db.prisma.delivery.findMany({ where: { endpointId: endpoint.id }, orderBy: { eventType: 'asc' } });
       expect(queued.map((d) => [d.eventType, d.status])).toEqual([
         ['contact.created', 'pending'],
         ['message.created', 'pending'],
       ]);
       // A rejected write has no events either.
       expect((await api.post('/contacts', { name: 'Twin', phone: '+31612340077' })).status).toBe(422);
-      expect(await local.db.prisma.delivery.count({ where: { endpointId: kept.id } })).toBe(2);
+      expect(await local.db.prisma.delivery.count({ where: { endpointId: endpoint.id } })).toBe(2);
     } finally {
-      await local.drop();
+      await local.close();
+      await fresh.drop();
     }
   });
 
