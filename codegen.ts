@@ -1,16 +1,25 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
-// Typed documents for GraphQL clients; the test suite is the first client.
+// Typed documents for GraphQL clients: the test suite, the first client, and the example
+// client in examples/graphql-client. Each target reads only its own documents, so an
+// operation in one never changes the other's generated code.
+// CODEGEN_OUT moves both targets under another root (the staleness check compares there).
+const root = process.env.CODEGEN_OUT ? `${process.env.CODEGEN_OUT}/` : '';
+const output = {
+  preset: 'client',
+  presetConfig: { fragmentMasking: false },
+  config: { useTypeImports: true, enumsAsTypes: true, scalars: { DateTime: 'string' } },
+} as const;
+
 const config: CodegenConfig = {
   schema: 'schema.graphql',
-  documents: ['test/**/*.ts', '!test/gql/**'],
   emitLegacyCommonJSImports: false,
   ignoreNoDocuments: false,
   generates: {
-    [process.env.CODEGEN_OUT ? `${process.env.CODEGEN_OUT}/` : 'test/gql/']: {
-      preset: 'client',
-      presetConfig: { fragmentMasking: false },
-      config: { useTypeImports: true, enumsAsTypes: true, scalars: { DateTime: 'string' } },
+    [`${root}test/gql/`]: { ...output, documents: ['test/**/*.ts', '!test/gql/**'] },
+    [`${root}examples/graphql-client/gql/`]: {
+      ...output,
+      documents: ['examples/graphql-client/**/*.ts', '!examples/graphql-client/gql/**'],
     },
   },
 };

@@ -1,9 +1,12 @@
 // Fails when the committed generated GraphQL client code differs from what
-// `npm run codegen` produces from schema.graphql and the test documents.
+// `npm run codegen` produces from schema.graphql and the documents of each target
+// (the test suite's and the example client's).
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+
+const targets = ['test/gql', 'examples/graphql-client/gql'];
 
 const out = fs.mkdtempSync(path.join(os.tmpdir(), 'codegen-'));
 try {
@@ -12,11 +15,16 @@ try {
     env: { ...process.env, CODEGEN_OUT: out },
   });
   const stale = [];
-  for (const name of fs.readdirSync(out)) {
-    const committed = path.join('test/gql', name);
-    if (!fs.existsSync(committed) || fs.readFileSync(committed, 'utf8') !== fs.readFileSync(path.join(out, name), 'utf8')) stale.push(committed);
+  for (const target of targets) {
+    const generated = path.join(out, target);
+    const names = (dir) => (fs.existsSync(dir) ? fs.readdirSync(dir) : []);
+    for (const name of names(generated)) {
+      const committed = path.join(target, name);
+      if (!fs.existsSync(committed) || fs.readFileSync(committed, 'utf8') !== fs.readFileSync(path.join(generated, name), 'utf8')) stale.push(committed);
+    }
+    for (const name of names(target)) if (!fs.existsSync(path.join(generated, name))) stale.push(path.join(target, name));
+    if (!fs.existsSync(generated)) stale.push(target);
   }
-  for (const name of fs.readdirSync('test/gql')) if (!fs.existsSync(path.join(out, name))) stale.push(path.join('test/gql', name));
   if (stale.length) {
     process.stderr.write(`Generated GraphQL code is stale (${stale.join(', ')}): run \`npm run codegen\` and commit the result.\n`);
     process.exit(1);
