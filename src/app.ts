@@ -16,6 +16,7 @@ import { yogaLogger } from './errors/log.js';
 import { systemRoute } from './modules/system/system.routes.js';
 import { createRateLimiter, recordedRateLimitHeaders } from './context/rate-limit.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
+import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The caller of each GraphQL request, resolved before its document is parsed. */
 const graphqlCallers = new WeakMap<Request, AuthContext>();
@@ -24,7 +25,7 @@ const graphqlCallers = new WeakMap<Request, AuthContext>();
 const wantsPage = (request: Request) => request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
 
 /** Serves REST and probes from the same server as GraphQL: they answer before yoga's GraphQL handling. */
-function restPlugin(deps: AppDeps): Plugin {
+function restPlugin(deps: AppDeps, metrics: AppMetrics): Plugin {
   const rest = createRestHandler(deps);
   return {
     async onRequest({ request, url, endResponse, setRequest }) {
@@ -50,7 +51,7 @@ function restPlugin(deps: AppDeps): Plugin {
         }
         return;
       }
-      const system = systemRoute(deps, request, url);
+      const system = systemRoute(deps, request, url, metrics);
       if (system) return endResponse(await system);
       if (url.pathname === API_PREFIX || url.pathname.startsWith(`${API_PREFIX}/`)) {
         return endResponse(await rest(request, url));
@@ -150,6 +151,7 @@ export function createApp(appDeps: AppDeps) {
     events: appDeps.events ?? createEventBus({ redisUrl: env.REDIS_URL, logger }),
     rateLimiter: ownsRateLimiter ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, logger }) : appDeps.rateLimiter,
   };
+  const metrics = createAppMetrics(deps);
   return createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -161,7 +163,8 @@ export function createApp(appDeps: AppDeps) {
     maskedErrors: { maskError: maskGraphQLError() },
     plugins: [
       accessLogPlugin(deps),
-      restPlugin(deps),
+      metrics.plugin,
+      restPlugin(deps, metrics),
       ...(deps.env.CORS_ORIGINS?.length ? [varyOnOrigin()] : []),
       documentLimitsPlugin({ hideSuggestions: !introspectionEnabled(deps.env) }),
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),

@@ -23,6 +23,8 @@ export interface Database {
   health: DatabaseHealth;
   /** Runs `fn` on one dedicated session. */
   withSession<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
+  /** Connections open (`total`), of which `idle`, and queries `waiting` for one (metrics). */
+  poolStats(): { total: number; idle: number; waiting: number };
   close(): Promise<void>;
 }
 
@@ -119,6 +121,7 @@ async function openPostgres(url: string, poolSize: number, options: DatabaseOpti
         client.release();
       }
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     async close() {
       health.stop();
       await prisma.$disconnect();
@@ -190,6 +193,8 @@ async function openPglite(dir: string, onQuery?: (sql: string) => void): Promise
     health: new DatabaseHealth(() => client.query('SELECT 1')),
     // PGlite is a single connection; callers serialise through it.
     withSession: (fn) => fn(session),
+    // One connection, always open; PGlite queues statements internally, unseen.
+    poolStats: () => ({ total: 1, idle: 0, waiting: 0 }),
     async close() {
       await prisma.$disconnect();
       await client.close();

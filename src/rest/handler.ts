@@ -2,6 +2,7 @@ import type { AppDeps } from '../context/types.js';
 import { authenticateRequest, requestContext } from '../context/authenticate.js';
 import { actingChannel } from '../context/request.js';
 import { restErrorResponse } from '../errors/rest.js';
+import { labelRoute } from '../metrics/labels.js';
 import { HttpError, json, readJson } from './http.js';
 import { ServiceUnavailableError } from '../errors/domain.js';
 import { RestRouter } from './router.js';
@@ -32,6 +33,7 @@ export function createRestHandler(deps: AppDeps) {
       const found = router.find(request.method, path);
       if (!found) return json(404, { status: 'error', message: 'Route not found.' });
       if ('allow' in found) throw new HttpError(405, 'Method not allowed.', { allow: found.allow.join(', ') });
+      labelRoute(request, found.route.pattern);
       const auth = await authenticateRequest(deps, request);
       if (found.route.actsAsChannel) actingChannel(auth);
       const response = await deps.db.health.race(

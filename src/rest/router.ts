@@ -16,6 +16,8 @@ export interface RestRoute {
   handler: RestHandler;
   /** Whether the route acts as one channel (and so needs X-Channel-Uuid for multi-channel credentials). */
   actsAsChannel: boolean;
+  /** Method and path pattern as declared (`PATCH /contacts/:contact`): the route's metrics label. */
+  pattern: string;
 }
 
 const ROUTE_METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
@@ -28,7 +30,7 @@ export class RestRouter {
   private readonly declared: { method: HTTPMethod; path: string }[] = [];
 
   on(method: HTTPMethod, path: string, handler: RestHandler, options: { actsAsChannel?: boolean } = {}): this {
-    const route: RestRoute = { handler, actsAsChannel: options.actsAsChannel ?? true };
+    const route: RestRoute = { handler, actsAsChannel: options.actsAsChannel ?? true, pattern: `${method} ${path}` };
     this.router.on(method, path, () => {}, route);
     this.declared.push({ method, path });
     return this;

@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { ProviderChoice } from './providers.js';
 import { describeError } from '../../errors/log.js';
+import { deliveryAttempts } from '../../metrics/process.js';
 import { recordEvents } from '../events/events.service.js';
 import { messageInclude, messageView } from '../messages/messages.service.js';
 
@@ -192,10 +193,12 @@ export class DeliveryWorker {
     } catch (error) {
       const reason = ((error as Error).message || 'delivery failed').slice(0, 1000);
       const final = row.attempts >= row.max_attempts;
+      deliveryAttempts.labels(row.message_id ? 'message' : 'event', final ? 'failed' : 'retry').inc();
       const recorded = await this.finish(row, final ? 'failed' : 'retry', reason);
       logger.warn({ ...context, reason, final, recorded }, final ? 'delivery failed for good' : 'delivery failed, will retry');
       return;
     }
+    deliveryAttempts.labels(row.message_id ? 'message' : 'event', 'delivered').inc();
     const recorded = await this.finish(row, 'sent');
     logger.info({ ...context, recorded }, row.message_id ? 'message delivered' : 'event delivered');
   }
