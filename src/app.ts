@@ -63,13 +63,14 @@ function restPlugin(deps: AppDeps, metrics: AppMetrics): Plugin {
 
 /** One line per request: method, path (no query string: it may hold personal data), status, duration. */
 function accessLogPlugin(deps: AppDeps): Plugin {
-  const started = new WeakMap<Request, number>();
+  // Keyed by the server context: a GraphQL request object is replaced once its body is read.
+  const started = new WeakMap<object, number>();
   return {
-    onRequest({ request }) {
-      started.set(request, performance.now());
+    onRequest({ serverContext }) {
+      started.set(serverContext, performance.now());
     },
-    onResponse({ request, response }) {
-      const start = started.get(request);
+    onResponse({ request, response, serverContext }) {
+      const start = started.get(serverContext);
       deps.logger.info(
         {
           method: request.method,

@@ -407,3 +407,18 @@ describe('cursors', () => {
     }
   });
 });
+
+describe('the access log', () => {
+  it('logs every request with method, path (no query string), status and duration, GraphQL POST included', async () => {
+    const s = await setup();
+    app.logs.length = 0;
+    await s.api.get('/contacts?search=secret-term');
+    await s.gql('{ viewer { workspace { id } } }');
+    const lines = app.logs.map((line) => JSON.parse(line)).filter((line) => line.msg === 'request');
+    expect(lines).toEqual([
+      expect.objectContaining({ method: 'GET', path: '/api/connect/contacts', status: 200, ms: expect.any(Number) }),
+      expect.objectContaining({ method: 'POST', path: '/graphql', status: 200, ms: expect.any(Number) }),
+    ]);
+    expect(app.logs.join('')).not.toContain('secret-term');
+  });
+});
