@@ -1,31 +1,23 @@
 import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DeliveryWorker, type DeliveryWorkerOptions } from '../src/modules/delivery/delivery.worker.js';
-import { defaultProviders } from '../src/modules/delivery/providers.js';
+import type { DeliveryWorkerOptions } from '../src/modules/delivery/delivery.worker.js';
 import { createChannel } from '../src/modules/channels/channels.service.js';
 import { Webhook } from 'standardwebhooks';
-import { createTestApp, onPostgres, type TestApp } from './helpers/app.js';
+import { onPostgres } from './helpers/app.js';
 import { uniqueHost } from './helpers/factories.js';
 import { restClient } from './helpers/rest.js';
 import { startReceiver } from './helpers/receiver.js';
 import { createWorkspace } from '../src/modules/workspaces/workspaces.service.js';
-import { migrate } from '../src/db/migrate.js';
-import { freshDatabase } from './helpers/fresh-database.js';
+import { appOnOwnDatabase } from './helpers/fresh-database.js';
+import { testWorker } from './helpers/worker.js';
 
 // A database of its own: workers claim every due delivery, so on the shared run
 // database they would deliver other test files' messages under their feet.
-let app: TestApp;
-let dropDatabase: () => Promise<void>;
+let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
 beforeAll(async () => {
-  const fresh = await freshDatabase();
-  await fresh.db.withSession((session) => migrate(session));
-  dropDatabase = fresh.drop;
-  app = await createTestApp({}, fresh.db);
+  app = await appOnOwnDatabase();
 });
-afterAll(async () => {
-  await app.close();
-  await dropDatabase();
-});
+afterAll(() => app.drop());
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -35,15 +27,7 @@ afterEach(async () => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function worker(overrides: Partial<DeliveryWorkerOptions> = {}) {
-  const w = new DeliveryWorker({
-    prisma: app.db.prisma,
-    logger: pino({ level: 'silent' }),
-    providers: defaultProviders({ timeoutMs: 2000 }),
-    leaseMs: 5000,
-    pollMs: 20,
-    backoffMs: 20,
-    ...overrides,
-  });
+  const w = testWorker(app.db.prisma, overrides);
   cleanups.push(() => w.stop());
   return w;
 }

@@ -2,57 +2,27 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { parse } from 'graphql';
-import { pino } from 'pino';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { inject } from 'vitest';
-import { openDatabase, type Database } from '../src/db/database.js';
-import { migrate } from '../src/db/migrate.js';
-import { createTemporaryDatabase } from '../src/db/temporary.js';
-import { DeliveryWorker, type DeliveryWorkerOptions } from '../src/modules/delivery/delivery.worker.js';
-import { defaultProviders } from '../src/modules/delivery/providers.js';
+import type { DeliveryWorkerOptions } from '../src/modules/delivery/delivery.worker.js';
 import { importContact } from '../src/modules/contacts/contacts.service.js';
 import { createWebhook, deleteWebhook } from '../src/modules/webhooks/webhooks.service.js';
-import { createTestApp, onPostgres, type TestApp } from './helpers/app.js';
 import { bearer, workspaceWithChannel } from './helpers/factories.js';
-import { freshDatabase } from './helpers/fresh-database.js';
+import { appOnOwnDatabase } from './helpers/fresh-database.js';
+import { testWorker } from './helpers/worker.js';
 import { executeOperation } from './helpers/graphql.js';
 import { startReceiver, type ReceivedRequest } from './helpers/receiver.js';
 import { restClient } from './helpers/rest.js';
 
 // A database of its own: workers claim every due delivery, so on the shared run
 // database they would deliver other test files' events under their feet.
-let app: TestApp;
-let dropDatabase: () => Promise<void>;
+let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
 /** The SQL of every statement the app's database ran. */
 const statements: string[] = [];
 beforeAll(async () => {
-  const fresh = await watchedDatabase((sql) => statements.push(sql));
-  await fresh.db.withSession((session) => migrate(session));
-  dropDatabase = fresh.drop;
-  app = await createTestApp({}, fresh.db);
+  app = await appOnOwnDatabase({ onQuery: (sql) => statements.push(sql) });
 });
-afterAll(async () => {
-  await app.close();
-  await dropDatabase();
-});
-
-/** An empty database of the run's kind whose statements are reported to `onQuery`. */
-async function watchedDatabase(onQuery: (sql: string) => void): Promise<{ db: Database; drop(): Promise<void> }> {
-  if (!onPostgres) {
-    const db = await openDatabase({ pgliteDir: 'memory://', onQuery });
-    return { db, drop: () => db.close() };
-  }
-  const database = await createTemporaryDatabase(inject('databaseUrl'), 'connect_events');
-  const db = await openDatabase({ databaseUrl: database.url, poolSize: 4, onQuery });
-  return {
-    db,
-    async drop() {
-      await db.close();
-      await database.drop();
-    },
-  };
-}
+afterAll(() => app.drop());
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -70,15 +40,7 @@ async function until(done: () => boolean | Promise<boolean>, ms = 8000) {
 }
 
 function worker(overrides: Partial<DeliveryWorkerOptions> = {}) {
-  const w = new DeliveryWorker({
-    prisma: app.db.prisma,
-    logger: pino({ level: 'silent' }),
-    providers: defaultProviders({ timeoutMs: 2000 }),
-    leaseMs: 5000,
-    pollMs: 20,
-    backoffMs: 20,
-    ...overrides,
-  });
+  const w = testWorker(app.db.prisma, overrides);
   cleanups.push(() => w.stop());
   w.start();
   return w;
@@ -250,18 +212,15 @@ describe('event webhooks', () => {
   it('records nothing for a change that was rolled back, and everything for one that committed', async () => {
     // Storing the answer of a send made with Idempotency-Key `refuse` fails: the last
     // statement of its transaction, after its events were written, so all of it is rolled back.
-    const fresh = await freshDatabase();
-    await fresh.db.withSession(async (session) => {
-      await migrate(session);
-      await session.exec(`
+    const local = await appOnOwnDatabase({
+      setupSql: `
         CREATE FUNCTION refuse_answer() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
           IF NEW.key = 'refuse' THEN RAISE EXCEPTION 'answer refused'; END IF;
           RETURN NEW;
         END $$;
-        CREATE TRIGGER refuse_answer BEFORE UPDATE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION refuse_answer();`);
+        CREATE TRIGGER refuse_answer BEFORE UPDATE ON idempotency_keys FOR EACH ROW EXECUTE FUNCTION refuse_answer();`,
     });
-    const local = await createTestApp({}, fresh.db);
     try {
       const s = await workspaceWithChannel(local.db.prisma);
       const api = restClient(local, s.host, s.apiKey);
@@ -283,8 +242,7 @@ describe('event webhooks', () => {
       expect((await api.post('/contacts', { name: 'Twin', phone: '+31612340077' })).status).toBe(422);
       expect(await local.db.prisma.delivery.count({ where: { endpointId: endpoint.id } })).toBe(2);
     } finally {
-      await local.close();
-      await fresh.drop();
+      await local.drop();
     }
   });
 

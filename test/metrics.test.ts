@@ -1,28 +1,20 @@
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate } from '../src/db/migrate.js';
 import { MAX_OPERATION_NAMES } from '../src/metrics/metrics.js';
 import { DeliveryWorker } from '../src/modules/delivery/delivery.worker.js';
 import { defaultProviders } from '../src/modules/delivery/providers.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { bearer, workspaceWithChannel } from './helpers/factories.js';
-import { freshDatabase } from './helpers/fresh-database.js';
+import { appOnOwnDatabase } from './helpers/fresh-database.js';
 import { restClient } from './helpers/rest.js';
 
 // A database of its own: the worker below claims every due delivery, and the queue
 // depth counts them, so other files' deliveries must not be here.
-let app: TestApp;
-let dropDatabase: () => Promise<void>;
+let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
 beforeAll(async () => {
-  const fresh = await freshDatabase();
-  await fresh.db.withSession((session) => migrate(session));
-  dropDatabase = fresh.drop;
-  app = await createTestApp({}, fresh.db);
+  app = await appOnOwnDatabase();
 });
-afterAll(async () => {
-  await app.close();
-  await dropDatabase();
-});
+afterAll(() => app.drop());
 
 async function scrape(target: TestApp = app): Promise<string> {
   const response = await target.fetch('metrics.test', '/metrics');

@@ -8,13 +8,13 @@ import { createTestApp, onPostgres, type TestApp } from './app.js';
  * An empty, unmigrated database of this project's kind: a new PostgreSQL database
  * on the run's server (dropped by `drop`), or a new in-memory PGlite.
  */
-export async function freshDatabase(): Promise<{ db: Database; drop(): Promise<void> }> {
+export async function freshDatabase(options: { onQuery?: (sql: string) => void } = {}): Promise<{ db: Database; drop(): Promise<void> }> {
   if (!onPostgres) {
-    const db = await openDatabase({ pgliteDir: 'memory://' });
+    const db = await openDatabase({ pgliteDir: 'memory://', ...options });
     return { db, drop: () => db.close() };
   }
   const database = await createTemporaryDatabase(inject('databaseUrl'), 'connect_fresh');
-  const db = await openDatabase({ databaseUrl: database.url, poolSize: 4 });
+  const db = await openDatabase({ databaseUrl: database.url, poolSize: 4, ...options });
   return {
     db,
     async drop() {
@@ -25,21 +25,18 @@ export async function freshDatabase(): Promise<{ db: Database; drop(): Promise<v
 }
 
 /**
- * An app on a migrated database of its own where a trigger raises `message` when
- * a row inserted into `table` satisfies `condition` (SQL over NEW): a fault deep
- * below the services, to watch rollback and masking.
+ * An app on a migrated database of its own, for tests whose delivery workers claim
+ * every due delivery (on the shared run database they would take other files'),
+ * or that change the schema. `setupSql` runs after the migrations; `onQuery`
+ * hears every statement the app's database runs.
  */
-export async function appWithFailingInsert(table: string, condition: string, message: string): Promise<TestApp & { drop(): Promise<void> }> {
-  const fresh = await freshDatabase();
+export async function appOnOwnDatabase(
+  options: { setupSql?: string; onQuery?: (sql: string) => void } = {},
+): Promise<TestApp & { drop(): Promise<void> }> {
+  const fresh = await freshDatabase(options.onQuery ? { onQuery: options.onQuery } : {});
   await fresh.db.withSession(async (session) => {
     await migrate(session);
-    await session.exec(`
-      CREATE FUNCTION fail_on_insert() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF ${condition} THEN RAISE EXCEPTION '${message.replace(/'/g, "''")}'; END IF;
-        RETURN NEW;
-      END $$;
-      CREATE TRIGGER fail_on_insert BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION fail_on_insert();`);
+    if (options.setupSql) await session.exec(options.setupSql);
   });
   const app = await createTestApp({}, fresh.db);
   return {
@@ -49,4 +46,21 @@ export async function appWithFailingInsert(table: string, condition: string, mes
       await fresh.drop();
     },
   };
+}
+
+/**
+ * An app on a migrated database of its own where a trigger raises `message` when
+ * a row inserted into `table` satisfies `condition` (SQL over NEW): a fault deep
+ * below the services, to watch rollback and masking.
+ */
+export function appWithFailingInsert(table: string, condition: string, message: string): Promise<TestApp & { drop(): Promise<void> }> {
+  return appOnOwnDatabase({
+    setupSql: `
+      CREATE FUNCTION fail_on_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        IF ${condition} THEN RAISE EXCEPTION '${message.replace(/'/g, "''")}'; END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER fail_on_insert BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION fail_on_insert();`,
+  });
 }
