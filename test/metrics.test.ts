@@ -1,8 +1,6 @@
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MAX_OPERATION_NAMES } from '../src/metrics/metrics.js';
-import { DeliveryWorker } from '../src/modules/delivery/delivery.worker.js';
-import { defaultProviders } from '../src/modules/delivery/providers.js';
+import { testWorker } from './helpers/worker.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { bearer, workspaceWithChannel } from './helpers/factories.js';
 import { appOnOwnDatabase } from './helpers/fresh-database.js';
@@ -121,14 +119,7 @@ describe('GET /metrics', () => {
     expect(sample(before, 'connect_delivery_queue_depth', { kind: 'event' })).toBeGreaterThanOrEqual(0);
     const delivered = sample(before, 'connect_delivery_attempts_total', { kind: 'message', outcome: 'delivered' }) ?? 0;
 
-    const worker = new DeliveryWorker({
-      prisma: app.db.prisma,
-      logger: pino({ level: 'silent' }),
-      providers: defaultProviders({ timeoutMs: 2000 }),
-      leaseMs: 5000,
-      pollMs: 20,
-      backoffMs: 20,
-    });
+    const worker = testWorker(app.db.prisma);
     try {
       await worker.runOnce();
     } finally {

@@ -1,8 +1,6 @@
 import http from 'node:http';
-import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { DeliveryWorker } from '../src/modules/delivery/delivery.worker.js';
-import { defaultProviders } from '../src/modules/delivery/providers.js';
+import { testWorker } from './helpers/worker.js';
 import { onPostgres } from './helpers/app.js';
 import { bearer } from './helpers/factories.js';
 import { loadChannel, migratedDatabase, phone, request, sleep, type Outcome } from './helpers/load.js';
@@ -99,15 +97,7 @@ describe.skipIf(!onPostgres)('SIGTERM under load', () => {
       expect(await database.db.prisma.delivery.count({ where: { lockedUntil: { not: null } } })).toBe(0);
       expect(server.output()).toContain('delivery leases released');
       // So another worker takes exactly that work at once.
-      const next = new DeliveryWorker({
-        prisma: database.db.prisma,
-        logger: pino({ level: 'silent' }),
-        providers: defaultProviders({ timeoutMs: 1000 }),
-        leaseMs: 30_000,
-        pollMs: 1000,
-        backoffMs: 1000,
-        id: 'next-worker',
-      });
+      const next = testWorker(database.db.prisma, { leaseMs: 30_000, id: 'next-worker' });
       const taken = new Set((await next.claim(10_000)).map((row) => row.id));
       expect(held.filter((d) => !taken.has(d.id))).toEqual([]);
 
