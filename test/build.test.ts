@@ -234,5 +234,8 @@ describe.skipIf(onPostgres)('docker-compose.yml', () => {
     const graphql = /location \/graphql \{([^}]*)\}/.exec(nginx)?.[1] ?? '';
     expect(graphql).toMatch(/proxy_buffering off;/);
     expect(graphql).toMatch(/proxy_pass http:\/\/connect_gateway;/);
+    // /metrics is for the internal network only.
+    const metrics = /location = \/metrics \{([^}]*)\}/.exec(nginx)?.[1] ?? '';
+    expect(metrics).toMatch(/return 404;/);
   });
 });
