@@ -18,12 +18,36 @@ const CONNECTIVITY_CODES = new Set([
 const CONNECTIVITY_KINDS = new Set(['ConnectionClosed', 'DatabaseNotReachable', 'SocketTimeout', 'TooManyConnections']);
 const CONNECTIVITY_MESSAGE = /connection terminated|timeout exceeded when trying to connect|can't reach database|connection refused|server closed the connection|connection .* closed/i;
 
-/** An error that says the database cannot be reached (rather than that a query was wrong). */
-export function isDatabaseUnavailable(error: unknown, depth = 0): boolean {
+interface ErrorLike {
+  code?: unknown;
+  kind?: unknown;
+  message?: unknown;
+  cause?: unknown;
+  meta?: { code?: unknown; driverAdapterError?: { cause?: unknown } };
+}
+
+/**
+ * Whether `test` holds for the error or anything beneath it: its cause, or the
+ * driver adapter's error under a Prisma error (Prisma wraps what the driver said).
+ */
+function anyCause(error: unknown, test: (e: ErrorLike) => boolean, depth = 0): boolean {
   if (!error || typeof error !== 'object' || depth > 4) return false;
-  const e = error as { code?: unknown; kind?: unknown; message?: unknown; cause?: unknown; meta?: { driverAdapterError?: { cause?: unknown } } };
-  if (typeof e.code === 'string' && CONNECTIVITY_CODES.has(e.code)) return true;
-  if (typeof e.kind === 'string' && CONNECTIVITY_KINDS.has(e.kind)) return true;
-  if (typeof e.message === 'string' && CONNECTIVITY_MESSAGE.test(e.message)) return true;
-  return isDatabaseUnavailable(e.cause, depth + 1) || isDatabaseUnavailable(e.meta?.driverAdapterError?.cause, depth + 1);
+  const e = error as ErrorLike;
+  return test(e) || anyCause(e.cause, test, depth + 1) || anyCause(e.meta?.driverAdapterError?.cause, test, depth + 1);
+}
+
+/** An error that says the database cannot be reached (rather than that a query was wrong). */
+export function isDatabaseUnavailable(error: unknown): boolean {
+  return anyCause(
+    error,
+    (e) =>
+      (typeof e.code === 'string' && CONNECTIVITY_CODES.has(e.code)) ||
+      (typeof e.kind === 'string' && CONNECTIVITY_KINDS.has(e.kind)) ||
+      (typeof e.message === 'string' && CONNECTIVITY_MESSAGE.test(e.message)),
+  );
+}
+
+/** A statement that gave up waiting for a lock (`lock_timeout`, PostgreSQL 55P03). */
+export function isLockTimeout(error: unknown): boolean {
+  return anyCause(error, (e) => e.code === '55P03' || e.meta?.code === '55P03' || (typeof e.message === 'string' && /lock timeout/i.test(e.message)));
 }

@@ -3,6 +3,7 @@ import type { Db } from '../../db/types.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { Logger } from 'pino';
 import type { RequestContext } from '../../context/types.js';
+import { isLockTimeout } from '../../db/errors.js';
 import { RequestInFlightError, ValidationError } from '../../errors/domain.js';
 import { describeError } from '../../errors/log.js';
 
@@ -101,14 +102,6 @@ export function idempotencyScope(ctx: RequestContext, operation: string, key: st
 }
 
 const fresh = () => new Date(Date.now() - IDEMPOTENCY_TTL_HOURS * 3600_000);
-
-function isLockTimeout(error: unknown, depth = 0): boolean {
-  if (!error || typeof error !== 'object' || depth > 4) return false;
-  const e = error as { code?: unknown; message?: unknown; cause?: unknown; meta?: Record<string, unknown> };
-  if (e.code === '55P03' || e.meta?.code === '55P03') return true;
-  if (typeof e.message === 'string' && /lock timeout/i.test(e.message)) return true;
-  return isLockTimeout(e.cause, depth + 1) || isLockTimeout((e.meta?.driverAdapterError as { cause?: unknown })?.cause, depth + 1);
-}
 
 /** The stored answer for a key, if one is fresh; a different body is a 422 on `field`. */
 async function stored(db: Db, scope: IdempotencyScope, field: string): Promise<StoredResponse | null> {
