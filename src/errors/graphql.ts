@@ -27,6 +27,13 @@ export function domainGraphQLError(error: DomainError, at?: GraphQLError): Graph
   });
 }
 
+/** An expected failure (a domain error, or the database out of reach) as a GraphQL error; null for anything else. */
+function knownGraphQLError(error: unknown, at?: GraphQLError): GraphQLError | null {
+  if (error instanceof DomainError) return domainGraphQLError(error, at);
+  if (isDatabaseUnavailable(error)) return domainGraphQLError(new ServiceUnavailableError(), at);
+  return null;
+}
+
 /** By name, not instanceof: graphql ships CommonJS and ESM builds that may both be loaded. */
 export function isGraphQLError(error: unknown): error is GraphQLError {
   return error instanceof Error && error.name === 'GraphQLError';
@@ -41,8 +48,8 @@ export function maskGraphQLError() {
   return (error: unknown, message: string): Error => {
     const located = isGraphQLError(error) ? error : undefined;
     const original = located ? located.originalError : error;
-    if (original instanceof DomainError) return domainGraphQLError(original, located);
-    if (isDatabaseUnavailable(original)) return domainGraphQLError(new ServiceUnavailableError(), located);
+    const known = knownGraphQLError(original, located);
+    if (known) return known;
     if (located && (!original || isGraphQLError(original))) return located;
     return new GraphQLError(message, {
       ...(located ? { nodes: located.nodes, path: located.path } : {}),
@@ -76,7 +83,7 @@ export function toUserErrors(error: unknown, rename: (field: string) => string =
  * rate limit, outage): the error alone, with its HTTP status and headers.
  */
 export function graphqlErrorResponse(error: unknown, logger: Logger): Response {
-  const known = error instanceof DomainError ? domainGraphQLError(error) : isDatabaseUnavailable(error) ? domainGraphQLError(new ServiceUnavailableError()) : null;
+  const known = knownGraphQLError(error);
   if (!known) logUnexpected(logger, error);
   const graphqlError = known ?? new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL_SERVER_ERROR', http: { status: 500 } } });
   const { http, ...extensions } = graphqlError.extensions as { http?: { status?: number; headers?: Record<string, string> } };
