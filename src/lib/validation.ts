@@ -41,6 +41,9 @@ export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.ou
   throw new ValidationError(errors);
 }
 
+/** Characters as people count them (code points), not UTF-16 units: the measure of every length limit. */
+export const characterCount = (value: string) => Array.from(value).length;
+
 /** An optional query parameter that must be a UUID, with its message. */
 export function uuidParam(name: string) {
   return z.string().refine(isUuid, `The ${name} must be a UUID.`).optional();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { toE164 } from '../../lib/phone.js';
+import { characterCount } from '../../lib/validation.js';
 
 /*
  * The contact field rules of the Connect API (spec §2, §4.1), written once. REST
@@ -27,8 +28,6 @@ export const MESSAGES = {
   bodyEmpty: 'At least one of name, email or phone must be given.',
 } as const;
 
-/** Characters as people count them (code points), not UTF-16 units. */
-const length = (value: string) => Array.from(value).length;
 
 /** Contact name: 2–255 characters after trimming. */
 export const contactNameSchema = z
@@ -38,8 +37,8 @@ export const contactNameSchema = z
   })
   .trim()
   .refine((v) => v !== '', { message: MESSAGES.nameCleared, abort: true })
-  .refine((v) => length(v) >= 2, MESSAGES.nameMin)
-  .refine((v) => length(v) <= 255, MESSAGES.nameMax);
+  .refine((v) => characterCount(v) >= 2, MESSAGES.nameMin)
+  .refine((v) => characterCount(v) <= 255, MESSAGES.nameMax);
 
 /**
  * Contact email: the HTML standard's "valid e-mail address" (ASCII local part of
@@ -50,7 +49,7 @@ export const contactNameSchema = z
 export const contactEmailSchema = z
   .string({ error: MESSAGES.emailType })
   .trim()
-  .refine((v) => length(v) <= 255, { message: MESSAGES.emailMax, abort: true })
+  .refine((v) => characterCount(v) <= 255, { message: MESSAGES.emailMax, abort: true })
   .refine((v) => z.regexes.html5Email.test(v), { message: MESSAGES.emailFormat, abort: true })
   .refine((v) => v.indexOf('@') <= 64, MESSAGES.emailLocalMax);
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isUuid } from '../../lib/uuid.js';
-import { uuidParam, withoutNulls } from '../../lib/validation.js';
+import { characterCount, uuidParam, withoutNulls } from '../../lib/validation.js';
 import { contactEmailSchema, contactNameSchema, contactPhoneSchema } from '../contacts/contacts.schemas.js';
 
 export const MESSAGE_LIMITS = { text: 4096, encrypted: 65536, mediaUrls: 10, mediaUrlLength: 2048, from: 255 } as const;
@@ -100,7 +100,7 @@ function withDecidingRecipientOnly(raw: Record<string, unknown>): Record<string,
 
 const templateParameterSchema = z
   .string({ error: MESSAGES.templateParameters })
-  .refine((value) => Array.from(value).length <= MESSAGE_LIMITS.text, MESSAGES.templateParameterMax);
+  .refine((value) => characterCount(value) <= MESSAGE_LIMITS.text, MESSAGES.templateParameterMax);
 
 /** A template reference; null fields inside it are absent too. */
 const templateSchema = z.preprocess(
@@ -144,7 +144,7 @@ export const sendMessageSchema = z
     if (body.type === 'text') {
       const limit = body.is_encrypted ? MESSAGE_LIMITS.encrypted : MESSAGE_LIMITS.text;
       if (!body.message || body.message.trim() === '') ctx.addIssue({ code: 'custom', path: ['message'], message: MESSAGES.messageRequired });
-      else if (Array.from(body.message).length > limit) ctx.addIssue({ code: 'custom', path: ['message'], message: MESSAGES.messageMax(limit) });
+      else if (characterCount(body.message) > limit) ctx.addIssue({ code: 'custom', path: ['message'], message: MESSAGES.messageMax(limit) });
     } else {
       if (!body.template) ctx.addIssue({ code: 'custom', path: ['template'], message: MESSAGES.templateRequired });
       if (body.is_encrypted) ctx.addIssue({ code: 'custom', path: ['is_encrypted'], message: MESSAGES.templateEncrypted });

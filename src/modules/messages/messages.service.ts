@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../../db/errors.js';
 import { ValidationError } from '../../errors/domain.js';
 import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 import { isUuid } from '../../lib/uuid.js';
-import { parseInput } from '../../lib/validation.js';
+import { characterCount, parseInput } from '../../lib/validation.js';
 import { renderTemplate } from '../templates/templates.schemas.js';
 import { conversationForSend, type Actor, type ActorView } from '../conversations/conversations.service.js';
 import type { PrismaQuery } from '../../db/query.js';
@@ -83,7 +83,7 @@ async function resolveContent(tx: Db, channel: Channel, input: SendMessageInput)
     throw ValidationError.field('template.parameters', MESSAGES.templateParameterCount(template.parameterCount));
   }
   const body = renderTemplate(template.body, parameters);
-  if (Array.from(body).length > MESSAGE_LIMITS.text) throw ValidationError.field('template.parameters', MESSAGES.templateRenderedMax);
+  if (characterCount(body) > MESSAGE_LIMITS.text) throw ValidationError.field('template.parameters', MESSAGES.templateRenderedMax);
   return { body, templateId: template.id, templateParameters: parameters };
 }
 
