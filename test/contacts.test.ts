@@ -113,10 +113,12 @@ describe('GET /contacts/{contact} and /contacts/find', () => {
     expect((await api.get('/contacts/find?phone=0031%206%201234%205678')).body.data.contact.id).toBe(jan.id);
   });
 
-  it('reads an unencoded + in ?phone= as the + it was meant to be', async () => {
+  it('reads an unencoded + in ?phone= and ?email= as the + it was meant to be', async () => {
     const { api } = await setup();
     const ann = (await api.post('/contacts', { name: 'Ann', phone: '+14155552671' })).body.data.contact;
     expect((await api.get('/contacts/find?phone=+14155552671')).body.data.contact.id).toBe(ann.id);
+    const tagged = (await api.post('/contacts', { name: 'Tag', email: 'ann+news@example.com' })).body.data.contact;
+    expect((await api.get('/contacts/find?email=ann+news@example.com')).body.data.contact.id).toBe(tagged.id);
   });
 
   it('answers 404 when nothing matches (deleted contacts included) and 422 without a key', async () => {

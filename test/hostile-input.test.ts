@@ -406,8 +406,9 @@ describe('REST query strings', () => {
 
   it('a read by a hostile id', async () => {
     await fc.assert(
-      // An empty id is the list route itself (a trailing slash is ignored).
-      fc.asyncProperty(hostileString.filter((id) => id !== ''), fc.constantFrom('/contacts/', '/conversations/'), async (id, prefix) => {
+      // An empty id is the list route itself (a trailing slash is ignored), and `.` and
+      // `..` are dot segments that every URL client resolves before sending.
+      fc.asyncProperty(hostileString.filter((id) => !['', '.', '..'].includes(id)), fc.constantFrom('/contacts/', '/conversations/'), async (id, prefix) => {
         const before = await snapshot();
         const outcome = await call('GET', `${prefix}${percentEncode(id)}`);
         expect(outcome.status, `${prefix}${JSON.stringify(id).slice(0, 200)} → ${outcome.text}`).toBe(404);

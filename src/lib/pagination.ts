@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ValidationError } from '../errors/domain.js';
 import { isUuid } from './uuid.js';
+import { documentedAs } from './validation.js';
 
 export const DEFAULT_PAGE_SIZE = 25;
 export const MAX_PAGE_SIZE = 100;
@@ -21,6 +22,8 @@ export function encodeCursor(row: Cursor): string {
   return Buffer.from(`${row.createdAt.toISOString()}|${row.id}`).toString('base64url');
 }
 
+const CURSOR_INVALID = 'The cursor is invalid.';
+
 /** Every row was created within these years; a cursor outside them is forged (and PostgreSQL may not hold its date). */
 const CURSOR_YEARS = { from: 1970, to: 9999 };
 
@@ -36,7 +39,7 @@ export function decodeCursor(value: string, field = 'cursor'): Cursor {
     year > CURSOR_YEARS.to ||
     encodeCursor({ createdAt, id }) !== value
   ) {
-    throw ValidationError.field(field, 'The cursor is invalid.');
+    throw ValidationError.field(field, CURSOR_INVALID);
   }
   return { createdAt, id };
 }
@@ -66,15 +69,28 @@ export function toPage<T extends Cursor>(rows: T[], limit: number): Page<T> {
   return { items, hasMore, perPage: limit, nextCursor: hasMore && last ? encodeCursor(last) : null };
 }
 
-/** Query-string paging parameters, validated: `limit` 1–100 (default 25), opaque `cursor`. */
-export function pageParams(query: URLSearchParams): { limit: number; cursor: Cursor | undefined } {
-  const rawLimit = query.get('limit');
-  let limit = DEFAULT_PAGE_SIZE;
-  if (rawLimit !== null) {
-    const parsed = limitSchema.safeParse(rawLimit);
-    if (!parsed.success) throw ValidationError.field('limit', parsed.error.issues[0]!.message);
-    limit = parsed.data;
-  }
-  const rawCursor = query.get('cursor');
-  return { limit, cursor: rawCursor ? decodeCursor(rawCursor) : undefined };
-}
+/** `?cursor=`: the opaque position a previous page handed out; empty means the first page. */
+export const cursorSchema = z
+  .string()
+  .transform((value, ctx): Cursor | undefined => {
+    if (value === '') return undefined;
+    try {
+      return decodeCursor(value);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: CURSOR_INVALID });
+      return z.NEVER;
+    }
+  })
+  .meta({ description: 'The `next_cursor` of the previous page.' });
+
+/** Query-string paging parameters: `limit` 1–100 (default 25), opaque `cursor`. */
+export const pageQuerySchema = z.object({
+  limit: documentedAs(limitSchema, {
+    type: 'integer',
+    minimum: 1,
+    maximum: MAX_PAGE_SIZE,
+    default: DEFAULT_PAGE_SIZE,
+    description: `Page size, 1 to ${MAX_PAGE_SIZE}.`,
+  }).default(DEFAULT_PAGE_SIZE),
+  cursor: cursorSchema.optional(),
+});

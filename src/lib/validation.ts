@@ -46,10 +46,73 @@ export const characterCount = (value: string) => Array.from(value).length;
 
 /** An optional query parameter that must be a UUID, with its message. */
 export function uuidParam(name: string) {
-  return z.string().refine(isUuid, `The ${name} must be a UUID.`).optional();
+  return z.string().refine(isUuid, `The ${name} must be a UUID.`).meta({ format: 'uuid' }).optional();
 }
 
 /** A record's entries without the null ones: for fields where null means absent. */
 export function withoutNulls(value: Record<string, unknown>): Record<string, unknown> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null));
+}
+
+/** JSON Schema, as the OpenAPI document shows a request field. */
+export type JsonSchema = Record<string, unknown>;
+
+const inputDocumentation = new WeakMap<object, JsonSchema>();
+const rendered = new WeakMap<object, JsonSchema>();
+
+/**
+ * Records what a schema accepts where zod cannot see it from the schema itself (a
+ * transform over unknown input), so the OpenAPI document shows the field as
+ * requests may send it. Validation is unchanged.
+ */
+export function documentedAs<T extends z.ZodType>(schema: T, accepts: JsonSchema | z.ZodType): T {
+  inputDocumentation.set(schema, accepts instanceof z.ZodType ? inputJsonSchema(accepts) : accepts);
+  return schema;
+}
+
+/** A schema's request-side JSON Schema: its recorded documentation, or zod's rendering of its input. */
+export function inputJsonSchema(schema: z.ZodType): JsonSchema {
+  const known = inputDocumentation.get(schema) ?? rendered.get(schema);
+  if (known) return known;
+  // Rendered once per schema: schemas built per request (an update's, around the
+  // stored values) reuse their fields' renderings.
+  const { $schema: _, ...json } = z.toJSONSchema(schema, {
+    io: 'input',
+    unrepresentable: 'any',
+    override: ({ zodSchema, jsonSchema }) => replaceWithDocumentation(zodSchema, jsonSchema),
+  });
+  rendered.set(schema, json);
+  return json;
+}
+
+/** Replaces a rendered JSON Schema in place by the documentation recorded for its schema, if any. */
+export function replaceWithDocumentation(schema: object, rendered: JsonSchema): void {
+  const recorded = inputDocumentation.get(schema);
+  if (!recorded) return;
+  for (const key of Object.keys(rendered)) delete rendered[key];
+  Object.assign(rendered, structuredClone(recorded));
+}
+
+/**
+ * A rendered object schema whose optional fields, and those of objects inside
+ * them, also accept null: for request bodies where null means absent.
+ */
+export function nullMeansAbsent(schema: JsonSchema): JsonSchema {
+  const withNull = (field: JsonSchema): JsonSchema => {
+    visit(field);
+    if (typeof field.type === 'string' && !field.anyOf) {
+      return { ...field, type: [field.type, 'null'], ...(Array.isArray(field.enum) ? { enum: [...field.enum, null] } : {}) };
+    }
+    const { description, default: fallback, ...rest } = field;
+    return { ...(description === undefined ? {} : { description }), ...(fallback === undefined ? {} : { default: fallback }), anyOf: [rest, { type: 'null' }] };
+  };
+  const visit = (node: JsonSchema) => {
+    if (Array.isArray(node.anyOf)) (node.anyOf as JsonSchema[]).forEach(visit);
+    const fields = node.properties as Record<string, JsonSchema> | undefined;
+    const required = new Set((node.required as string[] | undefined) ?? []);
+    if (fields) for (const key of Object.keys(fields)) fields[key] = required.has(key) ? (visit(fields[key]!), fields[key]!) : withNull(fields[key]!);
+  };
+  const copy = structuredClone(schema);
+  visit(copy);
+  return copy;
 }

@@ -5,42 +5,59 @@ import { restErrorResponse } from '../errors/rest.js';
 import { labelRoute } from '../metrics/labels.js';
 import { HttpError, json, readJson } from './http.js';
 import { ServiceUnavailableError } from '../errors/domain.js';
+import { parseInput } from '../lib/validation.js';
 import { RestRouter } from './router.js';
-import { registerChannelRoutes } from '../modules/channels/channels.routes.js';
-import { registerContactRoutes } from '../modules/contacts/contacts.routes.js';
-import { registerConversationRoutes } from '../modules/conversations/conversations.routes.js';
-import { registerMessageRoutes } from '../modules/messages/messages.routes.js';
-import { registerTemplateRoutes } from '../modules/templates/templates.routes.js';
+import { API_PREFIX, OPENAPI_PATH } from './route.js';
+import { openApiResponse } from './openapi.js';
+import { channelRoutes } from '../modules/channels/channels.routes.js';
+import { contactRoutes } from '../modules/contacts/contacts.routes.js';
+import { conversationRoutes } from '../modules/conversations/conversations.routes.js';
+import { messageRoutes } from '../modules/messages/messages.routes.js';
+import { templateRoutes } from '../modules/templates/templates.routes.js';
 
-export const API_PREFIX = '/api/connect';
+
 
 export function createRestRouter(): RestRouter {
-  const router = new RestRouter();
-  registerChannelRoutes(router);
-  registerContactRoutes(router);
-  registerTemplateRoutes(router);
-  registerMessageRoutes(router);
-  registerConversationRoutes(router);
-  return router;
+  return new RestRouter().add(...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes);
+}
+
+/** Query parameters as an object of the first value of each. */
+function queryObject(params: URLSearchParams): Record<string, string> {
+  const query: Record<string, string> = {};
+  for (const [key, value] of params) if (!(key in query)) query[key] = value;
+  return query;
 }
 
 /** Serves one request under /api/connect: route, authenticate, run, map errors. HEAD is GET without its body. */
 export function createRestHandler(deps: AppDeps) {
   const router = createRestRouter();
+  const openApi = openApiResponse(router);
   const serve = async (request: Request, url: URL): Promise<Response> => {
     try {
       const path = url.pathname.slice(API_PREFIX.length) || '/';
+      if (path === OPENAPI_PATH || path === `${OPENAPI_PATH}/`) {
+        if (request.method !== 'GET' && request.method !== 'HEAD') throw new HttpError(405, 'Method not allowed.', { allow: 'GET, HEAD' });
+        labelRoute(request, `GET ${API_PREFIX}${OPENAPI_PATH}`);
+        return openApi();
+      }
       const found = router.find(request.method, path);
       if (!found) return json(404, { status: 'error', message: 'Route not found.' });
       if ('allow' in found) throw new HttpError(405, 'Method not allowed.', { allow: found.allow.join(', ') });
       labelRoute(request, found.route.pattern);
       const auth = await authenticateRequest(deps, request);
-      if (found.route.actsAsChannel) actingChannel(auth);
+      const route = found.route.declaration;
+      if (route.actsAsChannel ?? true) actingChannel(auth);
+      // Path parameters are strings the route matched; whether an id names anything
+      // (a malformed one included) is the service's 404, never a 422.
+      const params = route.params ? route.params.parse(found.params) : {};
+      // Validated after authentication: only a known caller learns what is wrong with its request.
+      const query = route.query ? parseInput(route.query, queryObject(url.searchParams)) : {};
       const response = await deps.db.health.race(
-        found.route.handler({
+        route.handler({
           request,
           url,
-          params: found.params,
+          params,
+          query,
           ctx: requestContext(deps, auth),
           body: () => readJson(request, deps.env.BODY_LIMIT_BYTES),
         }),

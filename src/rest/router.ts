@@ -1,44 +1,33 @@
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
-import type { RequestContext } from '../context/types.js';
+import type { RouteDeclaration } from './route.js';
 
-export interface RestRequest {
-  request: Request;
-  url: URL;
-  params: Record<string, string | undefined>;
-  ctx: RequestContext;
-  /** The parsed JSON body (undefined when empty), within the body size limit. */
-  body(): Promise<unknown>;
-}
-
-export type RestHandler = (req: RestRequest) => Promise<Response>;
+const ROUTE_METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
 
 export interface RestRoute {
-  handler: RestHandler;
-  /** Whether the route acts as one channel (and so needs X-Channel-Uuid for multi-channel credentials). */
-  actsAsChannel: boolean;
+  declaration: RouteDeclaration;
   /** Method and path pattern as declared (`PATCH /contacts/:contact`): the route's metrics label. */
   pattern: string;
 }
-
-const ROUTE_METHODS = ['GET', 'POST', 'PATCH', 'PUT', 'DELETE'] as const;
 
 /** Routes of the REST API, relative to /api/connect. */
 export class RestRouter {
   // Ids of any length reach their route, so a malformed one is that resource's 404
   // after authentication, never a route miss; the server's header limit bounds the URL.
   private readonly router = FindMyWay({ ignoreTrailingSlash: true, caseSensitive: true, maxParamLength: Number.MAX_SAFE_INTEGER });
-  private readonly declared: { method: HTTPMethod; path: string }[] = [];
+  private readonly declared: RouteDeclaration[] = [];
 
-  on(method: HTTPMethod, path: string, handler: RestHandler, options: { actsAsChannel?: boolean } = {}): this {
-    const route: RestRoute = { handler, actsAsChannel: options.actsAsChannel ?? true, pattern: `${method} ${path}` };
-    this.router.on(method, path, () => {}, route);
-    this.declared.push({ method, path });
+  add(...declarations: RouteDeclaration[]): this {
+    for (const declaration of declarations) {
+      const route: RestRoute = { declaration, pattern: `${declaration.method} ${declaration.path}` };
+      this.router.on(declaration.method, declaration.path, () => {}, route);
+      this.declared.push(declaration);
+    }
     return this;
   }
 
-  /** Every declared route as method and path pattern (`PATCH /contacts/:contact`), in declaration order. */
-  routes(): { method: HTTPMethod; path: string }[] {
-    return this.declared.map((route) => ({ ...route }));
+  /** Every declared route, in declaration order. */
+  routes(): readonly RouteDeclaration[] {
+    return this.declared;
   }
 
   /**

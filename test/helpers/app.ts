@@ -5,6 +5,7 @@ import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { loadEnv, type Env } from '../../src/env.js';
 import { createLogger } from '../../src/logger.js';
+import { checkAgainstDocument } from './openapi.js';
 
 export const dbKind = inject('dbKind');
 export const onPostgres = dbKind === 'postgres';
@@ -46,10 +47,13 @@ export async function createTestApp(envOverrides: Record<string, string> = {}, d
     db,
     env,
     logs,
-    fetch: (host, path, init = {}) => {
+    fetch: async (host, path, init = {}) => {
       const headers = new Headers(init.headers);
       headers.set('host', host);
-      return Promise.resolve(yoga.fetch(`http://${host}${path}`, { ...init, headers }));
+      const url = `http://${host}${path}`;
+      const response = await yoga.fetch(url, { ...init, headers });
+      await checkAgainstDocument(init.method ?? 'GET', new URL(url), response, headers);
+      return response;
     },
     async close() {
       await yoga.dispose();

@@ -1,11 +1,22 @@
-import type { RestRouter } from '../../rest/router.js';
 import { collection } from '../../rest/collection.js';
-import { pageParams } from '../../lib/pagination.js';
+import { pageQuerySchema } from '../../lib/pagination.js';
+import { route } from '../../rest/route.js';
+import { collectionEnvelope } from '../../rest/schemas.js';
 import { channelView, listChannels } from './channels.service.js';
+import { channelViewSchema } from './channels.schemas.js';
 
-export function registerChannelRoutes(router: RestRouter): void {
-  // Lists what the credential can act as, so it never needs X-Channel-Uuid.
-  router.on('GET', '/channels', async ({ ctx, url }) => collection(await listChannels(ctx, pageParams(url.searchParams)), channelView), {
+export const channelRoutes = [
+  route({
+    method: 'GET',
+    path: '/channels',
+    operationId: 'listChannels',
+    tag: 'Channels',
+    summary: 'List channels',
+    description: 'The channels the credential can act as; never needs X-Channel-Uuid.',
+    // Lists what the credential can act as, so it acts as none of them.
     actsAsChannel: false,
-  });
-}
+    query: pageQuerySchema,
+    responses: { 200: { description: 'A page of channels.', schema: collectionEnvelope(channelViewSchema) } },
+    handler: async ({ ctx, query }) => collection(await listChannels(ctx, query), channelView),
+  }),
+];

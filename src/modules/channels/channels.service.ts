@@ -5,13 +5,7 @@ import { InputError } from '../../errors/domain.js';
 import { isUuid } from '../../lib/uuid.js';
 import { newWebhookSecret } from '../../lib/webhook-signature.js';
 import { issueChannelKey } from '../credentials/credentials.service.js';
-
-export interface ChannelView {
-  id: string;
-  name: string;
-  type: ChannelType;
-  status: 'active' | 'inactive';
-}
+import type { ChannelView } from './channels.schemas.js';
 
 export function channelView(channel: Channel): ChannelView {
   return { id: channel.id, name: channel.name, type: channel.type, status: channel.status };

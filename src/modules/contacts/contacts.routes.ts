@@ -1,47 +1,104 @@
+import { z } from 'zod';
 import type { Contact } from '../../generated/prisma/client.js';
-import type { RestRouter } from '../../rest/router.js';
 import { json } from '../../rest/http.js';
 import { idempotentWrite } from '../../rest/idempotency.js';
-import { pageParams } from '../../lib/pagination.js';
+import { pageQuerySchema } from '../../lib/pagination.js';
 import { collection } from '../../rest/collection.js';
+import { route } from '../../rest/route.js';
+import { apiUuid, collectionEnvelope, resourceEnvelope } from '../../rest/schemas.js';
 import { contactView, createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
+import { contactFiltersSchema, contactViewSchema, createContactSchema, findContactSchema, updateContactSchema } from './contacts.schemas.js';
+
+const contactEnvelope = resourceEnvelope('contact', contactViewSchema);
+const contactParams = z.object({ contact: apiUuid.meta({ description: 'The contact UUID.' }) });
 
 /**
- * `?phone=+31…` sent without encoding the `+` arrives as a space; a number that
- * is a space followed by digits can only have meant the `+`.
+ * `?phone=+31…` or `?email=ann+tag@…` sent without encoding the `+` arrives with a
+ * space: a number that is a space followed by digits, or an address holding a
+ * space inside it, can only have meant the `+`.
  */
-function plusRestored(phone: string | null): string | null {
-  return phone && /^ \d+$/.test(phone) ? `+${phone.slice(1)}` : phone;
+function plusRestored(query: unknown): unknown {
+  if (typeof query !== 'object' || query === null) return query;
+  const { phone, email } = query as { phone?: unknown; email?: unknown };
+  return {
+    ...query,
+    ...(typeof phone === 'string' && /^ \d+$/.test(phone) ? { phone: `+${phone.slice(1)}` } : {}),
+    ...(typeof email === 'string' && /^\S+( +\S+)+$/.test(email.trim()) && email.includes('@') ? { email: email.trim().replace(/ /g, '+') } : {}),
+  };
 }
 
-export function registerContactRoutes(router: RestRouter): void {
-  router.on('GET', '/contacts', async ({ ctx, url }) => {
-    const page = await listContacts(ctx, { ...pageParams(url.searchParams), search: url.searchParams.get('search') });
-    return collection(page, contactView);
-  });
+export const contactRoutes = [
+  route({
+    method: 'GET',
+    path: '/contacts',
+    operationId: 'listContacts',
+    tag: 'Contacts',
+    summary: 'List contacts',
+    description: "The workspace's contacts, newest first. `search` matches name, email or phone.",
+    query: pageQuerySchema.extend(contactFiltersSchema.shape),
+    responses: { 200: { description: 'A page of contacts.', schema: collectionEnvelope(contactViewSchema) } },
+    handler: async ({ ctx, query }) => collection(await listContacts(ctx, query), contactView),
+  }),
 
-  router.on('POST', '/contacts', async ({ ctx, body, request }) => {
-    const input = await body();
-    return idempotentWrite<Contact>(ctx, request, {
-      route: 'POST /contacts',
-      body: input,
-      render: (contact) => ({ status: 201, body: { data: { contact: contactView(contact) } } }),
-      run: (guard) => createContact(ctx, input, guard),
-    });
-  });
+  route({
+    method: 'POST',
+    path: '/contacts',
+    operationId: 'createContact',
+    tag: 'Contacts',
+    summary: 'Create a contact',
+    description: 'A name and at least one of email or phone; the contact is linked to the acting channel.',
+    idempotent: true,
+    body: createContactSchema,
+    responses: { 201: { description: 'The contact was created.', schema: contactEnvelope } },
+    handler: async ({ ctx, body, request }) => {
+      const input = await body();
+      return idempotentWrite<Contact>(ctx, request, {
+        route: 'POST /contacts',
+        body: input,
+        render: (contact) => ({ status: 201, body: { data: { contact: contactView(contact) } } }),
+        run: (guard) => createContact(ctx, input, guard),
+      });
+    },
+  }),
 
-  router.on('GET', '/contacts/find', async ({ ctx, url }) => {
-    const contact = await findContact(ctx, { email: url.searchParams.get('email'), phone: plusRestored(url.searchParams.get('phone')) });
-    return json(200, { data: { contact: contactView(contact) } });
-  });
+  route({
+    method: 'GET',
+    path: '/contacts/find',
+    operationId: 'findContact',
+    tag: 'Contacts',
+    summary: 'Find a contact by email or phone',
+    description: 'An exact match; a phone matches through its E.164 form and the forms it was imported under.',
+    query: z.preprocess(plusRestored, findContactSchema),
+    failures: [404],
+    responses: { 200: { description: 'The contact.', schema: contactEnvelope } },
+    handler: async ({ ctx, query }) => json(200, { data: { contact: contactView(await findContact(ctx, query)) } }),
+  }),
 
-  router.on('GET', '/contacts/:contact', async ({ ctx, params }) => {
-    const contact = await getContact(ctx, params.contact ?? '');
-    return json(200, { data: { contact: contactView(contact) } });
-  });
+  route({
+    method: 'GET',
+    path: '/contacts/:contact',
+    operationId: 'getContact',
+    tag: 'Contacts',
+    summary: 'Get a contact',
+    params: contactParams,
+    failures: [404],
+    responses: { 200: { description: 'The contact.', schema: contactEnvelope } },
+    handler: async ({ ctx, params }) => json(200, { data: { contact: contactView(await getContact(ctx, params.contact)) } }),
+  }),
 
-  router.on('PATCH', '/contacts/:contact', async ({ ctx, params, body }) => {
-    const contact = await updateContact(ctx, params.contact ?? '', await body());
-    return json(200, { data: { contact: contactView(contact) } });
-  });
-}
+  route({
+    method: 'PATCH',
+    path: '/contacts/:contact',
+    operationId: 'updateContact',
+    tag: 'Contacts',
+    summary: 'Update a contact',
+    description:
+      'Any of name, email and phone (spec §4.1). `null` or an empty string clears email or phone, but a contact keeps at least one of them; its current value sent exactly as stored is accepted and changes nothing.',
+    params: contactParams,
+    // Parsed by the service under the contact's row lock: the stored values take part in the rules.
+    body: updateContactSchema({ email: null, phone: null }),
+    failures: [404],
+    responses: { 200: { description: 'The updated contact.', schema: contactEnvelope } },
+    handler: async ({ ctx, params, body }) => json(200, { data: { contact: contactView(await updateContact(ctx, params.contact, await body())) } }),
+  }),
+];

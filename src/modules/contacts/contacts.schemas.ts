@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { toE164 } from '../../lib/phone.js';
-import { characterCount } from '../../lib/validation.js';
+import { characterCount, documentedAs, inputJsonSchema } from '../../lib/validation.js';
+import { apiDateTime, apiUuid } from '../../rest/schemas.js';
 
 /*
  * The contact field rules of the Connect API (spec §2, §4.1), written once. REST
@@ -38,7 +39,8 @@ export const contactNameSchema = z
   .trim()
   .refine((v) => v !== '', { message: MESSAGES.nameCleared, abort: true })
   .refine((v) => characterCount(v) >= 2, MESSAGES.nameMin)
-  .refine((v) => characterCount(v) <= 255, MESSAGES.nameMax);
+  .refine((v) => characterCount(v) <= 255, MESSAGES.nameMax)
+  .meta({ description: '2 to 255 characters after trimming.', minLength: 2, maxLength: 255, example: 'Ada Lovelace' });
 
 /**
  * Contact email: the HTML standard's "valid e-mail address" (ASCII local part of
@@ -51,7 +53,8 @@ export const contactEmailSchema = z
   .trim()
   .refine((v) => characterCount(v) <= 255, { message: MESSAGES.emailMax, abort: true })
   .refine((v) => z.regexes.html5Email.test(v), { message: MESSAGES.emailFormat, abort: true })
-  .refine((v) => v.indexOf('@') <= 64, MESSAGES.emailLocalMax);
+  .refine((v) => v.indexOf('@') <= 64, MESSAGES.emailLocalMax)
+  .meta({ format: 'email', maxLength: 255, example: 'ada@example.com' });
 
 export const isValidEmail = (value: string) => contactEmailSchema.safeParse(value).success;
 
@@ -66,11 +69,13 @@ export const contactPhoneSchema = z
       return z.NEVER;
     }
     return e164;
-  });
+  })
+  .meta({ description: 'E.164: a leading +, the country code and digits only.', example: '+31612345678' });
 
 /** Null or a blank string clears an email or phone; anything else must pass `schema`. */
 function clearable(schema: z.ZodType<string, string>, typeMessage: string) {
-  return z.unknown().transform((value, ctx): string | null => {
+  const accepts = { anyOf: [inputJsonSchema(schema), { type: 'null' }, { type: 'string', pattern: '^\\s*$', description: 'Blank: the same as null.' }] };
+  const parse = z.unknown().transform((value, ctx): string | null => {
     if (value === null || (typeof value === 'string' && value.trim() === '')) return null;
     if (typeof value !== 'string') {
       ctx.addIssue({ code: 'custom', message: typeMessage });
@@ -81,6 +86,7 @@ function clearable(schema: z.ZodType<string, string>, typeMessage: string) {
     for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
     return z.NEVER;
   });
+  return documentedAs(parse, accepts);
 }
 
 /**
@@ -89,27 +95,26 @@ function clearable(schema: z.ZodType<string, string>, typeMessage: string) {
  * today's rule would refuse it (a legacy phone such as `020 123 4567`).
  */
 function orAsStored(stored: string | null, schema: z.ZodType<string | null>, forms: string[] = []) {
-  return z.unknown().transform((value, ctx): string | null => {
+  const parse = z.unknown().transform((value, ctx): string | null => {
     if (stored !== null && typeof value === 'string' && (value.trim() === stored || forms.includes(value.trim()))) return stored;
     const parsed = schema.safeParse(value);
     if (parsed.success) return parsed.data;
     for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
     return z.NEVER;
   });
+  return documentedAs(parse, inputJsonSchema(schema));
 }
 
-const requestObject = z.record(z.string(), z.unknown(), { error: MESSAGES.bodyObject });
+/** A request body: a JSON object whose unsupported fields are ignored. */
+const requestObject = <T extends z.ZodRawShape>(shape: T) => z.object(shape, { error: MESSAGES.bodyObject });
 
 /** PATCH /contacts/{contact}: any of the supported fields; unsupported ones are ignored. */
 export function updateContactSchema(current: { email: string | null; phone: string | null; phoneForms?: string[] }) {
-  return requestObject
-    .pipe(
-      z.object({
-        name: contactNameSchema.optional(),
-        email: orAsStored(current.email, clearable(contactEmailSchema, MESSAGES.emailType)).optional(),
-        phone: orAsStored(current.phone, clearable(contactPhoneSchema, MESSAGES.phoneType), current.phoneForms).optional(),
-      }),
-    )
+  return requestObject({
+    name: contactNameSchema.optional(),
+    email: orAsStored(current.email, clearable(contactEmailSchema, MESSAGES.emailType)).optional(),
+    phone: orAsStored(current.phone, clearable(contactPhoneSchema, MESSAGES.phoneType), current.phoneForms).optional(),
+  })
     .refine((body) => body.name !== undefined || body.email !== undefined || body.phone !== undefined, {
       message: MESSAGES.bodyEmpty,
       path: ['body'],
@@ -119,14 +124,11 @@ export function updateContactSchema(current: { email: string | null; phone: stri
 export type UpdateContactInput = z.infer<ReturnType<typeof updateContactSchema>>;
 
 /** POST /contacts: a name and at least one of email or phone. */
-export const createContactSchema = requestObject
-  .pipe(
-    z.object({
-      name: z.preprocess((v) => (v === null ? undefined : v), contactNameSchema),
-      email: clearable(contactEmailSchema, MESSAGES.emailType).optional(),
-      phone: clearable(contactPhoneSchema, MESSAGES.phoneType).optional(),
-    }),
-  )
+export const createContactSchema = requestObject({
+  name: z.preprocess((v) => (v === null ? undefined : v), contactNameSchema),
+  email: clearable(contactEmailSchema, MESSAGES.emailType).optional(),
+  phone: clearable(contactPhoneSchema, MESSAGES.phoneType).optional(),
+})
   .superRefine((body, ctx) => {
     if (!body.email && !body.phone) {
       ctx.addIssue({ code: 'custom', message: MESSAGES.needsMethod, path: ['email'] });
@@ -149,3 +151,18 @@ export const findContactSchema = z
     phone: z.string().trim().optional(),
   })
   .refine((q) => !!q.email || !!q.phone, { message: 'Give an email or a phone to find a contact by.', path: ['email'] });
+
+/** The API view of a contact (CONTRACT §3); the phone is `phoneNumber` in answers. */
+export const contactViewSchema = z
+  .object({
+    id: apiUuid,
+    name: z.string(),
+    email: z.string().nullable(),
+    phoneNumber: z.string().nullable().meta({ description: 'E.164, or a legacy form as it was imported.' }),
+    isGroup: z.boolean(),
+    createdAt: apiDateTime,
+    updatedAt: apiDateTime,
+  })
+  .meta({ id: 'Contact' });
+
+export type ContactView = z.output<typeof contactViewSchema>;

@@ -7,7 +7,8 @@ import { whileCredentialValid } from '../../graphql/subscriptions.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel } from '../../context/request.js';
 import { ActorType, ConversationStateChangeType, ConversationStatus } from '../../generated/prisma/enums.js';
-import { getConversation, listConversations, setConversationStatus, stateChangeActor, type ActorView } from './conversations.service.js';
+import { getConversation, listConversations, setConversationStatus, stateChangeActor } from './conversations.service.js';
+import type { ActorView } from './conversations.schemas.js';
 
 export const ActorTypeEnum = builder.enumType(ActorType, { name: 'ActorType' });
 export const ConversationStatusEnum = builder.enumType(ConversationStatus, { name: 'ConversationStatus' });

@@ -1,25 +1,66 @@
-import type { RestRouter } from '../../rest/router.js';
+import { z } from 'zod';
 import { collection } from '../../rest/collection.js';
 import { json } from '../../rest/http.js';
-import { pageParams } from '../../lib/pagination.js';
+import { pageQuerySchema } from '../../lib/pagination.js';
+import { route } from '../../rest/route.js';
+import { apiUuid, collectionEnvelope, resourceEnvelope } from '../../rest/schemas.js';
 import { conversationView, getConversation, listConversations, setConversationStatus } from './conversations.service.js';
+import { conversationFiltersSchema, conversationViewSchema } from './conversations.schemas.js';
 
-export function registerConversationRoutes(router: RestRouter): void {
-  router.on('GET', '/conversations', async ({ ctx, url }) => {
-    const query = url.searchParams;
-    const page = await listConversations(ctx, { ...pageParams(query), status: query.get('status'), contactId: query.get('contact_id') });
-    return collection(page, conversationView);
-  });
+const conversationEnvelope = resourceEnvelope('conversation', conversationViewSchema);
+const conversationParams = z.object({ id: apiUuid.meta({ description: 'The conversation UUID.' }) });
 
-  router.on('GET', '/conversations/:id', async ({ ctx, params }) =>
-    json(200, { data: { conversation: conversationView(await getConversation(ctx, params.id ?? '')) } }),
-  );
+export const conversationRoutes = [
+  route({
+    method: 'GET',
+    path: '/conversations',
+    operationId: 'listConversations',
+    tag: 'Conversations',
+    summary: 'List conversations',
+    description: "The acting channel's conversations, newest first.",
+    query: pageQuerySchema.extend(conversationFiltersSchema.shape),
+    responses: { 200: { description: 'A page of conversations.', schema: collectionEnvelope(conversationViewSchema) } },
+    handler: async ({ ctx, query }) =>
+      collection(await listConversations(ctx, { ...query, contactId: query.contact_id }), conversationView),
+  }),
 
-  router.on('POST', '/conversations/:id/close', async ({ ctx, params }) =>
-    json(200, { data: { conversation: conversationView(await setConversationStatus(ctx, params.id ?? '', 'closed')) } }),
-  );
+  route({
+    method: 'GET',
+    path: '/conversations/:id',
+    operationId: 'getConversation',
+    tag: 'Conversations',
+    summary: 'Get a conversation',
+    params: conversationParams,
+    failures: [404],
+    responses: { 200: { description: 'The conversation.', schema: conversationEnvelope } },
+    handler: async ({ ctx, params }) => json(200, { data: { conversation: conversationView(await getConversation(ctx, params.id)) } }),
+  }),
 
-  router.on('POST', '/conversations/:id/reopen', async ({ ctx, params }) =>
-    json(200, { data: { conversation: conversationView(await setConversationStatus(ctx, params.id ?? '', 'open')) } }),
-  );
-}
+  route({
+    method: 'POST',
+    path: '/conversations/:id/close',
+    operationId: 'closeConversation',
+    tag: 'Conversations',
+    summary: 'Close a conversation',
+    description: 'Closing a closed conversation changes nothing and answers it as it is.',
+    params: conversationParams,
+    failures: [404],
+    responses: { 200: { description: 'The closed conversation.', schema: conversationEnvelope } },
+    handler: async ({ ctx, params }) =>
+      json(200, { data: { conversation: conversationView(await setConversationStatus(ctx, params.id, 'closed')) } }),
+  }),
+
+  route({
+    method: 'POST',
+    path: '/conversations/:id/reopen',
+    operationId: 'reopenConversation',
+    tag: 'Conversations',
+    summary: 'Reopen a conversation',
+    description: 'Reopening an open conversation changes nothing. A contact has at most one open conversation per channel: reopening while another is open is a 422.',
+    params: conversationParams,
+    failures: [404, 422],
+    responses: { 200: { description: 'The reopened conversation.', schema: conversationEnvelope } },
+    handler: async ({ ctx, params }) =>
+      json(200, { data: { conversation: conversationView(await setConversationStatus(ctx, params.id, 'open')) } }),
+  }),
+];

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { isUuid } from '../../lib/uuid.js';
-import { characterCount, uuidParam, withoutNulls } from '../../lib/validation.js';
+import { characterCount, documentedAs, inputJsonSchema, nullMeansAbsent, uuidParam, withoutNulls } from '../../lib/validation.js';
 import { contactEmailSchema, contactNameSchema, contactPhoneSchema } from '../contacts/contacts.schemas.js';
+import { actorViewSchema } from '../conversations/conversations.schemas.js';
+import { apiDateTime, apiUuid } from '../../rest/schemas.js';
 
 export const MESSAGE_LIMITS = { text: 4096, encrypted: 65536, mediaUrls: 10, mediaUrlLength: 2048, from: 255 } as const;
 
@@ -46,7 +48,7 @@ const recipientDetailsSchema = z
 
 export type RecipientDetails = z.infer<typeof recipientDetailsSchema>;
 
-const recipientSchema = z.union([z.string(), z.record(z.string(), z.unknown())], { error: MESSAGES.recipientShape }).transform((value, ctx) => {
+const recipientParse = z.union([z.string(), z.record(z.string(), z.unknown())], { error: MESSAGES.recipientShape }).transform((value, ctx) => {
   if (typeof value === 'string') {
     const id = value.trim().toLowerCase();
     if (!isUuid(id)) {
@@ -61,6 +63,11 @@ const recipientSchema = z.union([z.string(), z.record(z.string(), z.unknown())],
     return z.NEVER;
   }
   return parsed.data;
+});
+
+const recipientSchema = documentedAs(recipientParse, {
+  description: 'An existing contact by UUID, or the details to find the contact by (phone, then email) or create it with.',
+  anyOf: [{ type: 'string', format: 'uuid' }, inputJsonSchema(recipientDetailsSchema)],
 });
 
 export type Recipient = z.output<typeof recipientSchema>;
@@ -82,7 +89,8 @@ export function isMediaUrl(value: string): boolean {
 const mediaUrlSchema = z
   .string({ error: MESSAGES.mediaUrl })
   .max(MESSAGE_LIMITS.mediaUrlLength, MESSAGES.mediaUrl)
-  .refine(isMediaUrl, MESSAGES.mediaUrl);
+  .refine(isMediaUrl, MESSAGES.mediaUrl)
+  .meta({ format: 'uri', maxLength: MESSAGE_LIMITS.mediaUrlLength, description: 'An absolute https:// URL.' });
 
 
 const bool = (field: string) => z.boolean({ error: MESSAGES.boolean(field) });
@@ -115,28 +123,40 @@ const templateSchema = z.preprocess(
   ),
 );
 
+const sendMessageFields = z.object(
+  {
+    to: recipientSchema.optional(),
+    contact: recipientSchema.optional(),
+    sender: recipientSchema.optional(),
+    from: z
+      .string({ error: MESSAGES.from })
+      .trim()
+      .min(1, MESSAGES.from)
+      .max(MESSAGE_LIMITS.from, MESSAGES.from)
+      .meta({ description: "A workspace user's id or email attributes the message to that user; any other name records an external sender." })
+      .optional(),
+    type: z.enum(['text', 'template'], { error: MESSAGES.type }).default('text'),
+    message: z
+      .string({ error: MESSAGES.messageType })
+      .meta({
+        description: `The text, required when type is text: at most ${MESSAGE_LIMITS.text} characters, or ${MESSAGE_LIMITS.encrypted} for an encrypted payload.`,
+      })
+      .optional(),
+    is_encrypted: bool('is_encrypted')
+      .meta({ description: 'The message is a ciphertext the caller encrypted: stored and delivered, never shown or searched.' })
+      .default(false),
+    silent: bool('silent').meta({ description: "Keep a closed conversation closed." }).default(false),
+    template: templateSchema.optional(),
+    media_urls: z.array(mediaUrlSchema, { error: MESSAGES.mediaList }).max(MESSAGE_LIMITS.mediaUrls, MESSAGES.mediaList).default([]),
+  },
+  { error: 'The request body must be a JSON object.' },
+);
+
 /** POST /messages. Whether the recipient exists is the service's part. */
 export const sendMessageSchema = z
-  .record(z.string(), z.unknown(), { error: 'The request body must be a JSON object.' })
-  .transform(withDecidingRecipientOnly)
-  .pipe(
-    z.object({
-      to: recipientSchema.optional(),
-      contact: recipientSchema.optional(),
-      sender: recipientSchema.optional(),
-      from: z
-        .string({ error: MESSAGES.from })
-        .trim()
-        .min(1, MESSAGES.from)
-        .max(MESSAGE_LIMITS.from, MESSAGES.from)
-        .optional(),
-      type: z.enum(['text', 'template'], { error: MESSAGES.type }).default('text'),
-      message: z.string({ error: MESSAGES.messageType }).optional(),
-      is_encrypted: bool('is_encrypted').default(false),
-      silent: bool('silent').default(false),
-      template: templateSchema.optional(),
-      media_urls: z.array(mediaUrlSchema, { error: MESSAGES.mediaList }).max(MESSAGE_LIMITS.mediaUrls, MESSAGES.mediaList).default([]),
-    }),
+  .preprocess(
+    (raw) => (isRecord(raw) ? withDecidingRecipientOnly(raw) : raw),
+    documentedAs(sendMessageFields, nullMeansAbsent(inputJsonSchema(sendMessageFields))),
   )
   .superRefine((body, ctx) => {
     // Resolution order: to, then contact, then the legacy sender only when neither is present.
@@ -158,3 +178,25 @@ export const messageFiltersSchema = z.object({
   contact_id: uuidParam('contact_id'),
   search: z.string().trim().max(255, 'The search must not be greater than 255 characters.').optional(),
 });
+
+/** The API view of a message; an encrypted message's content never appears in it. */
+export const messageViewSchema = z
+  .object({
+    id: apiUuid,
+    conversationId: apiUuid,
+    contactId: apiUuid,
+    channelId: apiUuid,
+    direction: z.enum(['outbound', 'inbound']),
+    type: z.enum(['text', 'template']),
+    body: z.string().nullable().meta({ description: 'The text; null for an encrypted message.' }),
+    placeholder: z.literal('Encrypted message hidden').optional().meta({ description: 'Present on encrypted messages only.' }),
+    isEncrypted: z.boolean(),
+    status: z.enum(['queued', 'sent', 'delivered', 'failed']),
+    sender: actorViewSchema,
+    silent: z.boolean(),
+    mediaUrls: z.array(z.string()),
+    createdAt: apiDateTime,
+  })
+  .meta({ id: 'Message' });
+
+export type MessageView = z.output<typeof messageViewSchema>;

@@ -1,8 +1,20 @@
-import type { RestRouter } from '../../rest/router.js';
 import { collection } from '../../rest/collection.js';
-import { pageParams } from '../../lib/pagination.js';
+import { pageQuerySchema } from '../../lib/pagination.js';
+import { route } from '../../rest/route.js';
+import { collectionEnvelope } from '../../rest/schemas.js';
 import { listTemplates, templateView } from './templates.service.js';
+import { templateViewSchema } from './templates.schemas.js';
 
-export function registerTemplateRoutes(router: RestRouter): void {
-  router.on('GET', '/templates', async ({ ctx, url }) => collection(await listTemplates(ctx, pageParams(url.searchParams)), templateView));
-}
+export const templateRoutes = [
+  route({
+    method: 'GET',
+    path: '/templates',
+    operationId: 'listTemplates',
+    tag: 'Templates',
+    summary: 'List templates',
+    description: "The acting channel's templates; a template message names an approved one.",
+    query: pageQuerySchema,
+    responses: { 200: { description: 'A page of templates.', schema: collectionEnvelope(templateViewSchema) } },
+    handler: async ({ ctx, query }) => collection(await listTemplates(ctx, query), templateView),
+  }),
+];

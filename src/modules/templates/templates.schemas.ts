@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { apiUuid } from '../../rest/schemas.js';
 
 export const templateStatusSchema = z.enum(['approved', 'pending', 'rejected'], {
   error: 'must be one of approved, pending, rejected',
@@ -29,3 +30,18 @@ export function countParameters(body: string): { count: number } | { error: stri
 export function renderTemplate(body: string, parameters: string[]): string {
   return body.replace(PLACEHOLDER, (_, n: string) => parameters[Number(n) - 1] ?? '');
 }
+
+/** The API view of a channel template. */
+export const templateViewSchema = z
+  .object({
+    id: apiUuid,
+    name: z.string(),
+    language: z.string(),
+    category: z.string(),
+    status: z.enum(['approved', 'pending', 'rejected']),
+    body: z.string().meta({ description: 'The text with `{{1}}`, `{{2}}`… placeholders.' }),
+    parameterCount: z.int().meta({ description: 'How many parameters a send must give.' }),
+  })
+  .meta({ id: 'Template' });
+
+export type TemplateView = z.output<typeof templateViewSchema>;

@@ -1,7 +1,7 @@
 import type { ChannelTemplate, PrismaClient, TemplateStatus } from '../../generated/prisma/client.js';
 import { InputError } from '../../errors/domain.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { countParameters } from './templates.schemas.js';
+import { countParameters, type TemplateView } from './templates.schemas.js';
 import type { RequestContext } from '../../context/types.js';
 import type { PrismaQuery } from '../../db/query.js';
 import { actingChannel } from '../../context/request.js';
@@ -21,16 +21,6 @@ export async function createTemplate(
     }
     throw error;
   }
-}
-
-export interface TemplateView {
-  id: string;
-  name: string;
-  language: string;
-  category: string;
-  status: TemplateStatus;
-  body: string;
-  parameterCount: number;
 }
 
 export function templateView(template: ChannelTemplate): TemplateView {
