@@ -78,6 +78,16 @@ describe.skipIf(onPostgres)('production build', () => {
       expect(channels.status).toBe(401);
       expect(await channels.json()).toEqual({ status: 'error', message: 'Unauthenticated.' });
 
+      // The reference page finds swagger-ui-dist from the compiled code too, in production.
+      const docs = await fetch(`${base}/docs`);
+      expect(docs.status).toBe(200);
+      const bundle = /<script src="(\/docs\/swagger-ui-bundle\.js\?v=\w+)">/.exec(await docs.text())?.[1];
+      expect(bundle).toBeDefined();
+      const script = await fetch(`${base}${bundle}`);
+      expect(script.status).toBe(200);
+      expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+      expect((await script.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+
       child.kill('SIGTERM');
       const code = await Promise.race([exited, new Promise((resolve) => setTimeout(() => resolve('still running'), 15_000))]);
       expect(code, output).toBe(0);

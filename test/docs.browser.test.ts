@@ -1,0 +1,158 @@
+import { existsSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createApp } from '../src/app.js';
+import type { Database } from '../src/db/database.js';
+import { seedDemo } from '../src/db/seed.js';
+import { loadEnv } from '../src/env.js';
+import { createLogger } from '../src/logger.js';
+import { onPostgres, openTestDatabase } from './helpers/app.js';
+
+// Debian's chromium, driven by playwright-core: nothing is downloaded for this test.
+const CHROMIUM = '/usr/bin/chromium';
+const hasChromium = existsSync(CHROMIUM);
+const inCI = Boolean(process.env.CI);
+// Where screenshots go when set, to look at what the browser saw.
+const SCREENSHOTS = process.env.DOCS_SCREENSHOTS;
+
+// The page is the same whatever the database: one project is enough. Without chromium
+// the suite is skipped on a workstation, but CI must run it (.ci/run installs chromium).
+const title = hasChromium || inCI ? 'the /docs reference page in a real browser' : `the /docs reference page in a real browser (skipped: ${CHROMIUM} is missing; apt-get install chromium)`;
+
+describe.skipIf(onPostgres || (!hasChromium && !inCI))(title, () => {
+  let db: Database;
+  let server: http.Server;
+  let dispose: () => Promise<void>;
+  let origin: string;
+  let apiKey: string;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  /** Requests the page tried to send anywhere but the local server. */
+  let foreign: string[];
+  /** Console errors, uncaught exceptions and content-security-policy violations. */
+  let errors: string[];
+
+  beforeAll(async () => {
+    if (!hasChromium) throw new Error(`${CHROMIUM} is missing: CI must install chromium (apt-get install -y chromium)`);
+    db = await openTestDatabase();
+    const demo = await seedDemo(db.prisma);
+    if (!demo || !('apiKey' in demo)) throw new Error('the demo workspace existed already');
+    apiKey = demo.apiKey;
+    // Unlike GraphiQL, the reference page stays on in production.
+    const env = loadEnv({ NODE_ENV: 'production', LOG_LEVEL: 'silent' });
+    const yoga = createApp({ db, env, logger: createLogger(env) });
+    dispose = async () => {
+      await yoga.dispose();
+    };
+    server = http.createServer(yoga);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    origin = `http://localhost:${(server.address() as AddressInfo).port}`;
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      // localhost is the demo workspace's hostname and a secure context; pin it to the server's address.
+      args: ['--no-sandbox', '--host-resolver-rules=MAP localhost 127.0.0.1'],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    server?.closeAllConnections();
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+    await dispose?.();
+    await db?.close();
+  });
+
+  beforeEach(async () => {
+    foreign = [];
+    errors = [];
+    context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
+    await context.route('**/*', (route) => {
+      const url = route.request().url();
+      if (url.startsWith(`${origin}/`)) return route.continue();
+      foreign.push(url);
+      return route.abort('blockedbyclient');
+    });
+    page = await context.newPage();
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(`console: ${message.text()}`);
+    });
+    page.on('pageerror', (error) => errors.push(`uncaught: ${error.message}`));
+    // Reported by the browser as a console error too; listened to as well so that the message is explicit.
+    await page.addInitScript(() => {
+      document.addEventListener('securitypolicyviolation', (event) => console.error(`CSP violation: ${event.violatedDirective} ${event.blockedURI}`));
+    });
+  });
+
+  afterEach(async (test) => {
+    if (SCREENSHOTS) await page.screenshot({ path: `${SCREENSHOTS}/${test.task.name.replace(/\W+/g, '-')}.png`, fullPage: true });
+    await context.close();
+    expect(foreign, 'the page loads nothing from outside the server').toEqual([]);
+    expect(errors, 'the page logs no error').toEqual([]);
+  });
+
+  /** The block Swagger UI renders for one operation (ids are `operations-<tag>-<operationId>`). */
+  const operation = (tag: string, operationId: string) => page.locator(`#operations-${tag}-${operationId}`);
+
+  it('renders every operation of the OpenAPI document, and one expands to its parameters and responses', { timeout: 60_000 }, async () => {
+    await page.goto(`${origin}/docs`);
+    await expect.poll(() => page.locator('.opblock').count(), { timeout: 15_000 }).toBe(13);
+    expect(await page.locator('.information-container .title').innerText()).toContain('Connect API');
+
+    const update = operation('Contacts', 'updateContact');
+    expect(await update.locator('.opblock-summary-method').innerText()).toBe('PATCH');
+    expect(await update.locator('.opblock-summary-path').innerText()).toBe('/api/connect/contacts/{contact}');
+    expect(await update.locator('.opblock-summary-description').innerText()).toBe('Update a contact');
+    const send = operation('Messages', 'sendMessage');
+    expect(await send.locator('.opblock-summary-path').innerText()).toBe('/api/connect/messages');
+    expect(await send.locator('.opblock-summary-description').innerText()).toBe('Send a message');
+
+    await update.locator('.opblock-summary-control').click();
+    const body = update.locator('.opblock-body');
+    await expect.poll(() => body.isVisible(), { timeout: 5_000 }).toBe(true);
+    const text = await body.innerText();
+    expect(text).toContain('contact');
+    expect(text).toContain('Request body');
+    for (const status of ['200', '404', '422']) expect(await body.locator(`.responses-table tr[data-code="${status}"]`).count(), status).toBe(1);
+    // Deep links name the operation, so that an expanded operation can be shared.
+    expect(new URL(page.url()).hash).toBe('#/Contacts/updateContact');
+  });
+
+  it('opens from /docs/ and from a deep link to an operation', { timeout: 60_000 }, async () => {
+    await page.goto(`${origin}/docs/#/Messages/sendMessage`);
+    const send = operation('Messages', 'sendMessage');
+    await expect.poll(() => send.locator('.opblock-body').isVisible(), { timeout: 15_000 }).toBe(true);
+    expect(await send.locator('.opblock-body').innerText()).toContain('Idempotency-Key');
+  });
+
+  it('sends a request with a key entered in Authorize, and keeps the key nowhere in the browser', { timeout: 60_000 }, async () => {
+    await page.goto(`${origin}/docs`);
+    await expect.poll(() => page.locator('.opblock').count(), { timeout: 15_000 }).toBe(13);
+    expect((await page.content()).includes(apiKey), 'the page carries no key').toBe(false);
+
+    await page.locator('.auth-wrapper .authorize').click();
+    await page.locator('.modal-ux input[type="text"], .modal-ux input[type="password"]').first().fill(apiKey);
+    await page.locator('.modal-ux .auth-btn-wrapper .authorize').click();
+    await page.locator('.modal-ux .btn-done').click();
+
+    const channels = operation('Channels', 'listChannels');
+    await channels.locator('.opblock-summary-control').click();
+    await channels.locator('.try-out__btn').click();
+    await channels.locator('.execute').click();
+    const live = channels.locator('.live-responses-table .response');
+    await expect.poll(() => live.locator('.response-col_status').first().innerText(), { timeout: 15_000 }).toBe('200');
+    expect(await live.locator('.response-col_description').first().innerText()).toContain('Demo channel');
+
+    // Nothing written to the browser's storage holds the key, and a reload forgets it.
+    const stored = () => page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie }));
+    expect(await stored()).not.toContain(apiKey);
+    await page.reload();
+    await expect.poll(() => page.locator('.opblock').count(), { timeout: 15_000 }).toBe(13);
+    expect(await stored()).not.toContain(apiKey);
+    await page.locator('.auth-wrapper .authorize').click();
+    expect(await page.locator('.modal-ux').innerText()).not.toContain('Authorized');
+    await page.locator('.modal-ux .btn-done, .modal-ux .close-modal').first().click();
+  });
+});
