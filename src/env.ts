@@ -48,12 +48,14 @@ const envSchema = z.object({
   DB_POOL_SIZE: wholeNumber(1, 200).default(10),
   GRAPHQL_MAX_COST: wholeNumber(100, 10_000_000, 'a whole number').default(10_000),
   RATE_LIMIT_PER_MINUTE: wholeNumber(0, 1_000_000, 'a whole number of requests').default(600),
+  AUTH_CACHE_MS: wholeNumber(0, 60_000, 'a whole number of milliseconds').default(5000),
   DB_STATEMENT_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(10_000),
   DB_TRANSACTION_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(15_000),
   DELIVERY_WORKER: flag.default(true),
   DELIVERY_POLL_MS: wholeNumber(10, 3_600_000, 'a whole number of milliseconds').default(1000),
   DELIVERY_LEASE_MS: wholeNumber(100, DAY_MS, 'a whole number of milliseconds').default(30_000),
   DELIVERY_BACKOFF_MS: wholeNumber(1, DAY_MS, 'a whole number of milliseconds').default(1000),
+  DELIVERY_MAX_BACKOFF_MS: wholeNumber(1, DAY_MS, 'a whole number of milliseconds').default(3_600_000),
   DELIVERY_TIMEOUT_MS: wholeNumber(100, 600_000, 'a whole number of milliseconds').default(10_000),
 });
 

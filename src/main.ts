@@ -131,6 +131,7 @@ async function start(env: Env) {
         leaseMs: env.DELIVERY_LEASE_MS,
         pollMs: env.DELIVERY_POLL_MS,
         backoffMs: env.DELIVERY_BACKOFF_MS,
+        maxBackoffMs: env.DELIVERY_MAX_BACKOFF_MS,
       })
     : undefined;
   const app = createApp({ db, env, logger, onMessageQueued: () => worker?.nudge() });

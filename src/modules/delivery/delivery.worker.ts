@@ -209,7 +209,7 @@ export class DeliveryWorker {
    */
   private async finish(row: Claimed, outcome: 'sent' | 'retry' | 'failed', reason?: string): Promise<boolean> {
     const { prisma } = this.options;
-    const delay = Math.min(this.options.maxBackoffMs ?? 5 * 60_000, this.options.backoffMs * 2 ** (row.attempts - 1));
+    const delay = Math.min(this.options.maxBackoffMs ?? 3_600_000, this.options.backoffMs * 2 ** (row.attempts - 1));
     const retryIn = Math.round(delay * (0.5 + Math.random() / 2));
     return prisma.$transaction(async (tx) => {
       const owned = await tx.$executeRaw`
