@@ -103,3 +103,16 @@ describe('migration runner', () => {
     expect(await history(db)).toHaveLength(readMigrations().length);
   });
 });
+
+describe('npm run db:migrate', () => {
+  it('answers a bad setting with one error line and exit 1', async () => {
+    const { spawnSync } = await import('node:child_process');
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/migrate.ts'], {
+      env: { ...process.env, DB_POOL_SIZE: '0', PGLITE_DIR: 'memory://', DATABASE_URL: '' },
+      encoding: 'utf8',
+    });
+    expect(run.status).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toBe('error: invalid configuration: DB_POOL_SIZE: expected a whole number from 1 to 200\n');
+  });
+});
