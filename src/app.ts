@@ -9,43 +9,72 @@ import { DomainError } from './errors/domain.js';
 import type { GraphQLContext } from './graphql/builder.js';
 import { schema } from './graphql/schema.js';
 import { GRAPHIQL_OPTIONS, graphiqlRenderer } from './graphql/graphiql.js';
-import { API_PREFIX, createRestHandler } from './rest/handler.js';
+import { createRestHandler } from './rest/handler.js';
+import { API_PREFIX } from './rest/route.js';
 import { json, readBody } from './rest/http.js';
 import { restErrorResponse } from './errors/rest.js';
 import { yogaLogger } from './errors/log.js';
 import { systemRoute } from './modules/system/system.routes.js';
+import { docsRoute } from './modules/docs/docs.routes.js';
 import { createRateLimiter, recordedRateLimitHeaders } from './context/rate-limit.js';
+import { createCredentialCache } from './context/credential-cache.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
 import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The caller of each GraphQL request, resolved before its document is parsed. */
 const graphqlCallers = new WeakMap<Request, AuthContext>();
 
+/** The body of each GraphQL request, read once within the body limit before the caller is resolved. */
+const graphqlBodies = new WeakMap<Request, Buffer>();
+
 /** A browser asking for the GraphiQL page, which needs no credential. */
 const wantsPage = (request: Request) => request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
+
+/** UTF-8 text as fetch's `text()` decodes it: a leading byte order mark is dropped. */
+function utf8(bytes: Buffer): string {
+  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.toString('utf8', 3) : bytes.toString('utf8');
+}
+
+/**
+ * The request as yoga's body parsers use it, answering from the bytes already read: they call
+ * `json()`, `text()` or `formData()` and nothing else, so the body is neither copied into a new
+ * Request nor read a second time.
+ */
+function readRequest(request: Request, bytes: Buffer): Request {
+  return {
+    method: request.method,
+    url: request.url,
+    headers: request.headers,
+    signal: request.signal,
+    body: null,
+    bodyUsed: true,
+    text: async () => utf8(bytes),
+    json: async () => JSON.parse(utf8(bytes)),
+    arrayBuffer: async () => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength),
+    formData: () => new Response(new Uint8Array(bytes), { headers: request.headers }).formData(),
+  } as unknown as Request;
+}
 
 /** Serves REST and probes from the same server as GraphQL: they answer before yoga's GraphQL handling. */
 function restPlugin(deps: AppDeps, metrics: AppMetrics): Plugin {
   const rest = createRestHandler(deps);
   return {
-    async onRequest({ request, url, endResponse, setRequest }) {
+    async onRequest({ request, url, endResponse }) {
       if (url.pathname === '/graphql') {
-        let current = request;
         // The same body limit as REST, counted on the bytes that arrive, before yoga parses them.
         if (request.body) {
           try {
             const body = await readBody(request, deps.env.BODY_LIMIT_BYTES);
-            current = new Request(request.url, { method: request.method, headers: request.headers, body: body ? new Uint8Array(body) : null });
-            setRequest(current);
+            if (body) graphqlBodies.set(request, body);
           } catch (error) {
             return endResponse(restErrorResponse(error, deps.logger));
           }
         }
-        if (wantsPage(current)) return;
+        if (wantsPage(request)) return;
         // Authenticated and counted before the document is parsed or validated: a refused
         // document costs the caller's budget, and a caller without a credential gets 401.
         try {
-          graphqlCallers.set(current, await authenticateRequest(deps, current));
+          graphqlCallers.set(request, await authenticateRequest(deps, request));
         } catch (error) {
           endResponse(graphqlErrorResponse(error, deps.logger));
         }
@@ -53,30 +82,39 @@ function restPlugin(deps: AppDeps, metrics: AppMetrics): Plugin {
       }
       const system = systemRoute(deps, request, url, metrics);
       if (system) return endResponse(await system);
+      const docs = docsRoute(deps, request, url);
+      if (docs) return endResponse(docs);
       if (url.pathname === API_PREFIX || url.pathname.startsWith(`${API_PREFIX}/`)) {
         return endResponse(await rest(request, url));
       }
       endResponse(json(404, { status: 'error', message: 'Route not found.' }));
+    },
+    // yoga's parsers are registered before this plugin, so the one chosen for the request is known here.
+    onRequestParse({ request, requestParser, setRequestParser }) {
+      const body = graphqlBodies.get(request);
+      if (body && requestParser) setRequestParser(() => requestParser(readRequest(request, body)));
     },
   };
 }
 
 /** One line per request: method, path (no query string: it may hold personal data), status, duration. */
 function accessLogPlugin(deps: AppDeps): Plugin {
-  // Keyed by the server context: a GraphQL request object is replaced once its body is read.
-  const started = new WeakMap<object, number>();
+  const started = new WeakMap<Request, { at: number; path: string }>();
   return {
-    onRequest({ serverContext }) {
-      started.set(serverContext, performance.now());
+    onRequest({ request, url }) {
+      // `url` is the one yoga parsed for routing; nothing is kept when the line would not be written.
+      if (deps.logger.isLevelEnabled('info')) started.set(request, { at: performance.now(), path: url.pathname });
     },
-    onResponse({ request, response, serverContext }) {
-      const start = started.get(serverContext);
+    onResponse({ request, response }) {
+      const start = started.get(request);
+      // A response yoga gives before any plugin sees the request (a CORS preflight) has no start.
+      if (!start && !deps.logger.isLevelEnabled('info')) return;
       deps.logger.info(
         {
           method: request.method,
-          path: new URL(request.url).pathname,
+          path: start?.path ?? new URL(request.url).pathname,
           status: response.status,
-          ms: start === undefined ? undefined : Math.round(performance.now() - start),
+          ms: start === undefined ? undefined : Math.round(performance.now() - start.at),
         },
         'request',
       );
@@ -146,11 +184,13 @@ function disposePlugin(dispose: () => Promise<void>): Plugin {
 export function createApp(appDeps: AppDeps) {
   const ownsEvents = !appDeps.events;
   const ownsRateLimiter = appDeps.rateLimiter === undefined;
+  const ownsCredentialCache = appDeps.credentialCache === undefined;
   const { env, logger } = appDeps;
   const deps: AppDeps = {
     ...appDeps,
     events: appDeps.events ?? createEventBus({ redisUrl: env.REDIS_URL, logger }),
     rateLimiter: ownsRateLimiter ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, logger }) : appDeps.rateLimiter,
+    credentialCache: ownsCredentialCache ? createCredentialCache({ ttlMs: env.AUTH_CACHE_MS, redisUrl: env.REDIS_URL, logger }) : appDeps.credentialCache,
   };
   const metrics = createAppMetrics(deps);
   return createYoga<Record<string, unknown>, GraphQLContext>({
@@ -161,6 +201,9 @@ export function createApp(appDeps: AppDeps) {
     renderGraphiQL: graphiqlRenderer(),
     cors: corsOptions(deps.env.CORS_ORIGINS),
     logging: yogaLogger(deps.logger),
+    // The one body limit is BODY_LIMIT_BYTES, applied as the body is read (restPlugin); yoga's own
+    // would pipe every body through a second, counting stream.
+    maxRequestBodySize: false,
     maskedErrors: { maskError: maskGraphQLError() },
     plugins: [
       accessLogPlugin(deps),
@@ -172,6 +215,7 @@ export function createApp(appDeps: AppDeps) {
       rateLimitHeadersPlugin(),
       ...(ownsEvents ? [disposePlugin(() => deps.events!.dispose())] : []),
       ...(ownsRateLimiter && deps.rateLimiter ? [disposePlugin(() => deps.rateLimiter!.dispose())] : []),
+      ...(ownsCredentialCache && deps.credentialCache ? [disposePlugin(() => deps.credentialCache!.dispose())] : []),
     ],
     context: async ({ request }) => {
       try {

@@ -6,6 +6,8 @@ import { createUser } from '../modules/users/users.service.js';
 import { channelTypeSchema, webhookUrlSchema } from '../modules/channels/channels.schemas.js';
 import { channelById, createChannel, deactivateChannel, rotateWebhookSecret } from '../modules/channels/channels.service.js';
 import { createConnection, issueChannelKey, revokeToken } from '../modules/credentials/credentials.service.js';
+import type { CredentialInvalidation } from '../modules/credentials/credential-invalidation.js';
+import { hashToken } from '../lib/tokens.js';
 import { templateLanguageSchema, templateStatusSchema } from '../modules/templates/templates.schemas.js';
 import { createTemplate } from '../modules/templates/templates.service.js';
 import { contactEmailSchema, contactNameSchema } from '../modules/contacts/contacts.schemas.js';
@@ -15,12 +17,17 @@ import { createWebhook, deleteWebhook, listWebhooks } from '../modules/webhooks/
 
 type FlagKind = 'string' | 'boolean';
 
-export interface AdminCommand<T = any> {
+export interface AdminCommand<T = any, R = any> {
   summary: string;
   flags: Record<string, FlagKind>;
   /** Validates the parsed flags (keys as written on the command line, e.g. `webhook-url`). */
   input: z.ZodType<T>;
-  run(prisma: PrismaClient, input: T): Promise<unknown>;
+  run(prisma: PrismaClient, input: T): Promise<R>;
+  /**
+   * What a successful run changed that running servers may hold in their credential caches:
+   * announced to them through Redis, so that they stop trusting their copies at once.
+   */
+  invalidates?(input: T, result: R): CredentialInvalidation;
 }
 
 const seconds = z
@@ -36,7 +43,7 @@ const commaList = z.string().transform((value) => value.split(',').map((part) =>
 
 const OLDEST_FIRST = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
 
-function define<T>(command: AdminCommand<T>): AdminCommand<T> {
+function define<T, R>(command: AdminCommand<T, R>): AdminCommand<T, R> {
   return command;
 }
 
@@ -109,6 +116,8 @@ export const commands: Record<string, AdminCommand> = {
       const { channel, secret } = await rotateWebhookSecret(prisma, input.channel);
       return { id: channel.id, webhookSecret: secret };
     },
+    // Cached credentials carry their channels whole, the webhook secret included.
+    invalidates: (_input, result) => ({ channelId: result.id }),
   }),
 
   'channel:deactivate': define({
@@ -119,6 +128,7 @@ export const commands: Record<string, AdminCommand> = {
       const channel = await deactivateChannel(prisma, input.channel);
       return { id: channel.id, status: channel.status };
     },
+    invalidates: (_input, result) => ({ channelId: result.id }),
   }),
 
   'connection:create': define({
@@ -149,6 +159,7 @@ export const commands: Record<string, AdminCommand> = {
       await revokeToken(prisma, input.token);
       return { revoked: true };
     },
+    invalidates: (input) => ({ tokenHash: hashToken(input.token) }),
   }),
 
   'template:create': define({

@@ -5,6 +5,7 @@ import { migrate } from '../db/migrate.js';
 import type { Env } from '../env.js';
 import { DomainError } from '../errors/domain.js';
 import { commands } from './commands.js';
+import { publishInvalidation } from '../modules/credentials/credential-invalidation.js';
 
 export interface AdminIo {
   stdout: (line: string) => void;
@@ -86,6 +87,13 @@ export async function runAdmin(argv: string[], env: Env, io: AdminIo, openDb: ()
   try {
     await db.withSession((session) => migrate(session));
     const result = await command.run(db.prisma, input);
+    const change = command.invalidates?.(input, result);
+    // Without Redis there is nobody to tell: servers stop trusting their copies within AUTH_CACHE_MS.
+    if (change && env.REDIS_URL) {
+      await publishInvalidation(env.REDIS_URL, change).catch((error: Error) =>
+        io.stderr(`warning: done, but running servers were not told through Redis (${error.message.split('\n')[0]}); they refuse the old credential within AUTH_CACHE_MS`),
+      );
+    }
     io.stdout(JSON.stringify(result));
     return 0;
   } catch (error) {

@@ -1,13 +1,24 @@
 import type { AppDeps, AuthContext, RequestContext } from './types.js';
 import { bearerToken, requestHost } from './request.js';
-import { authenticate } from '../modules/credentials/credentials.service.js';
+import { actAs, resolveCredential } from '../modules/credentials/credentials.service.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { AuthenticationError, ServiceUnavailableError } from '../errors/domain.js';
-import { isWellFormedToken } from '../lib/tokens.js';
+import { hashToken, isWellFormedToken } from '../lib/tokens.js';
 import { admitRequest } from './rate-limit.js';
 
 /**
- * Resolves the caller of an HTTP request, the same way for REST and GraphQL.
+ * Whether the request asks for a stream of results (a GraphQL subscription over SSE or multipart).
+ * A stream promises to end within seconds of its credential being revoked and checks it again
+ * itself from then on; it must not start on a copy that may be as old as AUTH_CACHE_MS.
+ */
+function asksForStream(headers: Headers): boolean {
+  const accept = headers.get('accept') ?? '';
+  return accept.includes('text/event-stream') || accept.includes('multipart/mixed');
+}
+
+/**
+ * Resolves the caller of an HTTP request, the same way for REST and GraphQL:
+ * one statement, or none while the credential is cached (AUTH_CACHE_MS).
  * While the database is unreachable this is where a request stops, with 503; a
  * credential over its request budget stops here too, with 429.
  */
@@ -18,12 +29,15 @@ export async function authenticateRequest(deps: AppDeps, request: Request): Prom
   const bearer = bearerToken(headers);
   // A malformed or mistyped token costs no query.
   if (!host || !bearer || !isWellFormedToken(bearer)) throw new AuthenticationError();
-  const auth = await deps.db.health
-    .race(authenticate(deps.db.prisma, { host, bearer, channelHeader: headers.get('x-channel-uuid') }))
-    .catch((error: unknown) => {
-      throw isDatabaseUnavailable(error) ? new ServiceUnavailableError() : error;
-    });
-  if (auth === 'unavailable') throw new ServiceUnavailableError();
+  const tokenHash = hashToken(bearer);
+  const load = () => resolveCredential(deps.db.prisma, { host, tokenHash });
+  const cache = asksForStream(headers) ? null : deps.credentialCache;
+  const resolved = await deps.db.health.race(cache ? cache.resolve(host, tokenHash, load) : load()).catch((error: unknown) => {
+    throw isDatabaseUnavailable(error) ? new ServiceUnavailableError() : error;
+  });
+  if (resolved === 'unavailable') throw new ServiceUnavailableError();
+  if (!resolved) throw new AuthenticationError();
+  const auth = actAs(resolved, headers.get('x-channel-uuid'));
   await admitRequest(deps.rateLimiter, request, auth.credential.id);
   return auth;
 }

@@ -3,6 +3,7 @@ import type { Database } from '../db/database.js';
 import type { Env } from '../env.js';
 import type { EventBus } from '../events/bus.js';
 import type { RateLimiter } from './rate-limit.js';
+import type { CredentialCache } from './credential-cache.js';
 import type { Channel, PrismaClient, Workspace } from '../generated/prisma/client.js';
 
 /** What the whole process shares: built once at start, passed explicitly. */
@@ -16,6 +17,8 @@ export interface AppDeps {
   rateLimiter?: RateLimiter | null;
   /** Domain events; created from REDIS_URL by the app when not given. */
   events?: EventBus;
+  /** Resolved credentials kept between requests; created from the settings by the app when not given (null: off). */
+  credentialCache?: CredentialCache | null;
 }
 
 /** The authenticated caller, resolved once per request for both transports. */

@@ -1,4 +1,4 @@
-import type { Channel, PrismaClient } from '../../generated/prisma/client.js';
+import type { Channel, PrismaClient, Workspace } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
 import type { AuthContext } from '../../context/types.js';
 import { AuthenticationError, InputError } from '../../errors/domain.js';
@@ -102,10 +102,116 @@ export async function credentialStillValid(prisma: PrismaClient, auth: AuthConte
 }
 
 /**
+ * What a bearer token admits at a host before a channel is chosen: its workspace, the credential
+ * and every active channel it can act as. It depends only on the token and the host, so it can be
+ * kept between requests; `expiresAt` bounds how long.
+ */
+export interface ResolvedCredential {
+  workspace: Workspace;
+  credential: AuthContext['credential'];
+  /** Active channels of the workspace the credential can act as; a connection's in the order they were linked. */
+  channels: Channel[];
+  /** The connection behind a connection token, so that a change to its links can be traced to it. */
+  connectionId: string | null;
+  expiresAt: Date | null;
+}
+
+interface CredentialRow {
+  credential_id: string;
+  kind: 'channel_key' | 'connection';
+  connection_id: string | null;
+  expires_at: Date | null;
+  workspace_id: string;
+  workspace_hostname: string;
+  workspace_name: string;
+  workspace_created_at: Date;
+  workspace_updated_at: Date;
+  id: string;
+  name: string;
+  type: Channel['type'];
+  status: Channel['status'];
+  webhook_url: string | null;
+  webhook_secret: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/**
+ * The credential behind a token hash at `host`, or null when it admits nothing: an unknown,
+ * revoked or expired token, another workspace's host, or no active channel of its own workspace
+ * to act as. One statement: a row per channel, each carrying the token and its workspace.
+ */
+export async function resolveCredential(
+  prisma: PrismaClient,
+  request: { host: string; tokenHash: string },
+  now: Date = new Date(),
+): Promise<ResolvedCredential | null> {
+  const rows = await prisma.$queryRaw<CredentialRow[]>`
+    SELECT t.id AS credential_id, t.kind::text AS kind, t.connection_id, t.expires_at,
+           w.id AS workspace_id, w.hostname AS workspace_hostname, w.name AS workspace_name,
+           w.created_at AS workspace_created_at, w.updated_at AS workspace_updated_at,
+           c.id, c.name, c.type::text AS type, c.status::text AS status, c.webhook_url, c.webhook_secret,
+           c.created_at, c.updated_at
+      FROM access_tokens t
+      JOIN workspaces w ON w.id = t.workspace_id
+      LEFT JOIN connection_channels l ON t.kind = 'connection' AND l.connection_id = t.connection_id
+      JOIN channels c ON c.id = CASE WHEN t.kind = 'channel_key' THEN t.channel_id ELSE l.channel_id END
+     WHERE t.token_hash = ${request.tokenHash}
+       AND w.hostname = ${request.host}
+       AND t.revoked_at IS NULL
+       AND (t.expires_at IS NULL OR t.expires_at > ${now}::timestamptz)
+       AND c.status = 'active'
+       AND c.workspace_id = t.workspace_id
+     ORDER BY l.created_at, c.id`;
+  const first = rows[0];
+  if (!first) return null;
+  return {
+    workspace: {
+      id: first.workspace_id,
+      hostname: first.workspace_hostname,
+      name: first.workspace_name,
+      createdAt: first.workspace_created_at,
+      updatedAt: first.workspace_updated_at,
+    },
+    credential: { id: first.credential_id, kind: first.kind },
+    channels: rows.map((row) => ({
+      id: row.id,
+      workspaceId: row.workspace_id,
+      name: row.name,
+      type: row.type,
+      status: row.status,
+      webhookUrl: row.webhook_url,
+      webhookSecret: row.webhook_secret,
+      createdAt: row.created_at,
+      updatedAt: row.updated_at,
+    })),
+    connectionId: first.connection_id,
+    expiresAt: first.expires_at,
+  };
+}
+
+/**
+ * The request's caller from a resolved credential and its X-Channel-Uuid: the named channel,
+ * which must be one the credential can act as, or without the header its only channel.
+ */
+export function actAs(resolved: ResolvedCredential, channelHeader: string | null): AuthContext {
+  const { workspace, credential, channels } = resolved;
+  let channel: Channel | null;
+  if (channelHeader !== null) {
+    const wanted = channelHeader.trim().toLowerCase();
+    channel = channels.find((c) => c.id === wanted) ?? null;
+    if (!channel) throw new AuthenticationError();
+  } else {
+    channel = channels.length === 1 ? channels[0]! : null;
+  }
+  return { workspace, credential, channels, channel };
+}
+
+/**
  * Resolves the caller of a request: the workspace named by the host, the
  * credential behind the bearer token, and the channel it acts as. Every failure
  * is the same AuthenticationError, so a caller learns nothing about which part
- * was wrong. One query.
+ * was wrong. One statement.
  */
 export async function authenticate(
   prisma: PrismaClient,
@@ -113,35 +219,7 @@ export async function authenticate(
 ): Promise<AuthContext> {
   const { host, bearer, channelHeader } = request;
   if (!host || !bearer) throw new AuthenticationError();
-  const token = await prisma.accessToken.findUnique({
-    where: { tokenHash: hashToken(bearer) },
-    include: {
-      workspace: true,
-      channel: true,
-      connection: { include: { channels: { include: { channel: true }, orderBy: { createdAt: 'asc' } } } },
-    },
-  });
-  const now = Date.now();
-  if (!token || token.workspace.hostname !== host || token.revokedAt || (token.expiresAt && token.expiresAt.getTime() <= now)) {
-    throw new AuthenticationError();
-  }
-  const candidates = token.kind === 'channel_key' ? [token.channel] : (token.connection?.channels.map((link) => link.channel) ?? []);
-  const channels = candidates.filter(
-    (channel): channel is Channel => !!channel && channel.status === 'active' && channel.workspaceId === token.workspaceId,
-  );
-  if (channels.length === 0) throw new AuthenticationError();
-
-  let channel: Channel | null;
-  if (channelHeader !== null) {
-    channel = channels.find((c) => c.id === channelHeader.trim().toLowerCase()) ?? null;
-    if (!channel) throw new AuthenticationError();
-  } else {
-    channel = channels.length === 1 ? channels[0]! : null;
-  }
-  return {
-    workspace: token.workspace,
-    credential: { id: token.id, kind: token.kind },
-    channels,
-    channel,
-  };
+  const resolved = await resolveCredential(prisma, { host, tokenHash: hashToken(bearer) });
+  if (!resolved) throw new AuthenticationError();
+  return actAs(resolved, channelHeader);
 }

@@ -1,0 +1,63 @@
+import { Redis } from 'ioredis';
+
+/** The Redis channel on which changes to credentials are announced to every server process. */
+export const CREDENTIAL_INVALIDATION_CHANNEL = 'connect:credential-invalidations';
+
+/**
+ * A change after which a resolved credential may admit less than it did: every cached credential
+ * it could affect must be resolved again. A token (revoked), a credential by id, a channel
+ * (deactivated, changed), a connection (its channel links changed), a whole workspace, or all.
+ */
+export type CredentialInvalidation =
+  | { tokenHash: string }
+  | { credentialId: string }
+  | { channelId: string }
+  | { connectionId: string }
+  | { workspaceId: string }
+  | { all: true };
+
+const KEYS = ['tokenHash', 'credentialId', 'channelId', 'connectionId', 'workspaceId'] as const;
+
+/**
+ * An announcement read from Redis. One that cannot be understood (another version's, a damaged
+ * one) is taken as the broadest change: dropping every cached credential costs a statement per
+ * caller, while ignoring a revocation would keep it working.
+ */
+export function parseInvalidation(message: string): CredentialInvalidation {
+  try {
+    const value: unknown = JSON.parse(message);
+    if (value && typeof value === 'object') {
+      for (const key of KEYS) {
+        const id = (value as Record<string, unknown>)[key];
+        if (typeof id === 'string' && id) return { [key]: id } as CredentialInvalidation;
+      }
+    }
+  } catch {
+    // falls through to the broadest change
+  }
+  return { all: true };
+}
+
+/**
+ * Announces a change to every server process subscribed on `redisUrl`, for processes that share
+ * no memory with the servers (the admin commands). Gives up after `timeoutMs`: the change itself
+ * is already committed, and servers that miss it stop trusting their copy within AUTH_CACHE_MS.
+ */
+export async function publishInvalidation(redisUrl: string, change: CredentialInvalidation, timeoutMs = 3000): Promise<void> {
+  const redis = new Redis(redisUrl, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    commandTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  // Failures surface through connect() and publish(); without a listener ioredis would also print them.
+  redis.on('error', () => {});
+  try {
+    await redis.connect();
+    await redis.publish(CREDENTIAL_INVALIDATION_CHANNEL, JSON.stringify(change));
+    await redis.quit();
+  } finally {
+    redis.disconnect();
+  }
+}
