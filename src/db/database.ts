@@ -34,8 +34,8 @@ export interface DatabaseOptions {
   /** PGlite data directory, or `memory://` for an in-memory database. */
   pgliteDir?: string | undefined;
   poolSize?: number | undefined;
-  /** Called with every SQL statement Prisma sends (instrumentation, tests). */
-  onQuery?: ((sql: string) => void) | undefined;
+  /** Called with every SQL statement Prisma sends and its parameters (instrumentation, tests). */
+  onQuery?: QueryListener | undefined;
   /** Receives each wait at start and each outage and recovery of PostgreSQL. */
   logger?: Logger | undefined;
   /**
@@ -51,6 +51,9 @@ export interface DatabaseOptions {
   statementTimeoutMs?: number | undefined;
   transactionTimeoutMs?: number | undefined;
 }
+
+/** Hears a statement Prisma sent, with the values bound to its placeholders. */
+export type QueryListener = (sql: string, params: unknown[]) => void;
 
 export class DatabaseInUseError extends Error {}
 
@@ -70,14 +73,26 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 /** A client on the adapter, emitting query events only when someone listens. */
 function prismaClient(
   adapter: NonNullable<ConstructorParameters<typeof PrismaClient>[0]['adapter']>,
-  onQuery?: (sql: string) => void,
+  onQuery?: QueryListener,
   transactionTimeoutMs?: number,
 ): PrismaClient {
   const transactionOptions = transactionTimeoutMs ? { transactionOptions: { timeout: transactionTimeoutMs } } : {};
   if (!onQuery) return new PrismaClient({ adapter, ...transactionOptions });
   const client = new PrismaClient({ adapter, ...transactionOptions, log: [{ emit: 'event', level: 'query' }] });
-  (client as unknown as { $on(event: 'query', listener: (e: { query: string }) => void): void }).$on('query', (e) => onQuery(e.query));
+  (client as unknown as { $on(event: 'query', listener: (e: { query: string; params: string }) => void): void }).$on('query', (e) =>
+    onQuery(e.query, parseParams(e.params)),
+  );
   return client;
+}
+
+/** Prisma reports the bound values as JSON text; a listener gets them as values. */
+function parseParams(params: string): unknown[] {
+  try {
+    const values: unknown = JSON.parse(params);
+    return Array.isArray(values) ? values : [];
+  } catch {
+    return [];
+  }
 }
 
 async function openPostgres(url: string, poolSize: number, options: DatabaseOptions): Promise<Database> {

@@ -25,9 +25,12 @@ async function payloadOf(run: () => Promise<Payload>, rename?: (field: string) =
   }
 }
 
+/** A mutation's object as its payload: the id, and the row itself for the payload to resolve from. */
+const accepted = (row: { id: string }): Payload => ({ id: row.id, userErrors: [], row });
+
 /** Runs a mutation and answers its object, or the userErrors of an expected failure. */
 export function asPayload(run: () => Promise<{ id: string }>, rename?: (field: string) => string): Promise<Payload> {
-  return payloadOf(async () => ({ id: (await run()).id, userErrors: [] }), rename);
+  return payloadOf(async () => accepted(await run()), rename);
 }
 
 /**
@@ -48,17 +51,19 @@ export async function asIdempotentPayload<T extends { id: string }>(
   const { idempotencyKey: rawKey, ...input } = options.input;
   return payloadOf(async () => {
     const key = idempotencyKey(rawKey, 'idempotencyKey');
-    if (key === undefined) return { id: (await options.run()).id, userErrors: [] };
-    const { response } = await runIdempotent<T>(ctx.prisma, idempotencyScope(ctx, `graphql ${options.operation}`, key, input), {
+    if (key === undefined) return accepted(await options.run());
+    let written: T | undefined;
+    const { response, replayed } = await runIdempotent<T>(ctx.prisma, idempotencyScope(ctx, `graphql ${options.operation}`, key, input), {
       field: 'idempotencyKey',
       render: (result) => ({ status: 200, body: { id: result.id, userErrors: [] } }),
       refuse: (error) => {
         const userErrors = toUserErrors(error, options.rename);
         return userErrors ? { status: 200, body: { id: null, userErrors } } : null;
       },
-      run: options.run,
+      run: async (guard) => (written = await options.run(guard)),
     });
-    return response.body as Payload;
+    // A replay has only the stored payload: its object is read again.
+    return !replayed && written ? accepted(written) : (response.body as Payload);
   }, options.rename);
 }
 

@@ -1,4 +1,4 @@
-import type { Contact, PrismaClient } from '../../generated/prisma/client.js';
+import { Prisma, type Contact, type PrismaClient } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
 import type { RequestContext } from '../../context/types.js';
 import { actingChannel } from '../../context/request.js';
@@ -10,18 +10,8 @@ import { isUuid } from '../../lib/uuid.js';
 import { parseInput } from '../../lib/validation.js';
 import type { PrismaQuery } from '../../db/query.js';
 import type { WriteGuard } from '../idempotency/idempotency.service.js';
-import { recordEvents } from '../events/events.service.js';
-import { MESSAGES, contactFiltersSchema, createContactSchema, findContactSchema, isValidEmail, updateContactSchema } from './contacts.schemas.js';
-
-export interface ContactView {
-  id: string;
-  name: string;
-  email: string | null;
-  phoneNumber: string | null;
-  isGroup: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
+import { isoSql, jsonObjectSql, queueEventsSql, recordEvents } from '../events/events.service.js';
+import { MESSAGES, type ContactView, contactFiltersSchema, createContactSchema, findContactSchema, updateContactSchema, type UpdateContactInput } from './contacts.schemas.js';
 
 /** The API view of a contact; the phone field is named `phoneNumber` in responses. */
 export function contactView(contact: Contact): ContactView {
@@ -34,6 +24,28 @@ export function contactView(contact: Contact): ContactView {
     createdAt: contact.createdAt.toISOString(),
     updatedAt: contact.updatedAt.toISOString(),
   };
+}
+
+/** `contactView` in SQL over a contacts row `alias`, for the event a statement writes with its change. */
+function contactViewSql(alias: string): Prisma.Sql {
+  const row = Prisma.raw(alias);
+  return jsonObjectSql({
+    id: Prisma.sql`${row}.id`,
+    name: Prisma.sql`${row}.name`,
+    email: Prisma.sql`${row}.email`,
+    phoneNumber: Prisma.sql`${row}.phone`,
+    isGroup: Prisma.sql`${row}.is_group`,
+    createdAt: isoSql(Prisma.sql`${row}.created_at`),
+    updatedAt: isoSql(Prisma.sql`${row}.updated_at`),
+  });
+}
+
+/** The columns of a contacts row `alias` named as the `Contact` model names them. */
+function contactColumns(alias: string): Prisma.Sql {
+  const row = Prisma.raw(alias);
+  return Prisma.sql`${row}.id, ${row}.workspace_id AS "workspaceId", ${row}.name, ${row}.email, ${row}.email_normalized AS "emailNormalized",
+    ${row}.phone, ${row}.is_group AS "isGroup", ${row}.status, ${row}.metadata, ${row}.deleted_at AS "deletedAt",
+    ${row}.created_at AS "createdAt", ${row}.updated_at AS "updatedAt"`;
 }
 
 const live = (workspaceId: string) => ({ workspaceId, deletedAt: null });
@@ -72,8 +84,21 @@ async function assertAvailable(db: Db, workspaceId: string, values: { email?: st
 }
 
 /**
- * Runs a write whose uniqueness the database enforces. When a concurrent request
- * won the race (a unique violation), the same 422 as the pre-check is answered.
+ * A unique violation, also as Prisma reports it from a raw statement: a P2010
+ * whose driver error carries PostgreSQL's 23505.
+ */
+function violatesUniqueness(error: unknown): boolean {
+  if (isUniqueViolation(error)) return true;
+  const cause = (error as { meta?: { driverAdapterError?: { cause?: { originalCode?: unknown; kind?: unknown } } } } | null)?.meta?.driverAdapterError
+    ?.cause;
+  return cause?.originalCode === '23505' || cause?.kind === 'UniqueConstraintViolation';
+}
+
+/**
+ * Runs a write whose uniqueness the database enforces. When the unique indexes
+ * refuse it (another contact holds the value, or a concurrent request won the
+ * race) the same 422 as the pre-check is answered. `values` are read after the
+ * write failed, so a write may fill them in as it parses its input.
  */
 async function withUniqueness<T>(
   prisma: PrismaClient,
@@ -85,7 +110,7 @@ async function withUniqueness<T>(
   try {
     return await write();
   } catch (error) {
-    if (!isUniqueViolation(error)) throw error;
+    if (!violatesUniqueness(error)) throw error;
     await assertAvailable(prisma, workspaceId, values, exceptId);
     throw error;
   }
@@ -98,65 +123,124 @@ async function setPhone(db: Db, contact: Pick<Contact, 'id' | 'workspaceId'>, ph
 }
 
 /**
- * The sent phone when it is neither valid E.164 nor the stored phone but one of
- * the legacy forms the contact is also stored under (`0031 6 1234 5679` beside
- * `+31612345679`): rule 4 counts it as the current phone. Asked only then.
+ * The sent phone when it is not valid E.164 but could be one of the legacy forms
+ * a contact is also stored under (`0031 6 1234 5679` beside `+31612345679`):
+ * rule 4 counts such a form as the current phone, so the locked read asks
+ * whether the contact has it. Only text a phone could be stored as reaches the
+ * query (no NUL, nothing unbounded).
  */
-async function storedPhoneForm(db: Db, contact: Contact, body: unknown): Promise<string[]> {
+function storedPhoneForm(body: unknown): string | null {
   const phone = (body as { phone?: unknown } | null)?.phone;
   const sent = typeof phone === 'string' ? phone.trim() : '';
-  // Only text a phone could be stored as reaches the query (no NUL, nothing unbounded).
-  if (!/^[+\d\s().\-/]{3,64}$/.test(sent) || sent === contact.phone || toE164(sent)) return [];
-  const form = await db.contactPhone.findFirst({ where: { contactId: contact.id, raw: sent }, select: { id: true } });
-  return form ? [sent] : [];
+  return /^[+\d\s().\-/]{3,64}$/.test(sent) && !toE164(sent) ? sent : null;
 }
 
-/** PATCH /contacts/{contact} — spec §4.1, rule by rule. A real change is a `contact.updated` event. */
+type ContactChanges = { name?: string | undefined; email?: string | null | undefined; phone?: string | null | undefined };
+
+/**
+ * Applies `changes` to a live contact of the workspace in one statement: the row
+ * is locked and read as it was, updated, and `contact.updated` queued from the
+ * updated row when a value really changed. Null when there is no such contact.
+ * The unique indexes decide whether the email is free (a unique violation).
+ */
+async function writeContact(db: Db, workspaceId: string, id: string, changes: ContactChanges, at: Date) {
+  const set = [
+    ...(changes.name !== undefined ? [Prisma.sql`name = ${changes.name}`] : []),
+    ...(changes.email !== undefined ? [Prisma.sql`email = ${changes.email}, email_normalized = ${changes.email?.toLowerCase() ?? null}`] : []),
+    ...(changes.phone !== undefined ? [Prisma.sql`phone = ${changes.phone}`] : []),
+    Prisma.sql`updated_at = ${at}::timestamptz`,
+  ];
+  const event = queueEventsSql(workspaceId, [{ type: 'contact.updated', data: contactViewSql('updated') }], at, Prisma.sql`(SELECT * FROM updated WHERE changed) AS updated`);
+  const [row] = await db.$queryRaw<(Contact & { queued: number })[]>`
+    WITH previous AS (
+      SELECT id, name, email, phone FROM contacts
+       WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid AND deleted_at IS NULL
+         FOR UPDATE),
+    updated AS (
+      UPDATE contacts AS contact SET ${Prisma.join(set)}
+        FROM previous
+       WHERE contact.id = previous.id
+      RETURNING contact.*, (contact.name, contact.email, contact.phone) IS DISTINCT FROM (previous.name, previous.email, previous.phone) AS changed),
+    queued AS (${event} RETURNING 1)
+    SELECT ${contactColumns('updated')}, (SELECT count(*) FROM queued)::int AS queued FROM updated`;
+  if (!row) return null;
+  const { queued, ...contact } = row;
+  return { contact: contact as Contact, queued };
+}
+
+/** The body's rules without the stored contact: what a request may ask for when it names no stored value. */
+const updateWithoutStoredValues = updateContactSchema({ email: null, phone: null });
+
+/**
+ * The change a body asks for when its rules need nothing from the stored
+ * contact: a name and/or an email valid as sent. Rule 4's stored values, rule 2's
+ * last method (an email cleared) and phones (whose forms live beside the
+ * contact) need the locked row; so does telling a bad body from a missing contact.
+ */
+function plainChange(body: unknown): UpdateContactInput | null {
+  let input: UpdateContactInput;
+  try {
+    input = parseInput(updateWithoutStoredValues, body);
+  } catch (error) {
+    if (error instanceof ValidationError) return null;
+    throw error;
+  }
+  return input.phone === undefined && input.email !== null ? input : null;
+}
+
+/**
+ * The update under the contact's row lock, for bodies whose rules read the stored
+ * contact: its current values, and whether the sent phone is one of its stored forms.
+ */
+async function lockedUpdate(tx: Db, workspaceId: string, id: string, body: unknown, at: Date, values: ContactChanges) {
+  const form = storedPhoneForm(body);
+  const [current] = await tx.$queryRaw<(Contact & { sentIsStoredForm: boolean })[]>`
+    SELECT ${contactColumns('contact')},
+           ${form ? Prisma.sql`EXISTS (SELECT 1 FROM contact_phones WHERE contact_id = contact.id AND raw = ${form})` : Prisma.sql`false`} AS "sentIsStoredForm"
+      FROM contacts AS contact
+     WHERE contact.id = ${id}::uuid AND contact.workspace_id = ${workspaceId}::uuid AND contact.deleted_at IS NULL
+       FOR UPDATE`;
+  if (!current) throw new NotFoundError('Contact');
+  // Parsed against the locked row: a value accepted because it is the stored one still is.
+  const input = parseInput(updateContactSchema({ ...current, phoneForms: current.sentIsStoredForm && form ? [form] : [] }), body);
+  Object.assign(values, input);
+
+  const email = input.email === undefined ? current.email : input.email;
+  const phone = input.phone === undefined ? current.phone : input.phone;
+  if ((input.email !== undefined || input.phone !== undefined) && !email && !phone) {
+    const field = input.phone !== undefined && input.email === undefined ? 'phone' : input.email !== undefined && input.phone === undefined ? 'email' : null;
+    throw new ValidationError(field ? { [field]: [MESSAGES.lastMethod] } : { email: [MESSAGES.lastMethod], phone: [MESSAGES.lastMethod] });
+  }
+
+  const phoneChanged = input.phone !== undefined && phone !== current.phone;
+  if (phoneChanged) await setPhone(tx, current, phone);
+  const written = await writeContact(tx, workspaceId, id, { name: input.name, email: input.email, phone: phoneChanged ? phone : undefined }, at);
+  // The row is locked by this transaction: it cannot have gone.
+  return written!;
+}
+
+/**
+ * PATCH /contacts/{contact} — spec §4.1, rule by rule. A real change is a
+ * `contact.updated` event. A name or a valid email is one statement, the unique
+ * indexes deciding a race; anything that needs the stored row runs under its lock.
+ */
 export async function updateContact(ctx: RequestContext, id: string, body: unknown): Promise<Contact> {
+  actingChannel(ctx.auth);
   const workspaceId = ctx.auth.workspace.id;
-  const current = await getContact(ctx, id);
-  const input = parseInput(updateContactSchema({ ...current, phoneForms: await storedPhoneForm(ctx.prisma, current, body) }), body);
-  let queued = 0;
+  if (!isUuid(id)) throw new NotFoundError('Contact');
+  const contactId = id.toLowerCase();
+  const at = new Date();
 
-  const updated = await withUniqueness(ctx.prisma, workspaceId, input, id, () =>
-    ctx.prisma.$transaction(async (tx) => {
-      // Lock the row: concurrent updates of one contact apply one after the other.
-      const locked = await tx.$queryRaw<{ id: string }[]>`
-        SELECT id FROM contacts WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid AND deleted_at IS NULL FOR UPDATE`;
-      if (locked.length === 0) throw new NotFoundError('Contact');
-      const current = await tx.contact.findUniqueOrThrow({ where: { id } });
-      // A value accepted only because it was the stored one must still be the stored one.
-      if (input.email && input.email !== current.email && !isValidEmail(input.email)) throw ValidationError.field('email', MESSAGES.emailFormat);
-      if (input.phone && input.phone !== current.phone && !toE164(input.phone)) throw ValidationError.field('phone', MESSAGES.phoneFormat);
-
-      const email = input.email === undefined ? current.email : input.email;
-      const phone = input.phone === undefined ? current.phone : input.phone;
-      if ((input.email !== undefined || input.phone !== undefined) && !email && !phone) {
-        const field = input.phone !== undefined && input.email === undefined ? 'phone' : input.email !== undefined && input.phone === undefined ? 'email' : null;
-        throw new ValidationError(field ? { [field]: [MESSAGES.lastMethod] } : { email: [MESSAGES.lastMethod], phone: [MESSAGES.lastMethod] });
-      }
-
-      const emailChanged = input.email !== undefined && (email?.toLowerCase() ?? null) !== current.emailNormalized;
-      const phoneChanged = input.phone !== undefined && phone !== current.phone;
-      await assertAvailable(tx, workspaceId, { email: emailChanged ? email : null, phone: phoneChanged ? phone : null }, id);
-
-      if (phoneChanged) await setPhone(tx, current, phone);
-      const updated = await tx.contact.update({
-        where: { id },
-        data: {
-          ...(input.name !== undefined ? { name: input.name } : {}),
-          ...(input.email !== undefined ? { email, emailNormalized: email?.toLowerCase() ?? null } : {}),
-          ...(phoneChanged ? { phone } : {}),
-        },
-      });
-      if (updated.name !== current.name || updated.email !== current.email || updated.phone !== current.phone) {
-        queued = await recordEvents(tx, workspaceId, [{ type: 'contact.updated', data: contactView(updated) }]);
-      }
-      return updated;
-    }),
+  const plain = plainChange(body);
+  const values: ContactChanges = { ...plain };
+  const written = await withUniqueness(ctx.prisma, workspaceId, values, contactId, async () =>
+    plain
+      ? await writeContact(ctx.prisma, workspaceId, contactId, plain, at)
+      : await ctx.prisma.$transaction((tx) => lockedUpdate(tx, workspaceId, contactId, body, at, values)),
   );
-  if (queued > 0) ctx.onMessageQueued?.();
-  return updated;
+  if (!written) throw new NotFoundError('Contact');
+  if (written.queued > 0) ctx.onMessageQueued?.();
+  return written.contact;
 }
 
 /** POST /contacts: creates a contact linked to the acting channel. */
@@ -209,6 +293,44 @@ export async function findContact(
   return contact;
 }
 
+/**
+ * The ids of the page of live contacts whose name or email holds `term` (any case)
+ * or one of whose phones holds its digits (three or more), newest first.
+ *
+ * Each way of matching is its own newest-first query, so that the planner may
+ * serve each from its trigram index (a rare term: only matching rows are read)
+ * or walk the workspace's newest contacts until the page is full (a common term);
+ * one OR over all three would leave it only the walk. A term too short for a
+ * trigram (one or two characters) can use no index to match: it is answered by
+ * the walk, or by reading the table when PostgreSQL finds that cheaper.
+ */
+async function searchContactIds(prisma: Db, workspaceId: string, term: string, params: { limit: number; cursor?: Cursor | undefined }) {
+  // A literal substring: LIKE wildcards in the term match only themselves.
+  const pattern = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  const digits = term.replace(/\D/g, '');
+  const take = params.limit + 1;
+  const liveRow = Prisma.sql`c.workspace_id = ${workspaceId}::uuid AND c.deleted_at IS NULL`;
+  // One row comparison, so that the walk starts at the cursor in the page index.
+  const after = params.cursor ? Prisma.sql`AND (c.created_at, c.id) < (${params.cursor.createdAt}, ${params.cursor.id}::uuid)` : Prisma.empty;
+  const byPhone =
+    digits.length >= 3
+      ? Prisma.sql`UNION
+        (SELECT c.id, c.created_at FROM contacts c
+          WHERE ${liveRow} ${after}
+            AND EXISTS (SELECT FROM contact_phones p WHERE p.contact_id = c.id AND NOT p.contact_deleted AND p.number LIKE ${`%${digits}%`})
+          ORDER BY c.created_at DESC, c.id DESC LIMIT ${take})`
+      : Prisma.empty;
+  const rows = await prisma.$queryRaw<{ id: string }[]>`
+    SELECT id FROM (
+      (SELECT c.id, c.created_at FROM contacts c
+        WHERE ${liveRow} ${after} AND (c.name ILIKE ${pattern} OR c.email ILIKE ${pattern})
+        ORDER BY c.created_at DESC, c.id DESC LIMIT ${take})
+      ${byPhone}
+    ) AS found
+    ORDER BY created_at DESC, id DESC LIMIT ${take}`;
+  return rows.map((row) => row.id);
+}
+
 /** GET /contacts: live contacts of the workspace, newest first, optionally searched. */
 export async function listContacts(
   ctx: RequestContext,
@@ -216,25 +338,22 @@ export async function listContacts(
   query: PrismaQuery = {},
 ): Promise<Page<Contact>> {
   actingChannel(ctx.auth);
+  const workspaceId = ctx.auth.workspace.id;
   const term = parseInput(contactFiltersSchema, { search: params.search ?? undefined }).search;
-  const digits = term?.replace(/\D/g, '') ?? '';
-  // A literal substring: LIKE wildcards in the term match only themselves.
-  const literal = term?.replace(/[\\%_]/g, (c) => `\\${c}`);
-  const search = literal
-    ? {
-        OR: [
-          { name: { contains: literal, mode: 'insensitive' as const } },
-          { email: { contains: literal, mode: 'insensitive' as const } },
-          ...(digits.length >= 3 ? [{ phones: { some: { number: { contains: digits }, contactDeleted: false } } }] : []),
-        ],
-      }
-    : {};
-  const rows = await ctx.prisma.contact.findMany({
-    ...query,
-    where: { AND: [live(ctx.auth.workspace.id), search, afterCursor(params.cursor)] },
-    orderBy: NEWEST_FIRST,
-    take: params.limit + 1,
-  });
+  if (!term) {
+    const rows = await ctx.prisma.contact.findMany({
+      ...query,
+      where: { AND: [live(workspaceId), afterCursor(params.cursor)] },
+      orderBy: NEWEST_FIRST,
+      take: params.limit + 1,
+    });
+    return toPage(rows, params.limit);
+  }
+  // The search finds the page's ids; the rows are read with the caller's selection.
+  const ids = await searchContactIds(ctx.prisma, workspaceId, term, params);
+  const rows = ids.length
+    ? await ctx.prisma.contact.findMany({ ...query, where: { id: { in: ids }, ...live(workspaceId) }, orderBy: NEWEST_FIRST })
+    : [];
   return toPage(rows, params.limit);
 }
 

@@ -8,7 +8,7 @@ import { isUuid } from '../../lib/uuid.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { PrismaQuery } from '../../db/query.js';
 import { parseInput } from '../../lib/validation.js';
-import { conversationFiltersSchema } from './conversations.schemas.js';
+import { conversationFiltersSchema, type ActorView, type ConversationView } from './conversations.schemas.js';
 import { recordEvents, type DomainEvent } from '../events/events.service.js';
 
 /** Who did something: the acting channel, a workspace user, or a named external actor. */
@@ -16,12 +16,6 @@ export type Actor =
   | { type: 'channel'; id: string; name: string }
   | { type: 'user'; id: string; name: string }
   | { type: 'external'; id: null; name: string };
-
-export interface ActorView {
-  type: 'channel' | 'user' | 'external';
-  id: string | null;
-  name: string | null;
-}
 
 export function actorColumns(actor: Actor) {
   return {
@@ -48,7 +42,7 @@ export const conversationInclude = {
   stateChanges: { orderBy: [{ createdAt: 'asc' as const }, { id: 'asc' as const }], include: { actorUser: { select: { name: true } } } },
 };
 
-export function conversationView(conversation: ConversationRow) {
+export function conversationView(conversation: ConversationRow): ConversationView {
   return {
     id: conversation.id,
     status: conversation.status,
@@ -65,8 +59,6 @@ export function conversationView(conversation: ConversationRow) {
   };
 }
 
-export type ConversationView = ReturnType<typeof conversationView>;
-
 async function recordChange(db: Db, conversationId: string, type: ConversationStateChangeType, actor: Actor) {
   await db.conversationStateChange.create({ data: { conversationId, type, ...actorColumns(actor) } });
 }
@@ -76,12 +68,12 @@ async function recordChange(db: Db, conversationId: string, type: ConversationSt
  * channel; else the latest closed one, kept closed when `silent`, otherwise
  * reopened with a `reopened` state change (and `conversation.reopened` added to
  * `events`); else a new open conversation. The chosen row is locked for the rest
- * of the transaction.
+ * of the transaction; the statement storing the message sets its last_message_at.
  */
 export async function conversationForSend(
   tx: Db,
   input: { workspaceId: string; channelId: string; contactId: string; silent: boolean; actor: Actor; at: Date; events?: DomainEvent[] },
-): Promise<Conversation> {
+): Promise<{ id: string }> {
   const { workspaceId, channelId, contactId } = input;
   const [latest] = await tx.$queryRaw<{ id: string; status: 'open' | 'closed' }[]>`
     SELECT id, status FROM conversations
@@ -89,8 +81,7 @@ export async function conversationForSend(
      ORDER BY (status = 'open') DESC, created_at DESC, id DESC
      LIMIT 1
      FOR UPDATE`;
-  if (latest?.status === 'open') return tx.conversation.update({ where: { id: latest.id }, data: { lastMessageAt: input.at } });
-  if (latest && input.silent) return tx.conversation.update({ where: { id: latest.id }, data: { lastMessageAt: input.at } });
+  if (latest && (latest.status === 'open' || input.silent)) return { id: latest.id };
   if (latest) {
     await recordChange(tx, latest.id, 'reopened', input.actor);
     const reopened = await tx.conversation.update({

@@ -114,39 +114,39 @@ async function stored(db: Db, scope: IdempotencyScope, field: string): Promise<S
 }
 
 /**
- * Claims the key in the write's transaction (INSERT … ON CONFLICT DO NOTHING). A
- * concurrent claim of the same key blocks on the unique index until its
- * transaction ends: committed, its answer is replayed; still running after
+ * Claims the key in the write's transaction (INSERT … ON CONFLICT): its id, or
+ * null when another request holds the key. A concurrent claim of the same key
+ * blocks on the unique index until its transaction ends; still running after
  * IN_FLIGHT_WAIT, this request is refused with 409. An expired row is taken over.
+ * One statement: the wait is limited for the insert only (set_config … true is
+ * SET LOCAL), and the setting is reset once the insert is done.
  */
-async function claim(tx: Db, scope: IdempotencyScope, field: string): Promise<string> {
-  let rows: { id: string }[];
+async function claim(tx: Db, scope: IdempotencyScope): Promise<string | null> {
   try {
-    await tx.$executeRawUnsafe(`SET LOCAL lock_timeout = '${IN_FLIGHT_WAIT}'`);
-    rows = await tx.$queryRaw<{ id: string }[]>`
-      INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash)
-      VALUES (gen_random_uuid(), ${scope.credentialId}::uuid, ${scope.route}, ${scope.key}, ${scope.requestHash})
-      ON CONFLICT (credential_id, route, key) DO UPDATE
-        SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_body = NULL, created_at = CURRENT_TIMESTAMP
-        WHERE idempotency_keys.created_at < ${fresh()}
-      RETURNING id`;
-    await tx.$executeRawUnsafe('SET LOCAL lock_timeout = DEFAULT');
+    const [row] = await tx.$queryRaw<{ id: string | null }[]>`
+      WITH claimed AS (
+        INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash)
+        SELECT gen_random_uuid(), ${scope.credentialId}::uuid, ${scope.route}, ${scope.key}, ${scope.requestHash}
+          FROM (SELECT set_config('lock_timeout', ${IN_FLIGHT_WAIT}, true)) AS waiting
+        ON CONFLICT (credential_id, route, key) DO UPDATE
+          SET request_hash = EXCLUDED.request_hash, response_status = NULL, response_body = NULL, created_at = CURRENT_TIMESTAMP
+          WHERE idempotency_keys.created_at < ${fresh()}
+        RETURNING id)
+      SELECT claimed.id, set_config('lock_timeout', NULL, true) AS lock_timeout
+        FROM (SELECT 1) AS once LEFT JOIN claimed ON true`;
+    return row?.id ?? null;
   } catch (error) {
     if (isLockTimeout(error)) throw new RequestInFlightError();
     throw error;
   }
-  if (rows[0]) return rows[0].id;
-  const answer = await stored(tx, scope, field);
-  if (!answer) throw new RequestInFlightError();
-  throw new Replay(answer);
 }
 
 /**
  * Runs a write under an idempotency key. `run` hands the guard to the service,
  * which calls it first and last inside its transaction, so the key commits
- * exactly when the write does. A refusal `refuse` can render (a 4xx) is stored
- * too, so a retry gets the same answer; a failure it cannot (a 5xx) is not, so a
- * retry runs again.
+ * exactly when the write does; a key already answered is found by its claim and
+ * replayed. A refusal `refuse` can render (a 4xx) is stored too, so a retry gets
+ * the same answer; a failure it cannot (a 5xx) is not, so a retry runs again.
  */
 export async function runIdempotent<T>(
   prisma: PrismaClient,
@@ -158,19 +158,27 @@ export async function runIdempotent<T>(
     run: (guard: WriteGuard<T>) => Promise<T>;
   },
 ): Promise<{ response: StoredResponse; replayed: boolean }> {
-  const existing = await stored(prisma, scope, options.field);
-  if (existing) return { response: existing, replayed: true };
   let id: string | undefined;
   let response: StoredResponse | undefined;
+  /** Whether the write reached its transaction and claim, and whether another request held the key. */
+  let claiming = false;
+  let taken = false;
   const guard: WriteGuard<T> = {
     begin: async (tx) => {
-      id = await claim(tx, scope, options.field);
+      claiming = true;
+      id = (await claim(tx, scope)) ?? undefined;
+      if (id) return;
+      taken = true;
+      const answer = await stored(tx, scope, options.field);
+      if (!answer) throw new RequestInFlightError();
+      throw new Replay(answer);
     },
     end: async (tx, result) => {
       response = options.render(result);
       await tx.idempotencyKey.update({
         where: { id: id! },
         data: { responseStatus: response.status, responseBody: response.body as object },
+        select: { id: true },
       });
     },
   };
@@ -179,7 +187,12 @@ export async function runIdempotent<T>(
     return { response: response ?? options.render(result), replayed: false };
   } catch (error) {
     if (error instanceof Replay) return { response: error.response, replayed: true };
-    const refusal = error instanceof RequestInFlightError ? null : options.refuse(error);
+    const refusal = error instanceof RequestInFlightError || taken ? null : options.refuse(error);
+    if (refusal && !claiming) {
+      // Refused before its transaction (its input, say): an answer stored for the key still comes first.
+      const existing = await stored(prisma, scope, options.field);
+      if (existing) return { response: existing, replayed: true };
+    }
     if (refusal) {
       // Keeping the refusal is a courtesy to retries; failing to keep it must not hide it.
       await prisma.$executeRaw`

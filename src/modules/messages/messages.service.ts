@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { Prisma, type Channel, type Message, type User } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
 import type { RequestContext } from '../../context/types.js';
@@ -8,11 +9,12 @@ import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../..
 import { isUuid } from '../../lib/uuid.js';
 import { characterCount, parseInput } from '../../lib/validation.js';
 import { renderTemplate } from '../templates/templates.schemas.js';
-import { conversationForSend, type Actor, type ActorView } from '../conversations/conversations.service.js';
+import { conversationForSend, type Actor } from '../conversations/conversations.service.js';
+import type { ActorView } from '../conversations/conversations.schemas.js';
 import type { PrismaQuery } from '../../db/query.js';
 import type { WriteGuard } from '../idempotency/idempotency.service.js';
-import { recordEvents, type DomainEvent } from '../events/events.service.js';
-import { MESSAGES, MESSAGE_LIMITS, messageFiltersSchema, sendMessageSchema, type SendMessageInput } from './messages.schemas.js';
+import { jsonObjectSql, queueEventsSql, type DomainEvent } from '../events/events.service.js';
+import { MESSAGES, MESSAGE_LIMITS, type MessageView, type Recipient, messageFiltersSchema, sendMessageSchema, type SendMessageInput } from './messages.schemas.js';
 import { chooseRecipient, resolveRecipient } from './recipients.js';
 
 export const ENCRYPTED_PLACEHOLDER = 'Encrypted message hidden';
@@ -42,7 +44,7 @@ export function messageSender(
  * The API view of a message. An encrypted message's content (the caller's
  * ciphertext) never leaves through a view: `body` is null and a placeholder is shown.
  */
-export function messageView(message: MessageRow) {
+export function messageView(message: MessageRow): MessageView {
   return {
     id: message.id,
     conversationId: message.conversationId,
@@ -61,11 +63,9 @@ export function messageView(message: MessageRow) {
   };
 }
 
-export type MessageView = ReturnType<typeof messageView>;
-
 /** `from`: a workspace user's id or email, otherwise an external actor by that name; absent: the channel. */
 async function resolveSender(tx: Db, workspaceId: string, channel: Channel, from: string | null | undefined): Promise<Actor> {
-  if (!from) return { type: 'channel', id: channel.id, name: channel.name };
+  if (!from) return channelSender(channel);
   const key = from.toLowerCase();
   const user = await tx.user.findFirst({ where: { workspaceId, ...(isUuid(key) ? { id: key } : { emailNormalized: key }) } });
   return user ? { type: 'user', id: user.id, name: user.name } : { type: 'external', id: null, name: from };
@@ -90,76 +90,195 @@ async function resolveContent(tx: Db, channel: Channel, input: SendMessageInput)
 /** Attempts for a send that lost a race creating the same contact or conversation. */
 const SEND_ATTEMPTS = 3;
 
+let lastIdMs = -1;
+let idSequence = 0;
+
+/**
+ * A time-ordered id (UUID version 7), as the schema's uuid(7) default makes them:
+ * 48 bits of milliseconds, then a 30-bit sequence that starts at random each
+ * millisecond and counts up within it, then random bits. Ids made by this process
+ * keep their order within a millisecond, as messages listed newest first need.
+ */
+function uuid7(): string {
+  const bytes = randomBytes(16);
+  const now = Date.now();
+  if (now > lastIdMs) {
+    lastIdMs = now;
+    idSequence = bytes.readUInt32BE(6) >>> 3;
+  } else if (++idSequence > 0x3fffffff) {
+    lastIdMs++;
+    idSequence = 0;
+  }
+  bytes.writeUIntBE(lastIdMs, 0, 6);
+  bytes[6] = 0x70 | ((idSequence >>> 26) & 0x0f);
+  bytes[7] = (idSequence >>> 18) & 0xff;
+  bytes[8] = 0x80 | ((idSequence >>> 12) & 0x3f);
+  bytes[9] = (idSequence >>> 4) & 0xff;
+  bytes[10] = ((idSequence & 0x0f) << 4) | (bytes[10]! & 0x0f);
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** A message about to be stored, with everything its row and view need except its conversation. */
+interface Outgoing {
+  id: string;
+  workspaceId: string;
+  channel: Channel;
+  contactId: string;
+  input: SendMessageInput;
+  content: Awaited<ReturnType<typeof resolveContent>>;
+  sender: Actor;
+  at: Date;
+  /** Events of the send before the message's own (a contact created, a conversation reopened). */
+  events: DomainEvent[];
+}
+
+/** The stored row of `message` on `conversationId`, as the statement storing it wrote it. */
+function messageRow(message: Outgoing, conversationId: string): MessageRow {
+  const { input, content, sender, at } = message;
+  return {
+    id: message.id,
+    workspaceId: message.workspaceId,
+    channelId: message.channel.id,
+    conversationId,
+    contactId: message.contactId,
+    direction: 'outbound',
+    type: input.type,
+    body: content.body,
+    isEncrypted: input.is_encrypted,
+    silent: input.silent,
+    templateId: content.templateId,
+    templateParameters: content.templateParameters ?? null,
+    mediaUrls: input.media_urls,
+    senderType: sender.type,
+    senderChannelId: sender.type === 'channel' ? sender.id : null,
+    senderUserId: sender.type === 'user' ? sender.id : null,
+    senderName: sender.name,
+    status: 'queued',
+    deliveryAttempts: 0,
+    lastError: null,
+    sentAt: null,
+    failedAt: null,
+    createdAt: at,
+    updatedAt: at,
+    channel: { name: message.channel.name },
+    senderUser: sender.type === 'user' ? { name: sender.name } : null,
+  };
+}
+
+/** Where a message goes: a conversation already chosen (and locked), or the contact's open one on the channel. */
+type ConversationChoice = { id: string } | { open: true };
+
+/**
+ * Stores a message in one statement: on the chosen conversation (bumping its
+ * last_message_at), with its delivery (the outbox), the contact's link to the
+ * acting channel, and the send's events followed by `message.created`. When the
+ * contact has no open conversation on the channel (or is no live contact of the
+ * workspace), nothing is written and the answer is null.
+ */
+async function storeMessage(db: Db, message: Outgoing, conversation: ConversationChoice): Promise<{ row: MessageRow; queued: number } | null> {
+  const { workspaceId, channel, contactId, input, content, sender, at } = message;
+  const chosen =
+    'id' in conversation
+      ? Prisma.sql`id = ${conversation.id}::uuid`
+      : Prisma.sql`channel_id = ${channel.id}::uuid AND contact_id = ${contactId}::uuid AND status = 'open'
+          AND EXISTS (SELECT 1 FROM contacts WHERE id = ${contactId}::uuid AND workspace_id = ${workspaceId}::uuid AND deleted_at IS NULL)`;
+  // The view is known before the statement but for the conversation, which the statement chooses.
+  const view = messageView(messageRow(message, ''));
+  const events = [...message.events, { type: 'message.created' as const, data: jsonObjectSql({ ...view, conversationId: Prisma.sql`message.conversation_id` }) }];
+  const [stored] = await db.$queryRaw<{ conversationId: string; queued: number }[]>`
+    WITH conversation AS (
+      UPDATE conversations SET last_message_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
+       WHERE ${chosen}
+      RETURNING id),
+    message AS (
+      INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, type, body, is_encrypted, silent,
+                            template_id, template_parameters, media_urls, sender_type, sender_channel_id, sender_user_id, sender_name,
+                            status, created_at, updated_at)
+      SELECT ${message.id}::uuid, ${workspaceId}::uuid, ${channel.id}::uuid, conversation.id, ${contactId}::uuid, 'outbound',
+             ${input.type}::message_type, ${content.body}, ${input.is_encrypted}, ${input.silent},
+             ${content.templateId}::uuid, ${content.templateParameters ? JSON.stringify(content.templateParameters) : null}::jsonb,
+             ${input.media_urls}::text[], ${sender.type}::actor_type,
+             ${sender.type === 'channel' ? sender.id : null}::uuid, ${sender.type === 'user' ? sender.id : null}::uuid, ${sender.name},
+             'queued', ${at}::timestamptz, ${at}::timestamptz
+        FROM conversation
+      RETURNING id, conversation_id),
+    delivery AS (
+      INSERT INTO deliveries (id, workspace_id, message_id) SELECT gen_random_uuid(), ${workspaceId}::uuid, id FROM message),
+    link AS (
+      INSERT INTO contact_channels (contact_id, channel_id) SELECT ${contactId}::uuid, ${channel.id}::uuid FROM message
+      ON CONFLICT DO NOTHING),
+    queued AS (${queueEventsSql(workspaceId, events, at, Prisma.sql`message`)} RETURNING 1)
+    SELECT message.conversation_id AS "conversationId", (SELECT count(*) FROM queued)::int AS queued FROM message`;
+  return stored ? { row: messageRow(message, stored.conversationId), queued: stored.queued } : null;
+}
+
 /**
  * POST /messages (spec §4.2). Stores the message as `queued` and its delivery in
  * the same transaction (transactional outbox): a committed message is always
  * delivered, a rolled-back one never. Its events (a contact created for the
  * recipient, a conversation reopened, the message created) join the same outbox
  * in the same transaction.
+ *
+ * The common send — text from the channel to a contact's id that has an open
+ * conversation on the channel — is one statement (with an idempotency key, one
+ * statement between the key's claim and its answer). Anything else, or that
+ * statement finding no open conversation, takes the full path in a transaction.
  */
 export async function sendMessage(ctx: RequestContext, body: unknown, guard?: WriteGuard<MessageRow>): Promise<MessageRow> {
   const channel = actingChannel(ctx.auth);
   const workspaceId = ctx.auth.workspace.id;
   const input = parseInput(sendMessageSchema, body);
   const { field, recipient } = chooseRecipient(input);
+  const direct = input.type === 'text' && !input.from && 'contactId' in recipient ? recipient.contactId : null;
 
   for (let attempt = 1; ; attempt++) {
     try {
-      const message = await ctx.prisma.$transaction(async (tx) => {
-        await guard?.begin(tx);
-        const events: DomainEvent[] = [];
-        const content = await resolveContent(tx, channel, input);
-        const contact = await resolveRecipient(tx, { workspaceId, channelId: channel.id, field, recipient, events });
-        const sender = await resolveSender(tx, workspaceId, channel, input.from);
-        const at = new Date();
-        const conversation = await conversationForSend(tx, {
-          workspaceId,
-          channelId: channel.id,
-          contactId: contact.id,
-          silent: input.silent,
-          actor: sender,
-          at,
-          events,
-        });
-        const message = await tx.message.create({
-          data: {
-            workspaceId,
-            channelId: channel.id,
-            conversationId: conversation.id,
-            contactId: contact.id,
-            direction: 'outbound',
-            type: input.type,
-            body: content.body,
-            isEncrypted: input.is_encrypted,
-            silent: input.silent,
-            templateId: content.templateId,
-            ...(content.templateParameters ? { templateParameters: content.templateParameters } : {}),
-            mediaUrls: input.media_urls,
-            senderType: sender.type,
-            senderChannelId: sender.type === 'channel' ? sender.id : null,
-            senderUserId: sender.type === 'user' ? sender.id : null,
-            senderName: sender.name,
-            status: 'queued',
-            createdAt: at,
-            deliveries: { create: { workspaceId } },
-          },
-          include: messageInclude,
-        });
-        events.push({ type: 'message.created', data: messageView(message) });
-        await recordEvents(tx, workspaceId, events, at);
-        await guard?.end(tx, message);
-        return message;
-      });
+      const at = new Date();
+      const outgoing = { id: uuid7(), workspaceId, channel, input, at, events: [] as DomainEvent[] };
+      const onOpenConversation = (db: Db) =>
+        storeMessage(
+          db,
+          { ...outgoing, contactId: direct!, content: { body: input.message!, templateId: null, templateParameters: undefined }, sender: channelSender(channel) },
+          { open: true },
+        );
+      const sent =
+        (!guard && direct ? await onOpenConversation(ctx.prisma) : null) ??
+        (await ctx.prisma.$transaction(async (tx) => {
+          await guard?.begin(tx);
+          const sent = (guard && direct ? await onOpenConversation(tx) : null) ?? (await sendInTransaction(tx, { ...outgoing, field, recipient }));
+          await guard?.end(tx, sent.row);
+          return sent;
+        }));
       ctx.onMessageQueued?.();
-      const ids = { conversationId: message.conversationId, workspaceId, channelId: channel.id };
-      ctx.events?.publish({ type: 'message.created', messageId: message.id, ...ids });
+      const ids = { conversationId: sent.row.conversationId, workspaceId, channelId: channel.id };
+      ctx.events?.publish({ type: 'message.created', messageId: sent.row.id, ...ids });
       ctx.events?.publish({ type: 'conversation.updated', ...ids });
-      return message;
+      return sent.row;
     } catch (error) {
       if (attempt < SEND_ATTEMPTS && isUniqueViolation(error)) continue;
       throw error;
     }
   }
+}
+
+function channelSender(channel: Channel): Actor {
+  return { type: 'channel', id: channel.id, name: channel.name };
+}
+
+/** The full send: content, recipient and sender resolved, the conversation chosen and locked, then the message stored. */
+async function sendInTransaction(
+  tx: Prisma.TransactionClient,
+  message: Omit<Outgoing, 'contactId' | 'content' | 'sender'> & { field: string; recipient: Recipient },
+): Promise<{ row: MessageRow; queued: number }> {
+  const { workspaceId, channel, input, at, events, field, recipient } = message;
+  const content = await resolveContent(tx, channel, input);
+  const contact = await resolveRecipient(tx, { workspaceId, field, recipient, events });
+  const sender = await resolveSender(tx, workspaceId, channel, input.from);
+  const conversation = await conversationForSend(tx, { workspaceId, channelId: channel.id, contactId: contact.id, silent: input.silent, actor: sender, at, events });
+  const stored = await storeMessage(tx, { ...message, contactId: contact.id, content, sender }, conversation);
+  // The conversation was chosen and locked in this transaction, so the message was stored.
+  return stored!;
 }
 
 /** GET /messages: the acting channel's messages, newest first; search never sees encrypted content. */

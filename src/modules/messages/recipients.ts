@@ -26,38 +26,33 @@ async function matchDetails(tx: Db, workspaceId: string, details: RecipientDetai
  * The contact a message goes to. A UUID must name a live contact of the workspace
  * (groups included). Details reuse the live contact matched by phone, then email,
  * or create one (named after its phone or email unless a name is given), adding
- * `contact.created` to `events`. Either way the contact is linked to the acting channel.
+ * `contact.created` to `events`. The statement storing the message links the
+ * contact to the acting channel.
  */
 export async function resolveRecipient(
   tx: Db,
-  input: { workspaceId: string; channelId: string; field: string; recipient: Recipient; events?: DomainEvent[] },
+  input: { workspaceId: string; field: string; recipient: Recipient; events?: DomainEvent[] },
 ): Promise<Contact> {
-  const { workspaceId, channelId, recipient } = input;
-  let contact: Contact | null;
+  const { workspaceId, recipient } = input;
   if ('contactId' in recipient) {
-    contact = await tx.contact.findFirst({ where: { id: recipient.contactId, workspaceId, deletedAt: null } });
+    const contact = await tx.contact.findFirst({ where: { id: recipient.contactId, workspaceId, deletedAt: null } });
     if (!contact) throw ValidationError.field(input.field, MESSAGES.recipientUnknown);
-  } else {
-    const details = recipient;
-    contact = await matchDetails(tx, workspaceId, details);
-    if (!contact) {
-      contact = await tx.contact.create({
-        data: {
-          workspaceId,
-          name: details.name ?? details.phone ?? details.email!,
-          email: details.email ?? null,
-          emailNormalized: details.email?.toLowerCase() ?? null,
-          phone: details.phone ?? null,
-          ...(details.phone ? { phones: { create: { workspaceId, number: details.phone } } } : {}),
-        },
-      });
-      input.events?.push({ type: 'contact.created', data: contactView(contact) });
-    }
+    return contact;
   }
-  await tx.contactChannel.upsert({
-    where: { contactId_channelId: { contactId: contact.id, channelId } },
-    create: { contactId: contact.id, channelId },
-    update: {},
+  const details = recipient;
+  const matched = await matchDetails(tx, workspaceId, details);
+  if (matched) return matched;
+  const contact = await tx.contact.create({
+    data: {
+      workspaceId,
+      name: details.name ?? details.phone ?? details.email!,
+      email: details.email ?? null,
+      emailNormalized: details.email?.toLowerCase() ?? null,
+      phone: details.phone ?? null,
+    },
   });
+  // Apart from the contact: a nested create would read the contact back once more.
+  if (details.phone) await tx.contactPhone.create({ data: { workspaceId, contactId: contact.id, number: details.phone }, select: { id: true } });
+  input.events?.push({ type: 'contact.created', data: contactView(contact) });
   return contact;
 }
