@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, type PGliteOptions } from '@electric-sql/pglite';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import pg from 'pg';
@@ -184,12 +185,18 @@ function connectionFailureReason(error: unknown): string {
   return e.code ?? String(error);
 }
 
-async function openPglite(dir: string, onQuery?: (sql: string) => void): Promise<Database> {
+/**
+ * The embedded database loads an extension's code only when it is named here; the
+ * migrations create pg_trgm (contact search), as they do on PostgreSQL.
+ */
+const PGLITE_OPTIONS: PGliteOptions = { extensions: { pg_trgm } };
+
+async function openPglite(dir: string, onQuery?: QueryListener): Promise<Database> {
   const inMemory = dir.startsWith('memory://');
   const releaseLock = inMemory ? () => {} : lockDataDir(dir);
   let client: PGlite;
   try {
-    client = inMemory ? new PGlite() : new PGlite(path.resolve(dir));
+    client = inMemory ? new PGlite(PGLITE_OPTIONS) : new PGlite(path.resolve(dir), PGLITE_OPTIONS);
     await client.waitReady;
   } catch (error) {
     releaseLock();

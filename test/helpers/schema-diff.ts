@@ -3,14 +3,14 @@ import { createRequire } from 'node:module';
 import type { SqlSession } from '../../src/db/database.js';
 
 /**
- * Compares a migrated database with prisma/schema.prisma: tables, columns (type,
- * length, precision, nullability), enums, primary keys, unique and plain indexes
- * (columns, order, method, partial predicate) and foreign keys. Returns one line
- * per difference; an empty list means they agree.
+ * Compares a migrated database with prisma/schema.prisma: extensions, tables,
+ * columns (type, length, precision, nullability), enums, primary keys, unique and
+ * plain indexes (columns, order, method, operator classes, partial predicate) and
+ * foreign keys. Returns one line per difference; an empty list means they agree.
  *
  * The model comes from Prisma's own schema parser (DMMF). The DMMF omits
- * Unsupported fields and partial-index predicates, so those two are read from the
- * schema text.
+ * Unsupported fields, partial-index predicates and the datasource's extensions,
+ * so those are read from the schema text.
  */
 
 interface DmmfField {
@@ -35,7 +35,7 @@ interface DmmfIndex {
   type: 'id' | 'unique' | 'normal' | 'fulltext';
   dbName?: string | null;
   algorithm?: string;
-  fields: { name: string; sortOrder?: 'asc' | 'desc' }[];
+  fields: { name: string; sortOrder?: 'asc' | 'desc'; operatorClass?: string }[];
 }
 interface Dmmf {
   models: DmmfModel[];
@@ -77,7 +77,14 @@ function readSchemaText(schemaText: string) {
       }
     }
   }
-  return { unsupported, predicates };
+  // `extensions = [pg_trgm, postgis(version: "3.4"), citext(map: "ci")]` in the datasource block.
+  const extensions = new Set<string>();
+  const datasource = /^datasource\s+\w+\s*\{([\s\S]*?)^\}/m.exec(schemaText)?.[1] ?? '';
+  const list = /^\s*extensions\s*=\s*\[([^\]]*)\]/m.exec(datasource)?.[1] ?? '';
+  for (const entry of list.matchAll(/(\w+)(?:\(([^)]*)\))?/g)) {
+    extensions.add(/map:\s*"([^"]+)"/.exec(entry[2] ?? '')?.[1] ?? entry[1]!);
+  }
+  return { unsupported, predicates, extensions };
 }
 
 const normalisePredicate = (sql: string) =>
@@ -147,7 +154,7 @@ const ON_DELETE: Record<string, string> = {
 
 export async function diffDatabaseAgainstSchema(session: SqlSession, schemaText = fs.readFileSync(SCHEMA_PATH, 'utf8')) {
   const dmmf = loadDmmf(schemaText);
-  const { unsupported, predicates } = readSchemaText(schemaText);
+  const { unsupported, predicates, extensions } = readSchemaText(schemaText);
   const differences: string[] = [];
   const enumDbNames = new Map(dmmf.enums.map((e) => [e.name, e.dbName ?? e.name]));
   const tableOf = new Map(dmmf.models.map((m) => [m.name, m.dbName ?? m.name]));
@@ -155,6 +162,12 @@ export async function diffDatabaseAgainstSchema(session: SqlSession, schemaText 
     const field = [...model.fields, ...(unsupported.get(model.name) ?? [])].find((f) => f.name === fieldName);
     return field?.dbName ?? fieldName;
   };
+
+  // Extensions (plpgsql is in every database).
+  const dbExtensions = await session.query<{ name: string }>(`SELECT extname AS name FROM pg_extension WHERE extname <> 'plpgsql'`);
+  const extensionsLeft = new Set(dbExtensions.map((e) => e.name));
+  for (const name of extensions) if (!extensionsLeft.delete(name)) differences.push(`extension ${name} is missing`);
+  for (const extra of extensionsLeft) differences.push(`extension ${extra} is not in the schema`);
 
   // Tables and columns.
   const columns = await session.query<DbColumn>(
@@ -217,11 +230,15 @@ export async function diffDatabaseAgainstSchema(session: SqlSession, schemaText 
     method: string;
     predicate: string | null;
     keys: string[];
+    /** Per key column: its operator class, or null for its type's default one. */
+    opclasses: (string | null)[];
   }>(
     `SELECT t.relname AS "table", i.relname AS name, ix.indisunique AS "unique", ix.indisprimary AS "primary",
             am.amname AS method, pg_get_expr(ix.indpred, ix.indrelid) AS predicate,
             array(SELECT pg_get_indexdef(ix.indexrelid, k, true) || CASE WHEN ix.indoption[k - 1] & 1 = 1 THEN ' DESC' ELSE '' END
-                    FROM generate_series(1, ix.indnkeyatts) AS k ORDER BY k) AS keys
+                    FROM generate_series(1, ix.indnkeyatts) AS k ORDER BY k) AS keys,
+            array(SELECT CASE WHEN opc.opcdefault THEN NULL ELSE opc.opcname::text END
+                    FROM generate_series(1, ix.indnkeyatts) AS k JOIN pg_opclass opc ON opc.oid = ix.indclass[k - 1] ORDER BY k) AS opclasses
        FROM pg_index ix
        JOIN pg_class i ON i.oid = ix.indexrelid
        JOIN pg_class t ON t.oid = ix.indrelid
@@ -250,6 +267,11 @@ export async function diffDatabaseAgainstSchema(session: SqlSession, schemaText 
     if (actual.unique !== (index.type === 'id' || index.type === 'unique')) {
       differences.push(`index ${name} is ${actual.unique ? 'unique' : 'not unique'}, schema says ${index.type}`);
     }
+    // Prisma names operator classes `JsonbPathOps` or raw("gin_trgm_ops"); PostgreSQL `jsonb_path_ops`.
+    const opclass = (op: string | null | undefined) => op?.replace(/_/g, '').toLowerCase() ?? '(default)';
+    const wantOps = index.fields.map((f) => opclass(f.operatorClass));
+    const haveOps = actual.opclasses.map(opclass);
+    if (JSON.stringify(haveOps) !== JSON.stringify(wantOps)) differences.push(`index ${name} uses operator classes (${haveOps}), schema says (${wantOps})`);
     const wantMethod = (index.algorithm ?? 'BTree').toLowerCase();
     if (actual.method !== wantMethod) differences.push(`index ${name} uses ${actual.method}, schema says ${wantMethod}`);
     const wantPredicate = predicates.get(name);
