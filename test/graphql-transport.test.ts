@@ -92,8 +92,12 @@ describe('subscriptions over Server-Sent Events', () => {
       await new Promise((resolve) => setTimeout(resolve, 100));
       await other.send({ to: otherContact.id, message: 'other workspace' });
       await siblingApi.post('/messages', { to: a.id, message: 'other channel, same contact' });
+      // An event shows the conversation as it is when delivered, so each change is
+      // seen before the next one is made.
       await s.send({ to: b.id, message: 'to b' });
+      await updates.waitFor(1);
       await s.send({ to: a.id, message: 'to a' });
+      await updates.waitFor(2);
       await s.api.post(`/conversations/${conversationId}/close`);
       const events = await onlyA.waitFor(1);
       const conversationEvents = await updates.waitFor(3);
