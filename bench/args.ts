@@ -1,0 +1,118 @@
+import { OPERATIONS } from './operations.js';
+
+export interface Settings {
+  contacts: number;
+  messages: number;
+  rounds: number;
+  duration: number;
+  warmup: number;
+  connections: number;
+  pool: number;
+  only: string[];
+  json: boolean;
+  scale: boolean;
+  build: boolean;
+  worker: boolean;
+  statements: boolean;
+  showSql: boolean;
+  profile: boolean;
+  keep: boolean;
+  ref: string | null;
+  render: string | null;
+  server: string;
+}
+
+export const HELP = `npm run bench -- [options]
+
+Measures the Connect gateway (compiled, NODE_ENV=production) against the floor
+(bench/floor.ts: node:http + pg issuing the same SQL by hand) on a fresh
+PostgreSQL database, in alternating rounds of autocannon load, and checks the
+throughput ratios, latencies and limits the performance targets set.
+Prints the results table (or one JSON object) and exits 1 when a target is missed.
+
+Data
+  --contacts N        contacts to seed (default 100000; 1000000 with --scale)
+  --messages N        messages to seed (default 200000; 2000000 with --scale)
+Load
+  --rounds N          rounds; each runs every operation on both servers, in alternating order (default 3)
+  --duration S        measured seconds per operation, server and round (default 6)
+  --warmup S          unmeasured seconds before each measured window (default 2)
+  --connections N     autocannon connections (default 16)
+  --pool N            database connections of each server (default 10, the gateway's default)
+  --only OP,OP        run only these operations: ${OPERATIONS.map((o) => o.id).join(', ')}
+Modes
+  --scale             the scale checks instead of the load: deep keyset page against the first
+                      page, search latency at a tenth of --messages and again at --messages,
+                      contact search plan (about 15 min at the defaults of this mode)
+  --no-worker         run neither server's delivery worker
+  --no-statements     skip counting each operation's SQL statements
+  --no-build          use the dist/ already built instead of running npm run build
+  --ref REF           measure the gateway of commit REF, built apart from the working tree
+                      (the floor, seeder and harness stay the working tree's)
+Output
+  --json              print exactly one JSON object on stdout (progress stays on stderr)
+  --show-sql          print the statements of one request of each operation on stderr
+  --profile           run the gateway under node --cpu-prof and summarise where its CPU time went
+  --keep              keep the database afterwards (its URL is printed)
+  --render FILE       print the report of an earlier --json run (FILE) as tables, and run nothing
+  --database URL      PostgreSQL server to create the database on
+                      (default $BENCH_POSTGRES_URL or postgres://postgres@127.0.0.1:5432/postgres)
+  --help              this text
+`;
+
+export class UsageError extends Error {}
+
+export function parseArgs(argv: string[]): Settings | 'help' {
+  const values = new Map<string, string>();
+  const flags = new Set<string>();
+  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render']);
+  const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help']);
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
+    if (!match) throw new UsageError(`unexpected argument ${arg}`);
+    const [, name, inline] = match as unknown as [string, string, string | undefined];
+    if (bare.has(name)) {
+      if (inline !== undefined) throw new UsageError(`--${name} takes no value`);
+      flags.add(name);
+    } else if (valued.has(name)) {
+      const value = inline ?? argv[++i];
+      if (value === undefined) throw new UsageError(`--${name} needs a value`);
+      values.set(name, value);
+    } else {
+      throw new UsageError(`unknown option --${name} (see --help)`);
+    }
+  }
+  if (flags.has('help')) return 'help';
+  const scale = flags.has('scale');
+  const number = (name: string, fallback: number, min: number, integer = true) => {
+    const raw = values.get(name);
+    if (raw === undefined) return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < min || (integer && !Number.isInteger(n))) throw new UsageError(`--${name} must be ${integer ? 'a whole number' : 'a number'} of at least ${min}`);
+    return n;
+  };
+  const only = values.get('only')?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
+  for (const id of only) if (!OPERATIONS.some((o) => o.id === id)) throw new UsageError(`unknown operation ${id}; known: ${OPERATIONS.map((o) => o.id).join(', ')}`);
+  return {
+    contacts: number('contacts', scale ? 1_000_000 : 100_000, 100),
+    messages: number('messages', scale ? 2_000_000 : 200_000, 100),
+    rounds: number('rounds', 3, 1),
+    duration: number('duration', 6, 0.5, false),
+    warmup: number('warmup', 2, 0, false),
+    connections: number('connections', 16, 1),
+    pool: number('pool', 10, 1),
+    only,
+    json: flags.has('json'),
+    scale,
+    build: !flags.has('no-build'),
+    worker: !flags.has('no-worker'),
+    statements: !flags.has('no-statements'),
+    showSql: flags.has('show-sql'),
+    profile: flags.has('profile'),
+    keep: flags.has('keep'),
+    ref: values.get('ref') ?? null,
+    render: values.get('render') ?? null,
+    server: values.get('database') ?? process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
+  };
+}

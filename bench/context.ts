@@ -1,0 +1,50 @@
+import type pg from 'pg';
+import { encodeCursor } from '../src/lib/pagination.js';
+import type { BenchContext } from './operations.js';
+import type { Fixture } from './seed.js';
+
+/** How many different contacts the write operations cycle over: enough that 16 connections never wait on one row. */
+const POOL = 20_000;
+
+/**
+ * What the operations need, read from the seeded data: contacts to update and to
+ * send to (spread over the whole table), and a cursor `depth` rows deep (the last
+ * full page when `depth` is not given).
+ */
+export async function loadContext(client: pg.ClientBase, fixture: Fixture, run: string): Promise<BenchContext> {
+  const patch = await client.query<{ id: string }>(
+    `SELECT id FROM contacts WHERE workspace_id = $1 AND deleted_at IS NULL AND NOT is_group ORDER BY md5(id::text) LIMIT $2`,
+    [fixture.workspaceId, POOL],
+  );
+  const send = await client.query<{ id: string }>(
+    `SELECT contact_id AS id FROM conversations WHERE channel_id = $1 AND status = 'open' ORDER BY md5(id::text) LIMIT $2`,
+    [fixture.channelId, POOL],
+  );
+  const deep = await deepCursor(client, 'contacts', 'workspace_id = $1 AND deleted_at IS NULL', fixture.workspaceId);
+  const deepMessages = await deepCursor(client, 'messages', 'channel_id = $1', fixture.channelId);
+  if (!patch.rows.length || !send.rows.length) throw new Error('the seeded data has no contacts or no open conversations to run the writes on');
+  return {
+    host: fixture.host,
+    apiKey: fixture.apiKey,
+    patchContacts: patch.rows.map((r) => r.id),
+    sendContacts: send.rows.map((r) => r.id),
+    deepCursor: deep.cursor,
+    deepRows: deep.rows,
+    deepMessagesCursor: deepMessages.cursor,
+    deepMessagesRows: deepMessages.rows,
+    run,
+  };
+}
+
+/** The cursor after row `rows − 50` of a newest-first list: a page about as deep as the data goes. */
+async function deepCursor(client: pg.ClientBase, table: string, where: string, scope: string): Promise<{ cursor: string; rows: number }> {
+  const { rows: counted } = await client.query<{ n: string }>(`SELECT count(*) AS n FROM ${table} WHERE ${where}`, [scope]);
+  const rows = Math.max(1, Number(counted[0]!.n) - 50);
+  const { rows: found } = await client.query<{ created_at: Date; id: string }>(
+    `SELECT created_at, id FROM ${table} WHERE ${where} ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1`,
+    [scope, rows - 1],
+  );
+  const row = found[0];
+  if (!row) throw new Error(`no row of ${table} to build the deep cursor from`);
+  return { cursor: encodeCursor({ createdAt: row.created_at, id: row.id }), rows };
+}

@@ -1,0 +1,191 @@
+/**
+ * The benchmarked operations: what each request looks like, how its answer is
+ * judged, and its targets. The same requests go to the gateway and to the floor.
+ */
+import { SEARCH_TERMS } from './seed.js';
+
+/** GraphQL documents the bench sends; the floor recognises them by operation name. */
+export const DOCUMENTS = {
+  BenchUpdateContact: `mutation BenchUpdateContact($id: ID!, $input: UpdateContactInput!) {
+  updateContact(id: $id, input: $input) { contact { id name email phoneNumber updatedAt } userErrors { field message code } }
+}`,
+  BenchSendMessage: `mutation BenchSendMessage($input: SendMessageInput!) {
+  sendMessage(input: $input) { message { id conversationId contactId status body createdAt } userErrors { field message code } }
+}`,
+  BenchContacts: `query BenchContacts($first: Int, $after: String) {
+  contacts(first: $first, after: $after) {
+    edges { cursor node { id name email phoneNumber isGroup createdAt updatedAt } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`,
+  BenchConversations: `query BenchConversations($first: Int) {
+  conversations(first: $first) {
+    edges { node { id status lastMessageAt messages(first: 5) { edges { node { id body createdAt contact { id name } } } } } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`,
+} as const;
+
+export type DocumentName = keyof typeof DOCUMENTS;
+
+/** What the operations need from the seeded data. */
+export interface BenchContext {
+  host: string;
+  apiKey: string;
+  /** Live contacts that PATCH and updateContact cycle over. */
+  patchContacts: string[];
+  /** Contacts with an open conversation on the channel, that sends cycle over. */
+  sendContacts: string[];
+  /** A cursor deep in the contact list (see `deepRows`). */
+  deepCursor: string;
+  /** How many contacts come before `deepCursor`. */
+  deepRows: number;
+  /** The same deep in the channel's messages. */
+  deepMessagesCursor: string;
+  deepMessagesRows: number;
+  /** Distinguishes this run's names and idempotency keys from any other's. */
+  run: string;
+}
+
+export interface BenchRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+export interface Operation {
+  id: string;
+  title: string;
+  transport: 'rest' | 'graphql';
+  write: boolean;
+  /** The least throughput against the floor that meets the target, when there is one. */
+  floorTarget?: number;
+  /** For a GraphQL operation: the REST operation it must keep up with, and how closely. */
+  rest?: { id: string; target: number };
+  /** The n-th request (n counts every request of the run, so writes never repeat). */
+  request(ctx: BenchContext, n: number): BenchRequest;
+  /** Why an answer that arrived with a 2xx status is still a failure, if it is. */
+  fault?(body: string): string | null;
+}
+
+const headers = (ctx: BenchContext, json: boolean): Record<string, string> => ({
+  host: ctx.host,
+  authorization: `Bearer ${ctx.apiKey}`,
+  accept: 'application/json',
+  ...(json ? { 'content-type': 'application/json' } : {}),
+});
+
+const pick = <T>(list: T[], n: number): T => list[n % list.length]!;
+
+const TERMS = [SEARCH_TERMS.rare, SEARCH_TERMS.medium, SEARCH_TERMS.common];
+
+const graphql = (ctx: BenchContext, operationName: DocumentName, variables: Record<string, unknown>): BenchRequest => ({
+  method: 'POST',
+  path: '/graphql',
+  headers: headers(ctx, true),
+  body: JSON.stringify({ query: DOCUMENTS[operationName], operationName, variables }),
+});
+
+/** A GraphQL answer is a failure when it carries errors, or a mutation's userErrors. */
+function graphqlFault(body: string): string | null {
+  if (body.includes('"errors"')) return `errors: ${body.slice(0, 300)}`;
+  if (body.includes('"userErrors":[{')) return `userErrors: ${body.slice(0, 300)}`;
+  if (!body.startsWith('{"data":{')) return `not a data answer: ${body.slice(0, 300)}`;
+  return null;
+}
+
+const text = (n: number) => `Bench message ${n}: your parcel with the charger is on its way (ref bench${n % 1000}).`;
+
+export const OPERATIONS: Operation[] = [
+  {
+    id: 'rest.patch',
+    title: 'PATCH /contacts/{id} (name)',
+    transport: 'rest',
+    write: true,
+    floorTarget: 0.5,
+    request: (ctx, n) => ({
+      method: 'PATCH',
+      path: `/api/connect/contacts/${pick(ctx.patchContacts, n)}`,
+      headers: headers(ctx, true),
+      body: JSON.stringify({ name: `Bench ${ctx.run}-${n}` }),
+    }),
+  },
+  {
+    id: 'rest.send',
+    title: 'POST /messages (text, Idempotency-Key)',
+    transport: 'rest',
+    write: true,
+    floorTarget: 0.5,
+    request: (ctx, n) => ({
+      method: 'POST',
+      path: '/api/connect/messages',
+      headers: { ...headers(ctx, true), 'idempotency-key': `bench-${ctx.run}-${n}` },
+      body: JSON.stringify({ to: pick(ctx.sendContacts, n), message: text(n) }),
+    }),
+  },
+  {
+    id: 'rest.list',
+    title: 'GET /contacts (first page)',
+    transport: 'rest',
+    write: false,
+    floorTarget: 0.5,
+    request: (ctx) => ({ method: 'GET', path: '/api/connect/contacts?limit=25', headers: headers(ctx, false) }),
+  },
+  {
+    id: 'rest.deep',
+    title: 'GET /contacts (deep cursor)',
+    transport: 'rest',
+    write: false,
+    request: (ctx) => ({ method: 'GET', path: `/api/connect/contacts?limit=25&cursor=${ctx.deepCursor}`, headers: headers(ctx, false) }),
+  },
+  {
+    id: 'rest.search',
+    title: 'GET /messages?search= (rare, medium, common)',
+    transport: 'rest',
+    write: false,
+    request: (ctx, n) => ({ method: 'GET', path: `/api/connect/messages?limit=25&search=${pick(TERMS, n)}`, headers: headers(ctx, false) }),
+  },
+  {
+    id: 'gql.updateContact',
+    title: 'GraphQL updateContact (name)',
+    transport: 'graphql',
+    write: true,
+    rest: { id: 'rest.patch', target: 0.85 },
+    request: (ctx, n) => graphql(ctx, 'BenchUpdateContact', { id: pick(ctx.patchContacts, n), input: { name: `Bench ${ctx.run}-${n}` } }),
+    fault: graphqlFault,
+  },
+  {
+    id: 'gql.sendMessage',
+    title: 'GraphQL sendMessage (idempotencyKey)',
+    transport: 'graphql',
+    write: true,
+    rest: { id: 'rest.send', target: 0.85 },
+    request: (ctx, n) =>
+      graphql(ctx, 'BenchSendMessage', { input: { to: { contactId: pick(ctx.sendContacts, n) }, message: text(n), idempotencyKey: `bench-${ctx.run}-${n}` } }),
+    fault: graphqlFault,
+  },
+  {
+    id: 'gql.contacts',
+    title: 'GraphQL contacts(first: 25)',
+    transport: 'graphql',
+    write: false,
+    rest: { id: 'rest.list', target: 0.85 },
+    request: (ctx) => graphql(ctx, 'BenchContacts', { first: 25 }),
+    fault: graphqlFault,
+  },
+  {
+    id: 'gql.nested',
+    title: 'GraphQL conversations → messages → contact',
+    transport: 'graphql',
+    write: false,
+    request: (ctx) => graphql(ctx, 'BenchConversations', { first: 10 }),
+    fault: graphqlFault,
+  },
+];
+
+export function operationById(id: string): Operation {
+  const op = OPERATIONS.find((o) => o.id === id);
+  if (!op) throw new Error(`unknown operation ${id}; known: ${OPERATIONS.map((o) => o.id).join(', ')}`);
+  return op;
+}

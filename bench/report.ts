@@ -1,0 +1,288 @@
+import type { ContactSearch, PageLatency, SearchLatency } from './checks.js';
+import { median, type Window } from './measure.js';
+import { OPERATIONS, type Operation } from './operations.js';
+import type { ProfileSummary } from './profile.js';
+import type { StatementReport } from './statements.js';
+
+export interface Summary {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  cpuMs: number | null;
+  pgCpuMs: number | null;
+  samples: string[];
+}
+
+export interface OperationResult {
+  id: string;
+  title: string;
+  transport: 'rest' | 'graphql';
+  gateway: Summary;
+  floor: Summary;
+  /** Median over rounds of the gateway's throughput over the floor's in the same round. */
+  ratio: number;
+  /** GraphQL operations: median over rounds of their throughput over the same REST operation's on the gateway. */
+  restRatio: number | null;
+  /**
+   * Median over rounds of the floor's CPU per request (Node and PostgreSQL) over the gateway's:
+   * the throughput ratio the gateway would reach on an otherwise idle machine, and steadier than req/s.
+   */
+  cpuRatio: number | null;
+  rounds: { gateway: Window; floor: Window; drainS?: { gateway: number; floor: number } }[];
+}
+
+export interface Target {
+  id: string;
+  description: string;
+  value: number | boolean | null;
+  target: string;
+  /** null when this run could not tell (the operation or check did not run). */
+  pass: boolean | null;
+}
+
+export interface Report {
+  version: 1;
+  commit: string;
+  /** Uncommitted changes under src/ or prisma/ when the run started. */
+  dirty: boolean;
+  startedAt: string;
+  durationS: number;
+  machine: Record<string, string | number>;
+  settings: Record<string, unknown>;
+  seed: { contacts: number; messages: number; conversations: number; seconds: number };
+  operations: OperationResult[];
+  statements: StatementReport | null;
+  pages: PageLatency | null;
+  search: SearchLatency | null;
+  /**
+   * --scale: search latency with a tenth of the messages (`before` of them; `search` holds it
+   * with all `messages`), and how much the gateway's p50 grew between the two.
+   */
+  searchAtScale: { messages: number; before: number; latency: SearchLatency; growth: Record<string, number> } | null;
+  contactSearch: ContactSearch | null;
+  rssMb: number | null;
+  /** --profile: where the gateway's CPU time went during the run. */
+  profile: ProfileSummary | null;
+  targets: Target[];
+  passed: boolean;
+  logs: string;
+}
+
+export function summarise(op: Operation, rounds: OperationResult['rounds'], restRounds?: OperationResult['rounds']): OperationResult {
+  const summary = (side: 'gateway' | 'floor'): Summary => ({
+    rps: median(rounds.map((r) => r[side].rps)),
+    p50: median(rounds.map((r) => r[side].p50)),
+    p99: median(rounds.map((r) => r[side].p99)),
+    errors: rounds.reduce((sum, r) => sum + r[side].errors, 0),
+    cpuMs: nullable(median(rounds.map((r) => r[side].cpuMs))),
+    pgCpuMs: nullable(median(rounds.map((r) => r[side].pgCpuMs))),
+    samples: rounds.flatMap((r) => r[side].samples).slice(0, 3),
+  });
+  const restRatio = restRounds?.length
+    ? nullable(median(rounds.map((r, i) => (restRounds[i] ? r.gateway.rps / restRounds[i]!.gateway.rps : NaN))))
+    : null;
+  return {
+    id: op.id,
+    title: op.title,
+    transport: op.transport,
+    gateway: summary('gateway'),
+    floor: summary('floor'),
+    ratio: median(rounds.map((r) => (r.floor.rps > 0 ? r.gateway.rps / r.floor.rps : NaN))),
+    restRatio,
+    cpuRatio: nullable(median(rounds.map((r) => cpuOf(r.floor) / cpuOf(r.gateway)))),
+    rounds,
+  };
+}
+
+const nullable = (n: number) => (Number.isFinite(n) ? n : null);
+const cpuOf = (w: Window) => (w.cpuMs === null || w.pgCpuMs === null ? NaN : w.cpuMs + w.pgCpuMs);
+
+export const RSS_LIMIT_MB = 400;
+
+/** Every target of the issue this run can judge; the others are listed with pass null. */
+export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile'>): Target[] {
+  const targets: Target[] = [];
+  const op = (id: string) => report.operations.find((o) => o.id === id);
+  for (const definition of OPERATIONS) {
+    const result = op(definition.id);
+    if (definition.floorTarget !== undefined) {
+      targets.push({
+        id: `${definition.id}.floor`,
+        description: `${definition.title}: gateway/floor throughput`,
+        value: result?.ratio ?? null,
+        target: `≥ ${definition.floorTarget.toFixed(2)} (aim 0.80)`,
+        pass: result ? result.ratio >= definition.floorTarget : null,
+      });
+    }
+    if (definition.rest) {
+      const value = result?.restRatio ?? null;
+      targets.push({
+        id: `${definition.id}.rest`,
+        description: `${definition.title}: GraphQL/REST throughput (${definition.rest.id})`,
+        value,
+        target: `≥ ${definition.rest.target.toFixed(2)}`,
+        pass: value === null ? null : value >= definition.rest.target,
+      });
+    }
+  }
+  const send = op('rest.send');
+  targets.push({
+    id: 'rest.send.p99',
+    description: 'POST /messages: gateway p99 / floor p99',
+    value: send ? send.gateway.p99 / send.floor.p99 : null,
+    target: '≤ 2.00',
+    pass: send ? send.gateway.p99 <= 2 * send.floor.p99 : null,
+  });
+  targets.push({
+    id: 'deep-page',
+    description: `GET /contacts ${report.pages ? report.pages.rows.toLocaleString('en-US') : '?'} rows deep / first page (p50, gateway)`,
+    value: report.pages?.gateway.ratio ?? null,
+    target: '≤ 1.50',
+    pass: report.pages ? report.pages.gateway.ratio <= 1.5 : null,
+  });
+  targets.push({
+    id: 'deep-page.messages',
+    description: `GET /messages ${report.pages ? report.pages.messages.rows.toLocaleString('en-US') : '?'} rows deep / first page (p50, gateway)`,
+    value: report.pages?.messages.gateway.ratio ?? null,
+    target: '≤ 2.00',
+    pass: report.pages ? report.pages.messages.gateway.ratio <= 2 : null,
+  });
+  for (const [kind, growth] of Object.entries(report.searchAtScale?.growth ?? { rare: null, medium: null, common: null })) {
+    targets.push({
+      id: `search-growth.${kind}`,
+      description: `GET /messages?search= (${kind} term): p50 at ${report.searchAtScale ? report.searchAtScale.messages.toLocaleString('en-US') : 'N'} / at a tenth of the messages`,
+      value: growth,
+      target: '≤ 3.00 (--scale)',
+      pass: growth === null ? null : growth <= 3,
+    });
+  }
+  targets.push({
+    id: 'contact-search',
+    description: `GET /contacts?search= is index-backed (rows read${report.contactSearch?.rowsExamined != null ? `: ${report.contactSearch.rowsExamined.toLocaleString('en-US')}` : ''})`,
+    value: report.contactSearch?.indexBacked ?? null,
+    target: '≤ 1 % of contacts read',
+    pass: report.contactSearch?.indexBacked ?? null,
+  });
+  const errors = report.operations.reduce((sum, o) => sum + o.gateway.errors + o.floor.errors, 0);
+  targets.push({
+    id: 'errors',
+    description: 'errors during the run (gateway and floor)',
+    value: report.operations.length ? errors : null,
+    target: '0',
+    pass: report.operations.length ? errors === 0 : null,
+  });
+  targets.push({
+    id: 'rss',
+    description: 'gateway RSS at the end (MB)',
+    value: report.rssMb,
+    target: `≤ ${RSS_LIMIT_MB}`,
+    pass: report.rssMb === null ? null : report.rssMb <= RSS_LIMIT_MB,
+  });
+  return targets;
+}
+
+const fixed = (n: number | null | undefined, digits = 0) => (n === null || n === undefined || !Number.isFinite(n) ? '—' : n.toFixed(digits));
+const pair = (a: number | null | undefined, b: number | null | undefined, digits = 0) => `${fixed(a, digits)} / ${fixed(b, digits)}`;
+
+function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
+  return [line(header), widths.map((w) => '─'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/** The human report: throughput, costs, latency checks and targets. */
+export function render(report: Report): string {
+  const out: string[] = [];
+  const s = report.settings as { rounds: number; duration: number; connections: number };
+  out.push(
+    `Connect gateway vs floor — commit ${report.commit.slice(0, 12)}${report.dirty ? ' (with uncommitted changes)' : ''}, ` +
+      `${report.seed.contacts.toLocaleString('en-US')} contacts, ${report.seed.messages.toLocaleString('en-US')} messages` +
+      (report.operations.length ? `, ${s.rounds} rounds × ${s.duration} s, ${s.connections} connections` : ''),
+  );
+  out.push(`${report.machine.cpus} × ${report.machine.cpu}, ${report.machine.memoryGb} GB, Node ${report.machine.node}, ${report.machine.postgres}\n`);
+  if (report.operations.length) {
+    out.push(
+      table(
+        ['operation', 'gateway req/s', 'floor req/s', 'ratio', 'GraphQL/REST', 'p50 ms gw / fl', 'p99 ms gw / fl', 'errors'],
+        report.operations.map((o) => [
+          o.title,
+          fixed(o.gateway.rps),
+          fixed(o.floor.rps),
+          fixed(o.ratio, 2),
+          fixed(o.restRatio, 2),
+          pair(o.gateway.p50, o.floor.p50),
+          pair(o.gateway.p99, o.floor.p99),
+          `${o.gateway.errors + o.floor.errors}`,
+        ]),
+      ),
+    );
+    out.push('');
+    out.push(
+      table(
+        ['cost per request', 'statements gw / fl', 'worker per msg gw / fl', 'Node CPU ms gw / fl', 'PG CPU ms gw / fl', 'CPU ratio'],
+        report.operations.map((o) => {
+          const st = report.statements;
+          const isSend = o.id === 'rest.send' || o.id === 'gql.sendMessage';
+          return [
+            o.title,
+            st ? pair(st.gateway[o.id]?.perRequest, st.floor[o.id]?.perRequest) : '—',
+            st && isSend ? pair(st.workerPerMessage.gateway, st.workerPerMessage.floor, 1) : '',
+            pair(o.gateway.cpuMs, o.floor.cpuMs, 2),
+            pair(o.gateway.pgCpuMs, o.floor.pgCpuMs, 2),
+            fixed(o.cpuRatio, 2),
+          ];
+        }),
+      ),
+    );
+    out.push('');
+    for (const o of report.operations) {
+      for (const sample of [...o.gateway.samples.map((x) => `gateway: ${x}`), ...o.floor.samples.map((x) => `floor: ${x}`)]) out.push(`  ${o.id} ${sample}`);
+    }
+  }
+  if (report.statements && Object.keys(report.statements.shapeMismatches).length) {
+    out.push(`answer shapes differing between gateway and floor: ${JSON.stringify(report.statements.shapeMismatches)}`);
+  }
+  const latency: string[][] = [];
+  if (report.pages) {
+    const p = report.pages;
+    latency.push(['GET /contacts first page', pair(p.gateway.first.p50, p.floor.first.p50, 1), pair(p.gateway.first.p95, p.floor.first.p95, 1)]);
+    latency.push([`GET /contacts ${p.rows.toLocaleString('en-US')} rows deep`, pair(p.gateway.deep.p50, p.floor.deep.p50, 1), pair(p.gateway.deep.p95, p.floor.deep.p95, 1)]);
+    const m = p.messages;
+    latency.push(['GET /messages first page', pair(m.gateway.first.p50, m.floor.first.p50, 1), pair(m.gateway.first.p95, m.floor.first.p95, 1)]);
+    latency.push([`GET /messages ${m.rows.toLocaleString('en-US')} rows deep`, pair(m.gateway.deep.p50, m.floor.deep.p50, 1), pair(m.gateway.deep.p95, m.floor.deep.p95, 1)]);
+  }
+  const searchRows = (label: string, search: SearchLatency) => {
+    for (const [kind, r] of Object.entries(search)) {
+      latency.push([`GET /messages?search=${r.term} (${kind}, ${r.matches.toLocaleString('en-US')} matches)${label}`, pair(r.gateway.p50, r.floor.p50, 1), pair(r.gateway.p95, r.floor.p95, 1)]);
+    }
+  };
+  if (report.searchAtScale) searchRows(` at ${report.searchAtScale.before.toLocaleString('en-US')}`, report.searchAtScale.latency);
+  if (report.search) searchRows(report.searchAtScale ? ` at ${report.searchAtScale.messages.toLocaleString('en-US')}` : '', report.search);
+  if (report.contactSearch?.gateway) latency.push([`GET /contacts?search=${report.contactSearch.term}`, `${fixed(report.contactSearch.gateway.p50, 1)} / —`, `${fixed(report.contactSearch.gateway.p95, 1)} / —`]);
+  if (latency.length) {
+    out.push(table(['one request at a time', 'p50 ms gw / fl', 'p95 ms gw / fl'], latency));
+    if (report.contactSearch?.scans.length) out.push(`contact search plan: ${report.contactSearch.scans.join('; ')}`);
+    out.push('');
+  }
+  out.push(
+    table(
+      ['target', 'value', 'target', 'result'],
+      report.targets.map((t) => [
+        t.description,
+        typeof t.value === 'boolean' ? (t.value ? 'yes' : 'no') : fixed(t.value, Number.isInteger(t.value) ? 0 : 2),
+        t.target,
+        t.pass === null ? 'not run' : t.pass ? 'pass' : 'FAIL',
+      ]),
+    ),
+  );
+  if (report.profile) {
+    out.push(`\ngateway CPU profile (${report.profile.busyMs} ms sampled, self time; ${report.profile.file})`);
+    out.push(table(['where', '%'], report.profile.byPlace.map((p) => [p.place, p.percent.toFixed(1)])));
+    out.push('');
+    out.push(table(['function', '%'], report.profile.byFunction.map((f) => [f.fn, f.percent.toFixed(1)])));
+  }
+  const failed = report.targets.filter((t) => t.pass === false).length;
+  out.push(`\n${failed ? `${failed} target(s) missed` : 'every target this run could judge is met'} — ${Math.round(report.durationS)} s; server logs in ${report.logs}`);
+  return out.join('\n');
+}

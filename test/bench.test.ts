@@ -1,0 +1,101 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { OPERATIONS } from '../bench/operations.js';
+import type { Report } from '../bench/report.js';
+import { onPostgres } from './helpers/app.js';
+
+// The harness end to end on tiny data: its structure and that nothing failed, never its timings
+// (the performance targets live in the benchmark itself). PostgreSQL only: the bench needs a server.
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, fs.statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/** A dist/ built after every change to src/ and prisma/ is used as it is; otherwise the runner builds it. */
+function distIsFresh(): boolean {
+  const main = path.join(root, 'dist/main.js');
+  if (!fs.existsSync(main)) return false;
+  const built = fs.statSync(main).mtimeMs;
+  return built > newestMtime(path.join(root, 'src')) && built > newestMtime(path.join(root, 'prisma'));
+}
+
+function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe.skipIf(!onPostgres)('npm run bench', () => {
+  it(
+    'runs every operation on the gateway and the floor and prints one JSON report without errors',
+    async () => {
+      const args = ['--contacts', '2000', '--messages', '4000', '--rounds', '1', '--duration', '1', '--warmup', '0', '--json', '--database', inject('databaseUrl')];
+      const { code, stdout, stderr } = await runBench(distIsFresh() ? [...args, '--no-build'] : args);
+      // 0: every target met, 1: some missed (timings on tiny data mean nothing); anything else is a failure.
+      expect([0, 1], stderr.slice(-3000)).toContain(code);
+      const lines = stdout.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      const report = JSON.parse(lines[0]!) as Report;
+
+      expect(report.version).toBe(1);
+      expect(report.commit).toMatch(/^[0-9a-f]{40}$|^unknown$/);
+      expect(report.seed).toMatchObject({ contacts: 2000 });
+      expect(report.seed.messages).toBeGreaterThanOrEqual(4000);
+      expect(report.operations.map((o) => o.id)).toEqual(OPERATIONS.map((o) => o.id));
+      for (const op of report.operations) {
+        for (const side of [op.gateway, op.floor]) {
+          expect(side.rps, op.id).toBeGreaterThan(0);
+          expect(side.errors, `${op.id}: ${side.samples.join('; ')}`).toBe(0);
+          expect(Number.isFinite(side.p50) && Number.isFinite(side.p99), op.id).toBe(true);
+        }
+        expect(Number.isFinite(op.ratio), op.id).toBe(true);
+        expect(op.rounds).toHaveLength(1);
+        if (OPERATIONS.find((o) => o.id === op.id)!.rest) expect(op.restRatio, op.id).toBeGreaterThan(0);
+      }
+
+      const statements = report.statements!;
+      for (const op of OPERATIONS) {
+        expect(statements.gateway[op.id]!.perRequest, op.id).toBeGreaterThan(0);
+        expect(statements.floor[op.id]!.perRequest, op.id).toBeGreaterThan(0);
+      }
+      expect(statements.workerPerMessage.gateway).toBeGreaterThan(0);
+      expect(statements.workerPerMessage.floor).toBeGreaterThan(0);
+      // The floor answers with the gateway's JSON shapes.
+      expect(statements.shapeMismatches).toEqual({});
+
+      expect(report.pages!.gateway.deep.n).toBeGreaterThan(0);
+      expect(Object.keys(report.search!)).toEqual(['rare', 'medium', 'common']);
+      expect(report.contactSearch!.sql).toMatch(/contacts/);
+      expect(typeof report.contactSearch!.indexBacked).toBe('boolean');
+      expect(report.rssMb).toBeGreaterThan(0);
+
+      const targets = new Map(report.targets.map((t) => [t.id, t]));
+      for (const id of ['rest.patch.floor', 'rest.send.floor', 'rest.list.floor', 'gql.updateContact.rest', 'rest.send.p99', 'deep-page', 'contact-search', 'errors', 'rss']) {
+        expect(targets.get(id), id).toBeDefined();
+      }
+      expect(targets.get('errors')!.pass).toBe(true);
+      expect(report.passed).toBe(report.targets.every((t) => t.pass !== false));
+      expect(code).toBe(report.passed ? 0 : 1);
+    },
+    180_000,
+  );
+});
