@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { isDatabaseUnavailable } from './errors.js';
 
 /** How often PostgreSQL is probed, and how long a probe may take before it counts as failed. */
 export const PROBE_INTERVAL_MS = 500;
@@ -9,13 +10,16 @@ export const PROBE_TIMEOUT_MS = 1000;
  * fails or takes longer than PROBE_TIMEOUT_MS marks the database down, the next
  * one that succeeds marks it up again. Requests consult it so that an outage is
  * answered with 503 within 2 seconds instead of hanging, and service resumes by
- * itself when the database returns.
+ * itself when the database returns. A request that meets a connection failure
+ * probes at once instead of waiting for the next tick, so that requests needing
+ * no statement (a cached credential, the viewer) answer 503 too from then on.
  */
 export class DatabaseHealth {
   private down = false;
   private readonly waiters = new Set<() => void>();
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  private probing = false;
 
   constructor(
     private readonly probe: () => Promise<unknown>,
@@ -40,8 +44,21 @@ export class DatabaseHealth {
       waiter = () => resolve('unavailable');
       this.waiters.add(waiter);
     });
-    work.catch(() => {});
+    work.catch((error: unknown) => {
+      if (isDatabaseUnavailable(error)) this.probeNow();
+    });
     return Promise.race([work, downed]).finally(() => this.waiters.delete(waiter));
+  }
+
+  /** One probe now, unless one is running or the database is already known to be down. */
+  private probeNow(): void {
+    if (this.stopped || this.down || this.probing) return;
+    this.probing = true;
+    void this.check()
+      .then((up) => this.set(up))
+      .finally(() => {
+        this.probing = false;
+      });
   }
 
   /** Probes once now, with the timeout; true when the database answered. */
