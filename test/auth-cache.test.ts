@@ -187,6 +187,17 @@ describe('a cached credential lapses', () => {
     const subscribe = () =>
       subscribeSse((path, init) => app.fetch(s.host, path, init), bearer(s.apiKey), parse('subscription { conversationUpdated { id } }'), {});
     await expect(subscribe()).rejects.toThrow(/HTTP 401/);
+    // Whatever the client accepts: yoga streams a subscription for `*/*` or no Accept at all.
+    for (const accept of ['*/*', null]) {
+      const response = await app.fetch(s.host, '/graphql', {
+        method: 'POST',
+        headers: { ...bearer(s.apiKey), 'content-type': 'application/json', ...(accept ? { accept } : {}) },
+        body: JSON.stringify({ query: 'subscription { conversationUpdated { id } }' }),
+      });
+      const text = await response.text();
+      expect(response.status, `Accept ${accept}: ${text}`).toBe(401);
+      expect(text).toContain('UNAUTHENTICATED');
+    }
   });
 });
 

@@ -7,16 +7,6 @@ import { hashToken, isWellFormedToken } from '../lib/tokens.js';
 import { admitRequest } from './rate-limit.js';
 
 /**
- * Whether the request asks for a stream of results (a GraphQL subscription over SSE or multipart).
- * A stream promises to end within seconds of its credential being revoked and checks it again
- * itself from then on; it must not start on a copy that may be as old as AUTH_CACHE_MS.
- */
-function asksForStream(headers: Headers): boolean {
-  const accept = headers.get('accept') ?? '';
-  return accept.includes('text/event-stream') || accept.includes('multipart/mixed');
-}
-
-/**
  * Resolves the caller of an HTTP request, the same way for REST and GraphQL:
  * one statement, or none while the credential is cached (AUTH_CACHE_MS).
  * While the database is unreachable this is where a request stops, with 503; a
@@ -31,7 +21,8 @@ export async function authenticateRequest(deps: AppDeps, request: Request): Prom
   if (!host || !bearer || !isWellFormedToken(bearer)) throw new AuthenticationError();
   const tokenHash = hashToken(bearer);
   const load = () => resolveCredential(deps.db.prisma, { host, tokenHash });
-  const cache = asksForStream(headers) ? null : deps.credentialCache;
+  // A subscription checks its credential afresh before its stream starts (subscribeWhileValid).
+  const cache = deps.credentialCache;
   const resolved = await deps.db.health.race(cache ? cache.resolve(host, tokenHash, load) : load()).catch((error: unknown) => {
     throw isDatabaseUnavailable(error) ? new ServiceUnavailableError() : error;
   });

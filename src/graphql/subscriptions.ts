@@ -1,6 +1,7 @@
 import type { RequestContext } from '../context/types.js';
 import { describeError } from '../errors/log.js';
 import { credentialStillValid } from '../modules/credentials/credentials.service.js';
+import { AuthenticationError } from '../errors/domain.js';
 
 /**
  * How often an open subscription re-checks its credential while no event arrives. A stream
@@ -94,4 +95,18 @@ export function whileCredentialValid<T>(
       return this;
     },
   };
+}
+
+/**
+ * A subscription's stream: the credential is checked afresh before `source` is
+ * subscribed (the request may have been authenticated from a copy kept for
+ * AUTH_CACHE_MS, and a stream never starts on one), then held by
+ * `whileCredentialValid`. A credential that no longer holds is refused with 401.
+ */
+export async function subscribeWhileValid<T>(
+  ctx: Pick<RequestContext, 'prisma' | 'auth' | 'logger'>,
+  source: () => AsyncIterable<T>,
+): Promise<AsyncIterableIterator<T>> {
+  if (!(await credentialStillValid(ctx.prisma, ctx.auth))) throw new AuthenticationError();
+  return whileCredentialValid(ctx, source());
 }

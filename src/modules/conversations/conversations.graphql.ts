@@ -3,7 +3,7 @@ import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { asPayload, orNull } from '../../graphql/results.js';
-import { whileCredentialValid } from '../../graphql/subscriptions.js';
+import { subscribeWhileValid } from '../../graphql/subscriptions.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel } from '../../context/request.js';
 import { ActorType, ConversationStateChangeType, ConversationStatus } from '../../generated/prisma/enums.js';
@@ -92,8 +92,7 @@ builder.subscriptionField('conversationUpdated', (t) =>
     description: "A conversation of the acting channel changed: a message, a close or a reopen.",
     subscribe: (_root, _args, ctx) => {
       const channel = actingChannel(ctx.auth);
-      return whileCredentialValid(
-        ctx,
+      return subscribeWhileValid(ctx, () =>
         pipe(
           ctx.events!.subscribe('conversation.updated'),
           filter((event) => event.workspaceId === ctx.auth.workspace.id && event.channelId === channel.id),

@@ -3,7 +3,7 @@ import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../../graphql/results.js';
-import { whileCredentialValid } from '../../graphql/subscriptions.js';
+import { subscribeWhileValid } from '../../graphql/subscriptions.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel } from '../../context/request.js';
 import { MessageDirection, MessageStatus, MessageType } from '../../generated/prisma/enums.js';
@@ -179,8 +179,7 @@ builder.subscriptionField('messageAdded', (t) =>
     subscribe: (_root, args, ctx) => {
       const channel = actingChannel(ctx.auth);
       const conversationId = args.conversationId == null ? null : String(args.conversationId).toLowerCase();
-      return whileCredentialValid(
-        ctx,
+      return subscribeWhileValid(ctx, () =>
         pipe(
           ctx.events!.subscribe('message.created'),
           filter(
