@@ -187,6 +187,27 @@ describe.skipIf(!onPostgres)('Idempotency-Key under concurrency (PostgreSQL)', (
     expect(after.status).toBe(202);
     expect(await s.messages()).toBe(1);
   });
+
+  it('replays an answered key even while a concurrent retry holds its row', async () => {
+    const s = await setup();
+    const first = await s.withKey('answered').post('/messages', send);
+    expect(first.status).toBe(202);
+    // A concurrent retry's claim locks the answered row until its transaction ends.
+    const holder = new pg.Client({ connectionString: inject('databaseUrl') });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT id FROM idempotency_keys WHERE key = 'answered' FOR UPDATE`);
+      const retry = await s.withKey('answered').post('/messages', send);
+      expect(retry.status).toBe(202);
+      expect(retry.headers.get('idempotent-replayed')).toBe('true');
+      expect(retry.body).toEqual(first.body);
+      await holder.query('ROLLBACK');
+    } finally {
+      await holder.end();
+    }
+    expect(await s.messages()).toBe(1);
+  });
 });
 
 describe('idempotencyKey on GraphQL createContact and sendMessage', () => {

@@ -187,7 +187,14 @@ export async function runIdempotent<T>(
     return { response: response ?? options.render(result), replayed: false };
   } catch (error) {
     if (error instanceof Replay) return { response: error.response, replayed: true };
-    const refusal = error instanceof RequestInFlightError || taken ? null : options.refuse(error);
+    if (error instanceof RequestInFlightError) {
+      // The claim also waits on the row lock of a concurrent replay of an answered key (ON
+      // CONFLICT … DO UPDATE locks the row even when it updates nothing): answered, it is a replay.
+      const existing = await stored(prisma, scope, options.field);
+      if (existing) return { response: existing, replayed: true };
+      throw error;
+    }
+    const refusal = taken ? null : options.refuse(error);
     if (refusal && !claiming) {
       // Refused before its transaction (its input, say): an answer stored for the key still comes first.
       const existing = await stored(prisma, scope, options.field);
