@@ -124,6 +124,21 @@ describe('PATCH /contacts/{contact}: success', () => {
     expect((await stored(c.id)).phones.map((p) => [p.number, p.raw])).toEqual([['+31612345679', '0031 6 1234 5679']]);
   });
 
+  it('moves updatedAt forward when a value changes, and leaves it when the request changes nothing', async () => {
+    const { api, contact } = await setup();
+    const c = await contact({ name: 'Ann', email: 'ann@example.com', phone: '+31612345678' });
+    const before = (await api.get(`/contacts/${c.id}`)).body.data.contact.updatedAt as string;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    for (const body of [{ name: 'Ann' }, { email: 'ann@example.com' }, { phone: '+31612345678' }, { name: 'Ann', phone: '+31612345678' }]) {
+      const same = await api.patch(`/contacts/${c.id}`, body);
+      expect(same.status).toBe(200);
+      expect(same.body.data.contact.updatedAt, JSON.stringify(body)).toBe(before);
+    }
+    const changed = await api.patch(`/contacts/${c.id}`, { name: 'Ann Smith' });
+    expect(changed.body.data.contact.updatedAt > before).toBe(true);
+    expect((await api.get(`/contacts/${c.id}`)).body.data.contact.updatedAt).toBe(changed.body.data.contact.updatedAt);
+  });
+
   it('ignores unsupported fields and cannot change status, assignments, channel links or metadata (rule 5)', async () => {
     const { api, contact, stored, workspace } = await setup();
     const c = await contact({ email: 'rule5@example.com' });

@@ -107,12 +107,16 @@ async function withUniqueness<T>(
   exceptId: string | undefined,
   write: () => Promise<T>,
 ): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    if (!violatesUniqueness(error)) throw error;
-    await assertAvailable(prisma, workspaceId, values, exceptId);
-    throw error;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await write();
+    } catch (error) {
+      if (!violatesUniqueness(error)) throw error;
+      await assertAvailable(prisma, workspaceId, values, exceptId);
+      // No holder any more: it was deleted or changed its value after refusing this write, which
+      // may now succeed. Once: a value that keeps changing hands is not chased.
+      if (attempt === 2) throw error;
+    }
   }
 }
 
@@ -140,20 +144,24 @@ type ContactChanges = { name?: string | undefined; email?: string | null | undef
 /**
  * Applies `changes` to a live contact of the workspace in one statement: the row
  * is locked and read as it was, updated, and `contact.updated` queued from the
- * updated row when a value really changed. Null when there is no such contact.
+ * updated row when a value really changed (only then does `updated_at` move). Null when there is no such contact.
  * The unique indexes decide whether the email is free (a unique violation).
  */
 async function writeContact(db: Db, workspaceId: string, id: string, changes: ContactChanges, at: Date) {
+  const value = (field: 'name' | 'email' | 'phone') => (changes[field] !== undefined ? Prisma.sql`${changes[field]}::text` : Prisma.raw(`previous.${field}`));
   const set = [
-    ...(changes.name !== undefined ? [Prisma.sql`name = ${changes.name}`] : []),
-    ...(changes.email !== undefined ? [Prisma.sql`email = ${changes.email}, email_normalized = ${changes.email?.toLowerCase() ?? null}`] : []),
-    ...(changes.phone !== undefined ? [Prisma.sql`phone = ${changes.phone}`] : []),
-    Prisma.sql`updated_at = ${at}::timestamptz`,
+    ...(changes.name !== undefined ? [Prisma.sql`name = ${value('name')}`] : []),
+    ...(changes.email !== undefined ? [Prisma.sql`email = ${value('email')}, email_normalized = ${changes.email?.toLowerCase() ?? null}`] : []),
+    ...(changes.phone !== undefined ? [Prisma.sql`phone = ${value('phone')}`] : []),
+    // Moves only when a value changes, taken by the database under the row lock: the last
+    // write to commit has the latest time, never earlier than the one it replaced.
+    Prisma.sql`updated_at = CASE WHEN (${value('name')}, ${value('email')}, ${value('phone')}) IS DISTINCT FROM (previous.name, previous.email, previous.phone)
+      THEN greatest(clock_timestamp(), previous.updated_at) ELSE previous.updated_at END`,
   ];
   const event = queueEventsSql(workspaceId, [{ type: 'contact.updated', data: contactViewSql('updated') }], at, Prisma.sql`(SELECT * FROM updated WHERE changed) AS updated`);
   const [row] = await db.$queryRaw<(Contact & { queued: number })[]>`
     WITH previous AS (
-      SELECT id, name, email, phone FROM contacts
+      SELECT id, name, email, phone, updated_at FROM contacts
        WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid AND deleted_at IS NULL
          FOR UPDATE),
     updated AS (
