@@ -1,78 +1,31 @@
-import { existsSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createApp } from '../src/app.js';
-import type { Database } from '../src/db/database.js';
-import { seedDemo } from '../src/db/seed.js';
-import { loadEnv } from '../src/env.js';
-import { createLogger } from '../src/logger.js';
-import { onPostgres, openTestDatabase } from './helpers/app.js';
+import { browserSuite, demoInBrowser, type DemoInBrowser } from './helpers/browser.js';
 
-// Debian's chromium, driven by playwright-core: nothing is downloaded for this test.
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-const inCI = Boolean(process.env.CI);
 // Where screenshots go when set, to look at what the browser saw.
 const SCREENSHOTS = process.env.GRAPHIQL_SCREENSHOTS;
 
-// The page is the same whatever the database: one project is enough. Without chromium
-// the suite is skipped on a workstation, but CI must run it (.ci/run installs chromium).
-const title = hasChromium || inCI ? 'GraphiQL in a real browser' : `GraphiQL in a real browser (skipped: ${CHROMIUM} is missing; apt-get install chromium)`;
+const suite = browserSuite('GraphiQL in a real browser');
 
-describe.skipIf(onPostgres || (!hasChromium && !inCI))(title, () => {
-  let db: Database;
-  let server: http.Server;
-  let dispose: () => Promise<void>;
+describe.skipIf(suite.skip)(suite.title, () => {
+  let demo: DemoInBrowser;
   let origin: string;
   let apiKey: string;
-  let browser: Browser;
   let context: BrowserContext;
   let page: Page;
   /** Requests the page tried to send anywhere but the local server. */
   let foreign: string[];
 
   beforeAll(async () => {
-    if (!hasChromium) throw new Error(`${CHROMIUM} is missing: CI must install chromium (apt-get install -y chromium)`);
-    db = await openTestDatabase();
     // The first start of an empty embedded database: the demo workspace on hostname localhost.
-    const demo = await seedDemo(db.prisma);
-    if (!demo || !('apiKey' in demo)) throw new Error('the demo workspace existed already');
-    apiKey = demo.apiKey;
-    const env = loadEnv({ NODE_ENV: 'development', LOG_LEVEL: 'silent' });
-    const yoga = createApp({ db, env, logger: createLogger(env) });
-    dispose = async () => {
-      await yoga.dispose();
-    };
-    server = http.createServer(yoga);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    origin = `http://localhost:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      // localhost is the demo workspace's hostname and a secure context; pin it to the server's address.
-      args: ['--no-sandbox', '--host-resolver-rules=MAP localhost 127.0.0.1'],
-    });
+    demo = await demoInBrowser('development');
+    ({ origin, apiKey } = demo);
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    server?.closeAllConnections();
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-    await dispose?.();
-    await db?.close();
-  });
+  afterAll(() => demo?.close());
 
   beforeEach(async () => {
-    foreign = [];
-    context = await browser.newContext({ viewport: { width: 1400, height: 900 } });
-    await context.route('**/*', (route) => {
-      const url = route.request().url();
-      if (url.startsWith(`${origin}/`)) return route.continue();
-      foreign.push(url);
-      return route.abort('blockedbyclient');
-    });
-    page = await context.newPage();
+    ({ context, page, foreign } = await demo.openPage());
   });
 
   afterEach(async (test) => {
