@@ -86,7 +86,8 @@ export async function countStatements(options: {
           headers: { host: options.ctx.host, authorization: `Bearer ${options.ctx.apiKey}` },
         });
         const statements = take();
-        report.contactSearch = statements.find((s) => /\bLIKE\b/i.test(s.sql)) ?? statements.filter((s) => /contacts/.test(s.sql)).pop() ?? null;
+        // The statement that matches the term (LIKE or ILIKE), never the one reading the found rows by id.
+        report.contactSearch = statements.find((s) => /\bI?LIKE\b/i.test(s.sql)) ?? null;
       }
       closeConnections();
       await server.stop();
