@@ -188,6 +188,20 @@ describe('delivery worker', () => {
     expect(await delivery(id)).toMatchObject({ status: 'succeeded' });
   });
 
+  it('never claims a delivery it is still attempting, even once the lease has run out', async () => {
+    // The receiver answers after the lease has run out: the worker records that answer
+    // rather than sending the message again beside it.
+    const receiver = await startReceiver(() => ({ status: 200, delayMs: 600 }));
+    cleanups.push(receiver.close);
+    const { send } = await channel(receiver.url);
+    const id = await send();
+    worker({ leaseMs: 150 }).start();
+    await until(async () => (await message(id)).status === 'sent');
+    await sleep(300);
+    expect(receiver.received).toHaveLength(1);
+    expect(await delivery(id)).toMatchObject({ status: 'succeeded', attempts: 1, lockedBy: null });
+  });
+
   it.runIf(onPostgres)('lets several workers share one database: each message is delivered exactly once', async () => {
     const receiver = await startReceiver(() => ({ status: 200, delayMs: 5 }));
     cleanups.push(receiver.close);

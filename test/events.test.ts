@@ -283,6 +283,26 @@ describe('event delivery', () => {
     expect(gaps[1]).toBeGreaterThanOrEqual(95);
   });
 
+  it('keeps delivering while one endpoint hangs: a slow receiver holds its own attempt, not the queue', async () => {
+    const slow = await receiver(() => ({ status: 200, delayMs: 1500 }));
+    const fast = await receiver();
+    const hanging = await workspace();
+    await hanging.subscribe(slow.url, ['contact.created']);
+    const other = await workspace();
+    await other.subscribe(fast.url, ['contact.created']);
+    // The test worker's receivers time out after 2 s: the slow one answers within it.
+    worker();
+
+    expect((await hanging.api.post('/contacts', { name: 'Slow', email: 'slow@example.com' })).status).toBe(201);
+    await until(() => slow.received.length === 1);
+    const queuedAt = Date.now();
+    expect((await other.api.post('/contacts', { name: 'Fast', email: 'fast@example.com' })).status).toBe(201);
+    await until(() => fast.received.length === 1);
+    // Delivered while the slow receiver still holds its answer, not after it.
+    expect(Date.now() - queuedAt).toBeLessThan(1000);
+    expect(slow.received).toHaveLength(1);
+  });
+
   it('gives a receiver that was down every event once it is back, exactly once per event', async () => {
     // Take a free port, then leave nothing listening on it.
     const probe = http.createServer();

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { ProviderChoice } from './providers.js';
@@ -55,7 +56,12 @@ export class DeliveryWorker {
   private stopping = false;
   private loopDone: Promise<void> = Promise.resolve();
   private wake: (() => void) | null = null;
-  private readonly inFlight = new Set<Promise<unknown>>();
+  /** Set by nudge(): work was queued, so the loop claims again before it waits. */
+  private nudged = false;
+  /** While the loop waits with every place taken: called when an attempt ends. */
+  private placeFreed: (() => void) | null = null;
+  /** The attempts under way, by delivery id. */
+  private readonly inFlight = new Map<string, Promise<unknown>>();
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.id = options.id ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -68,8 +74,9 @@ export class DeliveryWorker {
     this.loopDone = this.loop();
   }
 
-  /** Polls now instead of at the next interval. */
+  /** Polls now instead of at the next interval (or, while it is claiming, right after). */
   nudge(): void {
+    this.nudged = true;
     this.wake?.();
   }
 
@@ -90,7 +97,7 @@ export class DeliveryWorker {
       timer = setTimeout(resolve, this.options.stopGraceMs ?? STOP_GRACE_MS);
     });
     try {
-      await Promise.race([Promise.allSettled([this.loopDone, ...this.inFlight]), grace]);
+      await Promise.race([Promise.allSettled([this.loopDone, ...this.inFlight.values()]), grace]);
     } finally {
       clearTimeout(timer);
     }
@@ -115,40 +122,72 @@ export class DeliveryWorker {
        WHERE locked_by = ${this.id} AND status = 'pending' AND id = ANY(${ids}::uuid[])`;
   }
 
+  /**
+   * Keeps up to `batchSize` deliveries in flight, claiming more as each one ends: a receiver that
+   * hangs until its timeout holds one place, never the deliveries claimed beside it nor the
+   * next ones. With nothing due, it waits for the poll interval or a nudge.
+   */
   private async loop(): Promise<void> {
+    const capacity = Math.max(1, this.options.batchSize ?? 10);
     while (!this.stopped) {
-      let handled = 0;
-      try {
-        handled = await this.runOnce();
-      } catch (error) {
-        this.options.logger.warn({ err: describeError(error), worker: this.id }, 'delivery poll failed');
+      // Requests and signals get their turn between claims, on the embedded database too
+      // (whose statements never wait on a socket).
+      await nextTurn();
+      if (this.stopped) break;
+      this.nudged = false;
+      const free = capacity - this.inFlight.size;
+      let drained = false;
+      if (free > 0) {
+        try {
+          const attempts = await this.startDue(free);
+          for (const attempt of attempts) {
+            attempt.catch((error: unknown) => this.options.logger.warn({ err: describeError(error), worker: this.id }, 'delivery attempt failed'));
+          }
+          drained = attempts.length < free;
+        } catch (error) {
+          this.options.logger.warn({ err: describeError(error), worker: this.id }, 'delivery poll failed');
+          drained = true;
+        }
       }
-      if (handled === 0 && !this.stopped) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, this.options.pollMs);
-          this.wake = () => {
-            clearTimeout(timer);
-            resolve();
-          };
-        });
-        this.wake = null;
-      }
+      if (this.stopped) break;
+      // Work queued while claiming, or more due and room for it: claim again at once.
+      if (this.nudged || (!drained && this.inFlight.size < capacity)) continue;
+      await new Promise<void>((resolve) => {
+        // Nothing due: poll later, or when nudged. Every place taken: claim again when one frees up.
+        const timer = drained ? setTimeout(resolve, this.options.pollMs) : undefined;
+        this.wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        if (!drained) this.placeFreed = this.wake;
+      });
+      this.wake = null;
+      this.placeFreed = null;
     }
   }
 
-  /** Claims due deliveries and attempts them; returns how many were attempted. */
-  async runOnce(): Promise<number> {
-    const claimed = await this.claim(this.options.batchSize ?? 10);
+  /** Claims up to `limit` due deliveries and starts attempting them: the attempts, tracked. */
+  private async startDue(limit: number): Promise<Promise<void>[]> {
+    const claimed = await this.claim(limit);
     // A claim that returns after stop() began is handed back rather than attempted.
     if (this.stopping && claimed.length) {
       await this.handBack(claimed.map((row) => row.id));
-      return 0;
+      return [];
     }
-    await Promise.all(claimed.map((row) => this.track(this.attempt(row))));
-    return claimed.length;
+    return claimed.map((row) => this.track(row.id, this.attempt(row)));
   }
 
-  /** Takes a lease on up to `limit` due deliveries. */
+  /** Claims due deliveries and attempts them, waiting for every attempt; returns how many were attempted. */
+  async runOnce(): Promise<number> {
+    const attempts = await this.startDue(this.options.batchSize ?? 10);
+    await Promise.all(attempts);
+    return attempts.length;
+  }
+
+  /**
+   * Takes a lease on up to `limit` due deliveries. A delivery this worker is still attempting is
+   * never claimed again by it, even once its lease has run out (another worker may take it).
+   */
   async claim(limit: number): Promise<Claimed[]> {
     return this.options.prisma.$queryRaw<Claimed[]>`
       UPDATE deliveries AS d
@@ -159,15 +198,19 @@ export class DeliveryWorker {
        WHERE d.id IN (
              SELECT id FROM deliveries
               WHERE status = 'pending' AND run_at <= now() AND (locked_until IS NULL OR locked_until < now())
+                AND NOT (id = ANY(${[...this.inFlight.keys()]}::uuid[]))
               ORDER BY run_at
               LIMIT ${limit}
               FOR UPDATE SKIP LOCKED)
       RETURNING d.id, d.message_id, d.endpoint_id, d.attempts, d.max_attempts`;
   }
 
-  private track<T>(promise: Promise<T>): Promise<T> {
-    this.inFlight.add(promise);
-    return promise.finally(() => this.inFlight.delete(promise));
+  private track<T>(id: string, promise: Promise<T>): Promise<T> {
+    this.inFlight.set(id, promise);
+    return promise.finally(() => {
+      this.inFlight.delete(id);
+      this.placeFreed?.();
+    });
   }
 
   private async attempt(row: Claimed): Promise<void> {
@@ -204,14 +247,18 @@ export class DeliveryWorker {
   }
 
   /**
-   * Records an outcome, only while this worker still holds the lease. A message's
-   * final outcome (sent or failed) changes its status, which is itself an event.
+   * Records an outcome, only while this attempt still holds the lease: the row is
+   * still claimed by this worker for this attempt's number, so neither another
+   * worker's nor this worker's own later claim of the same row (after the lease ran
+   * out) is overwritten by a late answer. A message's final outcome (sent or
+   * failed) changes its status, which is itself an event.
    */
   private async finish(row: Claimed, outcome: 'sent' | 'retry' | 'failed', reason?: string): Promise<boolean> {
     const { prisma } = this.options;
     const delay = Math.min(this.options.maxBackoffMs ?? 3_600_000, this.options.backoffMs * 2 ** (row.attempts - 1));
     const retryIn = Math.round(delay * (0.5 + Math.random() / 2));
-    return prisma.$transaction(async (tx) => {
+    let queued = 0;
+    const owned = await prisma.$transaction(async (tx) => {
       const owned = await tx.$executeRaw`
         UPDATE deliveries
            SET status = ${outcome === 'sent' ? 'succeeded' : outcome === 'failed' ? 'failed' : 'pending'}::delivery_status,
@@ -220,7 +267,7 @@ export class DeliveryWorker {
                last_error = ${reason ?? null},
                run_at = CASE WHEN ${outcome === 'retry'} THEN now() + ${retryIn} * interval '1 millisecond' ELSE run_at END,
                updated_at = now()
-         WHERE id = ${row.id}::uuid AND locked_by = ${this.id} AND status = 'pending'`;
+         WHERE id = ${row.id}::uuid AND locked_by = ${this.id} AND attempts = ${row.attempts} AND status = 'pending'`;
       if (owned === 0) return false;
       if (!row.message_id) return true;
       const now = new Date();
@@ -234,8 +281,11 @@ export class DeliveryWorker {
               ? { status: 'failed', failedAt: now, deliveryAttempts: row.attempts, lastError: reason ?? null }
               : { deliveryAttempts: row.attempts, lastError: reason ?? null },
       });
-      if (outcome !== 'retry') await recordEvents(tx, message.workspaceId, [{ type: 'message.status_changed', data: messageView(message) }], now);
+      if (outcome !== 'retry') queued = await recordEvents(tx, message.workspaceId, [{ type: 'message.status_changed', data: messageView(message) }], now);
       return true;
     });
+    // The status change's events are due at once.
+    if (queued > 0) this.nudge();
+    return owned;
   }
 }
