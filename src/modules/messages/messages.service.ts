@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Prisma, type Channel, type Message, type User } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
 import type { RequestContext } from '../../context/types.js';
@@ -6,7 +5,7 @@ import { actingChannel } from '../../context/request.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { ValidationError } from '../../errors/domain.js';
 import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
-import { isUuid } from '../../lib/uuid.js';
+import { isUuid, uuid7 } from '../../lib/uuid.js';
 import { characterCount, parseInput } from '../../lib/validation.js';
 import { renderTemplate } from '../templates/templates.schemas.js';
 import { conversationForSend, type Actor } from '../conversations/conversations.service.js';
@@ -89,35 +88,6 @@ async function resolveContent(tx: Db, channel: Channel, input: SendMessageInput)
 
 /** Attempts for a send that lost a race creating the same contact or conversation. */
 const SEND_ATTEMPTS = 3;
-
-let lastIdMs = -1;
-let idSequence = 0;
-
-/**
- * A time-ordered id (UUID version 7), as the schema's uuid(7) default makes them:
- * 48 bits of milliseconds, then a 30-bit sequence that starts at random each
- * millisecond and counts up within it, then random bits. Ids made by this process
- * keep their order within a millisecond, as messages listed newest first need.
- */
-function uuid7(): string {
-  const bytes = randomBytes(16);
-  const now = Date.now();
-  if (now > lastIdMs) {
-    lastIdMs = now;
-    idSequence = bytes.readUInt32BE(6) >>> 3;
-  } else if (++idSequence > 0x3fffffff) {
-    lastIdMs++;
-    idSequence = 0;
-  }
-  bytes.writeUIntBE(lastIdMs, 0, 6);
-  bytes[6] = 0x70 | ((idSequence >>> 26) & 0x0f);
-  bytes[7] = (idSequence >>> 18) & 0xff;
-  bytes[8] = 0x80 | ((idSequence >>> 12) & 0x3f);
-  bytes[9] = (idSequence >>> 4) & 0xff;
-  bytes[10] = ((idSequence & 0x0f) << 4) | (bytes[10]! & 0x0f);
-  const hex = bytes.toString('hex');
-  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
-}
 
 /** A message about to be stored, with everything its row and view need except its conversation. */
 interface Outgoing {
