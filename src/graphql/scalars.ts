@@ -1,5 +1,6 @@
 import { GraphQLError, Kind } from 'graphql';
 import { builder } from './builder.js';
+import { isoTimestamp } from '../lib/time.js';
 
 function parseDate(value: unknown): Date {
   const date = typeof value === 'string' ? new Date(value) : null;
@@ -9,7 +10,7 @@ function parseDate(value: unknown): Date {
 
 builder.scalarType('DateTime', {
   description: 'An ISO-8601 UTC timestamp.',
-  serialize: (value) => value.toISOString(),
+  serialize: (value) => isoTimestamp(value),
   parseValue: parseDate,
   parseLiteral: (ast) => parseDate(ast.kind === Kind.STRING ? ast.value : null),
 });

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ValidationError } from '../errors/domain.js';
 import { isUuid } from './uuid.js';
 import { documentedAs } from './validation.js';
+import { isoTimestamp } from './time.js';
 
 export const DEFAULT_PAGE_SIZE = 25;
 export const MAX_PAGE_SIZE = 100;
@@ -19,7 +20,7 @@ export interface Cursor {
 }
 
 export function encodeCursor(row: Cursor): string {
-  return Buffer.from(`${row.createdAt.toISOString()}|${row.id}`).toString('base64url');
+  return Buffer.from(`${isoTimestamp(row.createdAt)}|${row.id}`).toString('base64url');
 }
 
 const CURSOR_INVALID = 'The cursor is invalid.';

@@ -12,6 +12,7 @@ import type { PrismaQuery } from '../../db/query.js';
 import type { WriteGuard } from '../idempotency/idempotency.service.js';
 import { isoSql, jsonObjectSql, queueEventsSql, recordEvents } from '../events/events.service.js';
 import { MESSAGES, type ContactView, contactFiltersSchema, createContactSchema, findContactSchema, updateContactSchema, type UpdateContactInput } from './contacts.schemas.js';
+import { isoTimestamp } from '../../lib/time.js';
 
 /** The API view of a contact; the phone field is named `phoneNumber` in responses. */
 export function contactView(contact: Contact): ContactView {
@@ -21,8 +22,8 @@ export function contactView(contact: Contact): ContactView {
     email: contact.email,
     phoneNumber: contact.phone,
     isGroup: contact.isGroup,
-    createdAt: contact.createdAt.toISOString(),
-    updatedAt: contact.updatedAt.toISOString(),
+    createdAt: isoTimestamp(contact.createdAt),
+    updatedAt: isoTimestamp(contact.updatedAt),
   };
 }
 

@@ -10,6 +10,7 @@ import type { PrismaQuery } from '../../db/query.js';
 import { parseInput } from '../../lib/validation.js';
 import { conversationFiltersSchema, type ActorView, type ConversationView } from './conversations.schemas.js';
 import { recordEvents, type DomainEvent } from '../events/events.service.js';
+import { isoTimestamp } from '../../lib/time.js';
 
 /** Who did something: the acting channel, a workspace user, or a named external actor. */
 export type Actor =
@@ -48,12 +49,12 @@ export function conversationView(conversation: ConversationRow): ConversationVie
     status: conversation.status,
     contactId: conversation.contactId,
     channelId: conversation.channelId,
-    lastMessageAt: conversation.lastMessageAt?.toISOString() ?? null,
-    closedAt: conversation.closedAt?.toISOString() ?? null,
-    createdAt: conversation.createdAt.toISOString(),
+    lastMessageAt: conversation.lastMessageAt ? isoTimestamp(conversation.lastMessageAt) : null,
+    closedAt: conversation.closedAt ? isoTimestamp(conversation.closedAt) : null,
+    createdAt: isoTimestamp(conversation.createdAt),
     stateChanges: conversation.stateChanges.map((change) => ({
       type: change.type,
-      at: change.createdAt.toISOString(),
+      at: isoTimestamp(change.createdAt),
       actor: stateChangeActor(change),
     })),
   };

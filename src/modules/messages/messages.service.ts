@@ -15,6 +15,7 @@ import type { WriteGuard } from '../idempotency/idempotency.service.js';
 import { jsonObjectSql, queueEventsSql, type DomainEvent } from '../events/events.service.js';
 import { MESSAGES, MESSAGE_LIMITS, type MessageView, type Recipient, messageFiltersSchema, sendMessageSchema, type SendMessageInput } from './messages.schemas.js';
 import { chooseRecipient, resolveRecipient } from './recipients.js';
+import { isoTimestamp } from '../../lib/time.js';
 
 export const ENCRYPTED_PLACEHOLDER = 'Encrypted message hidden';
 
@@ -58,7 +59,7 @@ export function messageView(message: MessageRow): MessageView {
     sender: messageSender(message),
     silent: message.silent,
     mediaUrls: message.mediaUrls,
-    createdAt: message.createdAt.toISOString(),
+    createdAt: isoTimestamp(message.createdAt),
   };
 }
 
