@@ -121,3 +121,20 @@ describe.runIf(onPostgres)('an outage in the log', () => {
     }
   });
 });
+
+describe.runIf(onPostgres)('while every pooled connection is busy', () => {
+  it('the database is not taken for unreachable', async () => {
+    const db = await openDatabase({ databaseUrl: inject('databaseUrl'), poolSize: 1 });
+    try {
+      // The only pooled connection is held for several probe timeouts; requests would queue for it.
+      const held = db.withSession((session) => session.query('SELECT pg_sleep(2.5)'));
+      const queued = db.prisma.$queryRawUnsafe('SELECT 1');
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(db.health.isDown).toBe(false);
+      expect(await db.health.check()).toBe(true);
+      await Promise.all([held, queued]);
+    } finally {
+      await db.close();
+    }
+  });
+});

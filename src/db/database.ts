@@ -96,18 +96,22 @@ function parseParams(params: string): unknown[] {
   }
 }
 
+/**
+ * A pool of up to `max` connections to `url`. Connecting gives up after 1.5 s so that a request
+ * during an outage can still be answered within 2 s.
+ */
+function connectionPool(url: string, max: number, settings: pg.PoolConfig = {}): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 1500, keepAlive: true, ...settings });
+  // An idle client losing its server must not crash the process; the pool replaces it.
+  pool.on('error', () => {});
+  return pool;
+}
+
 async function openPostgres(url: string, poolSize: number, options: DatabaseOptions): Promise<Database> {
-  // Connecting gives up after 1.5 s so that a request during an outage can still be answered within 2 s.
-  const pool = new pg.Pool({
-    connectionString: url,
-    max: poolSize,
-    connectionTimeoutMillis: 1500,
-    keepAlive: true,
+  const pool = connectionPool(url, poolSize, {
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     ...(options.transactionTimeoutMs ? { idle_in_transaction_session_timeout: options.transactionTimeoutMs } : {}),
   });
-  // An idle client losing its server must not crash the process; the pool replaces it.
-  pool.on('error', () => {});
   if (options.connectTimeoutS !== undefined) {
     try {
       await waitForPostgres(pool, redactUrl(url), options.connectTimeoutS, options.logger);
@@ -117,7 +121,10 @@ async function openPostgres(url: string, poolSize: number, options: DatabaseOpti
     }
   }
   const prisma = prismaClient(new PrismaPg(pool), options.onQuery, options.transactionTimeoutMs);
-  const health = new DatabaseHealth(() => pool.query('SELECT 1'), options.logger).start();
+  // The probe has a connection of its own: with every pooled connection busy it would wait in the
+  // pool's queue, and a queue longer than the probe timeout is load, not an outage.
+  const probePool = connectionPool(url, 1);
+  const health = new DatabaseHealth(() => probePool.query('SELECT 1'), options.logger).start();
   return {
     kind: 'postgres',
     description: `PostgreSQL ${redactUrl(url)}`,
@@ -141,7 +148,7 @@ async function openPostgres(url: string, poolSize: number, options: DatabaseOpti
     async close() {
       health.stop();
       await prisma.$disconnect();
-      await pool.end();
+      await Promise.all([pool.end(), probePool.end()]);
     },
   };
 }
