@@ -19,6 +19,7 @@ import { docsRoute } from './modules/docs/docs.routes.js';
 import { createRateLimiter, recordedRateLimitHeaders } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
+import { compiledQueriesPlugin } from './graphql/jit.js';
 import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The caller of each GraphQL request, resolved before its document is parsed. */
@@ -211,6 +212,7 @@ export function createApp(appDeps: AppDeps) {
       restPlugin(deps, metrics),
       ...(deps.env.CORS_ORIGINS?.length ? [varyOnOrigin()] : []),
       documentLimitsPlugin({ hideSuggestions: !introspectionEnabled(deps.env) }),
+      compiledQueriesPlugin(),
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),
       rateLimitHeadersPlugin(),
       ...(ownsEvents ? [disposePlugin(() => deps.events!.dispose())] : []),

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXAMPLE_OPERATION } from '../src/graphql/graphiql.js';
 import { createTestApp, openTestDatabase, type TestApp } from './helpers/app.js';
 import { bearer, workspaceWithChannel } from './helpers/factories.js';
+import { postOperation } from './helpers/graphql.js';
 
 let app: TestApp;
 let ws: Awaited<ReturnType<typeof workspaceWithChannel>>;
@@ -16,12 +17,8 @@ afterAll(() => app.close());
 async function run(query: string, variables?: Record<string, unknown>, on: TestApp = app) {
   // A document of several operations runs its `Main`.
   const operationName = /query Main\b/.test(query) ? 'Main' : undefined;
-  const response = await on.fetch(ws.host, '/graphql', {
-    method: 'POST',
-    headers: { ...bearer(ws.apiKey), 'content-type': 'application/json', accept: 'application/graphql-response+json' },
-    body: JSON.stringify({ query, variables, operationName }),
-  });
-  return { status: response.status, body: (await response.json()) as { data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] } };
+  const { status, ...body } = await postOperation<unknown>(on, ws.host, bearer(ws.apiKey), { query, variables, operationName });
+  return { status, body };
 }
 
 const refused = (result: Awaited<ReturnType<typeof run>>) => result.body.errors?.some((e) => e.extensions?.code === 'QUERY_TOO_COMPLEX') ?? false;

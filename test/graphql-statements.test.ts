@@ -46,6 +46,16 @@ const Contacts = document<
   }
 }`);
 
+const Conversations = document<
+  { conversations: { edges: { node: { id: string; messages: { edges: { node: { id: string; body: string | null; contact: { id: string; name: string } } }[] } } }[] } },
+  { first?: number }
+>(`query StatementsConversations($first: Int) {
+  conversations(first: $first) {
+    edges { node { id status lastMessageAt messages(first: 5) { edges { node { id body createdAt contact { id name } } } } } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`);
+
 let app: TestApp;
 let statements: string[] = [];
 beforeAll(async () => {
@@ -114,5 +124,25 @@ describe('a GraphQL operation issues no more statements than its REST twin', () 
       expect(result.data?.contacts.edges.map((edge) => edge.node.id)).toEqual(restIds);
     });
     expect(graphql.length).toBeLessThanOrEqual(rest.length);
+  });
+
+  it('conversations → messages → contact loads each level once, however many rows', async () => {
+    const s = await setup();
+    const contacts = [];
+    for (let i = 0; i < 3; i++) contacts.push(await s.contact({ email: `nested${i}@example.com` }));
+    for (const contact of contacts) for (let j = 0; j < 3; j++) expect((await s.send({ to: contact.id, message: `hello ${j}` })).status).toBe(202);
+    const graphql = await counted(async () => {
+      const result = await s.gql(Conversations, { first: 10 });
+      expect(result.errors).toBeUndefined();
+      const conversations = result.data!.conversations.edges;
+      expect(conversations).toHaveLength(3);
+      for (const { node } of conversations) {
+        expect(node.messages.edges.map((edge) => edge.node.body)).toEqual(['hello 2', 'hello 1', 'hello 0']);
+        expect(new Set(node.messages.edges.map((edge) => edge.node.contact.id)).size).toBe(1);
+      }
+    });
+    // Authentication, the conversations, their messages, those messages' contacts: a relation
+    // loaded with its parent is never fetched again by the field beneath it.
+    expect(graphql).toHaveLength(4);
   });
 });

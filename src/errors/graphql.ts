@@ -40,13 +40,24 @@ export function isGraphQLError(error: unknown): error is GraphQLError {
 }
 
 /**
+ * The GraphQL error that says where a failure happened. A compiled query (src/graphql/jit.ts)
+ * reports a resolver's failure by wrapping the error the resolver threw, located at its field,
+ * in one that carries no document nodes.
+ */
+function locatedOf(error: unknown): GraphQLError | undefined {
+  if (!isGraphQLError(error)) return undefined;
+  const inner = error.originalError;
+  return !error.nodes && isGraphQLError(inner) && inner.nodes ? inner : error;
+}
+
+/**
  * The one place where failures become GraphQL errors: domain errors keep their
  * message and get a code; anything unexpected is masked (yoga reports it to the
  * logger of src/errors/log.ts, which logs it once).
  */
 export function maskGraphQLError() {
   return (error: unknown, message: string): Error => {
-    const located = isGraphQLError(error) ? error : undefined;
+    const located = locatedOf(error);
     const original = located ? located.originalError : error;
     const known = knownGraphQLError(original, located);
     if (known) return known;

@@ -1,4 +1,5 @@
 import { builder } from './builder.js';
+import { internResponsePaths } from './jit.js';
 import './scalars.js';
 import '../modules/workspaces/workspaces.graphql.js';
 import '../modules/channels/channels.graphql.js';
@@ -12,4 +13,4 @@ builder.queryType({});
 builder.mutationType({});
 builder.subscriptionType({});
 
-export const schema = builder.toSchema({ sortSchema: true });
+export const schema = internResponsePaths(builder.toSchema({ sortSchema: true }));
