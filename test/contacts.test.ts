@@ -194,6 +194,10 @@ describe('GET /contacts', () => {
     expect(await names('SEARCH.example')).toEqual(['Zoë Search']);
     expect(await names('612300')).toEqual(['Zoë Search']);
     expect(await names('5555 1234')).toEqual(['Legacy Phone']);
+    expect(await names('+31 (6) 1230-0')).toEqual(['Zoë Search']);
+    // Digits inside a word are not a phone number: no name or email holds these terms.
+    expect(await names('room-612300')).toEqual([]);
+    expect(await names('zoe5555')).toEqual([]);
     expect(await names('contact 1')).toEqual(['Contact 1']);
     expect(await names('nobody')).toEqual([]);
   });

@@ -303,8 +303,20 @@ export async function findContact(
 }
 
 /**
+ * The digits a search term names a phone by: a term of digits, spaces and the signs phone
+ * numbers are written with (`+31 6 1230 0`, `(415) 555-01`), three digits or more. Other
+ * terms hold no phone: `room 101` or `user12345@` are looked for in names and emails only.
+ */
+function phoneDigits(term: string): string | null {
+  if (!/^[+\d\s().\/-]+$/.test(term)) return null;
+  const digits = term.replace(/\D/g, '');
+  return digits.length >= 3 ? digits : null;
+}
+
+/**
  * The ids of the page of live contacts whose name or email holds `term` (any case)
- * or one of whose phones holds its digits (three or more), newest first.
+ * or, when the term is written as a phone number (see `phoneDigits`), one of whose
+ * phones holds its digits, newest first.
  *
  * Each way of matching is its own newest-first query, so that the planner may
  * serve each from its trigram index (a rare term: only matching rows are read)
@@ -316,13 +328,13 @@ export async function findContact(
 async function searchContactIds(prisma: Db, workspaceId: string, term: string, params: { limit: number; cursor?: Cursor | undefined }) {
   // A literal substring: LIKE wildcards in the term match only themselves.
   const pattern = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  const digits = term.replace(/\D/g, '');
+  const digits = phoneDigits(term);
   const take = params.limit + 1;
   const liveRow = Prisma.sql`c.workspace_id = ${workspaceId}::uuid AND c.deleted_at IS NULL`;
   // One row comparison, so that the walk starts at the cursor in the page index.
   const after = params.cursor ? Prisma.sql`AND (c.created_at, c.id) < (${params.cursor.createdAt}, ${params.cursor.id}::uuid)` : Prisma.empty;
   const byPhone =
-    digits.length >= 3
+    digits
       ? Prisma.sql`UNION
         (SELECT c.id, c.created_at FROM contacts c
           WHERE ${liveRow} ${after}
