@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { openDatabase } from '../src/db/database.js';
-import { PROBE_INTERVAL_MS } from '../src/db/health.js';
+import { PROBE_APPLICATION_NAME, openDatabase } from '../src/db/database.js';
+import { PROBE_INTERVAL_MS, PROBE_TIMEOUT_MS } from '../src/db/health.js';
 import { loadEnv } from '../src/env.js';
 import { createLogger } from '../src/logger.js';
 import { onPostgres, type TestApp } from './helpers/app.js';
@@ -134,6 +134,56 @@ describe.runIf(onPostgres)('while every pooled connection is busy', () => {
       expect(await db.health.check()).toBe(true);
       await Promise.all([held, queued]);
     } finally {
+      await db.close();
+    }
+  });
+});
+
+// A backend stopped by a signal stands for one starved of CPU: it holds its connection and answers nothing.
+describe.runIf(onPostgres)('while the probe waits on a stalled backend', () => {
+  it('the database is not taken for unreachable as long as it answers statements, and the probe reconnects', async () => {
+    const db = await openDatabase({ databaseUrl: inject('databaseUrl'), poolSize: 2 });
+    const probeBackends = async () =>
+      (await db.prisma.$queryRaw<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE application_name = ${PROBE_APPLICATION_NAME} AND datname = current_database()`).map((row) => row.pid);
+    let stalled: number | undefined;
+    try {
+      let deadline = Date.now() + 5000;
+      while (!(await probeBackends()).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      [stalled] = await probeBackends();
+      expect(stalled).toBeDefined();
+      process.kill(stalled!, 'SIGSTOP');
+
+      // Statements keep being answered for three probe timeouts: the slow probe is load, not an outage.
+      let wentDown = false;
+      deadline = Date.now() + 3 * PROBE_TIMEOUT_MS;
+      while (Date.now() < deadline) {
+        await db.prisma.$queryRawUnsafe('SELECT 1');
+        wentDown ||= db.health.isDown;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      expect(wentDown).toBe(false);
+      // The probe gave its stalled connection up and answers on a new one.
+      expect(await db.health.check()).toBe(true);
+      // (The stalled backend itself stays listed until it runs again and sees its client gone.)
+      expect((await probeBackends()).filter((pid) => pid !== stalled)).toHaveLength(1);
+    } finally {
+      if (stalled) process.kill(stalled, 'SIGCONT');
+      await db.close();
+    }
+  });
+
+  it('a probe unanswered while nothing else is answered still counts as failed', async () => {
+    const db = await openDatabase({ databaseUrl: inject('databaseUrl'), poolSize: 2 });
+    let stalled: number | undefined;
+    try {
+      expect(await db.health.check()).toBe(true);
+      [stalled] = (await db.prisma.$queryRaw<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE application_name = ${PROBE_APPLICATION_NAME} AND datname = current_database()`).map((row) => row.pid);
+      process.kill(stalled!, 'SIGSTOP');
+      const started = Date.now();
+      expect(await db.health.check()).toBe(false);
+      expect(Date.now() - started).toBeLessThan(PROBE_TIMEOUT_MS + 500);
+    } finally {
+      if (stalled) process.kill(stalled, 'SIGCONT');
       await db.close();
     }
   });

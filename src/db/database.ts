@@ -107,6 +107,35 @@ function connectionPool(url: string, max: number, settings: pg.PoolConfig = {}):
   return pool;
 }
 
+/** How the health probe's connection is named in `pg_stat_activity`. */
+export const PROBE_APPLICATION_NAME = 'connect-gateway health probe';
+
+/**
+ * `SELECT 1` on the probe's connection. A probe given up on (`signal`) closes its connection:
+ * one lost in a silent network would otherwise hold every later probe behind it.
+ */
+async function probeOnce(pool: pg.Pool, signal: AbortSignal): Promise<void> {
+  const client = await pool.connect();
+  let released = false;
+  const release = (error?: Error) => {
+    if (released) return;
+    released = true;
+    client.release(error);
+  };
+  const giveUp = () => release(new Error('The probe timed out.'));
+  signal.addEventListener('abort', giveUp, { once: true });
+  try {
+    if (signal.aborted) throw new Error('The probe timed out.');
+    await client.query('SELECT 1');
+    release();
+  } catch (error) {
+    release(error instanceof Error ? error : new Error(String(error)));
+    throw error;
+  } finally {
+    signal.removeEventListener('abort', giveUp);
+  }
+}
+
 async function openPostgres(url: string, poolSize: number, options: DatabaseOptions): Promise<Database> {
   const pool = connectionPool(url, poolSize, {
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
@@ -123,8 +152,15 @@ async function openPostgres(url: string, poolSize: number, options: DatabaseOpti
   const prisma = prismaClient(new PrismaPg(pool), options.onQuery, options.transactionTimeoutMs);
   // The probe has a connection of its own: with every pooled connection busy it would wait in the
   // pool's queue, and a queue longer than the probe timeout is load, not an outage.
-  const probePool = connectionPool(url, 1);
-  const health = new DatabaseHealth(() => probePool.query('SELECT 1'), options.logger).start();
+  const probePool = connectionPool(url, 1, { application_name: PROBE_APPLICATION_NAME });
+  const health = new DatabaseHealth((signal) => probeOnce(probePool, signal), options.logger).start();
+  // Every statement the pool sees answered tells the probe that the database is there.
+  const acquiredAt = new WeakMap<pg.PoolClient, number>();
+  pool.on('acquire', (client) => acquiredAt.set(client, performance.now()));
+  pool.on('release', (error, client) => {
+    const sentAt = acquiredAt.get(client);
+    if (!error && sentAt !== undefined) health.answered(sentAt);
+  });
   return {
     kind: 'postgres',
     description: `PostgreSQL ${redactUrl(url)}`,

@@ -7,12 +7,16 @@ export const PROBE_TIMEOUT_MS = 1000;
 
 /**
  * Whether the database answers. A probe runs every PROBE_INTERVAL_MS; one that
- * fails or takes longer than PROBE_TIMEOUT_MS marks the database down, the next
- * one that succeeds marks it up again. Requests consult it so that an outage is
- * answered with 503 within 2 seconds instead of hanging, and service resumes by
- * itself when the database returns. A request that meets a connection failure
- * probes at once instead of waiting for the next tick, so that requests needing
- * no statement (a cached credential, the viewer) answer 503 too from then on.
+ * fails marks the database down, the next one that succeeds marks it up again.
+ * Requests consult it so that an outage is answered with 503 within 2 seconds
+ * instead of hanging, and service resumes by itself when the database returns.
+ * A request that meets a connection failure probes at once instead of waiting
+ * for the next tick, so that requests needing no statement (a cached credential,
+ * the viewer) answer 503 too from then on.
+ *
+ * A probe unanswered after PROBE_TIMEOUT_MS fails, unless the database answered
+ * a statement sent after the probe (see `answered`): then the machine is loaded,
+ * not the database gone, and a slow probe is no reason to refuse every request.
  */
 export class DatabaseHealth {
   private down = false;
@@ -20,9 +24,15 @@ export class DatabaseHealth {
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
   private probing = false;
+  /** When the latest statement the database is known to have answered was sent (performance.now()). */
+  private answeredSentAt = -Infinity;
 
+  /**
+   * `probe` runs one check; on a timeout `signal` is aborted, so that the probe can
+   * give up its connection rather than leave the next probe waiting behind it.
+   */
   constructor(
-    private readonly probe: () => Promise<unknown>,
+    private readonly probe: (signal: AbortSignal) => Promise<unknown>,
     private readonly logger?: Logger,
   ) {}
 
@@ -61,14 +71,26 @@ export class DatabaseHealth {
       });
   }
 
+  /** Tells that a statement sent at `sentAt` (performance.now()) was answered. */
+  answered(sentAt: number): void {
+    if (sentAt > this.answeredSentAt) this.answeredSentAt = sentAt;
+  }
+
   /** Probes once now, with the timeout; true when the database answered. */
   async check(): Promise<boolean> {
+    const sentAt = performance.now();
+    const abort = new AbortController();
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>((resolve) => {
-      timer = setTimeout(() => resolve(false), PROBE_TIMEOUT_MS);
+    const timeout = new Promise<'slow'>((resolve) => {
+      // After a stalled event loop the timer and the answer are due together, and timers run
+      // before I/O: the check phase comes after it, so an answer already received still counts.
+      timer = setTimeout(() => setImmediate(() => resolve('slow')), PROBE_TIMEOUT_MS);
     });
     try {
-      return await Promise.race([this.probe().then(() => true, () => false), timeout]);
+      const outcome = await Promise.race([this.probe(abort.signal).then(() => true, () => false), timeout]);
+      if (outcome !== 'slow') return outcome;
+      abort.abort();
+      return this.answeredSentAt >= sentAt;
     } finally {
       clearTimeout(timer);
     }
