@@ -150,6 +150,8 @@ describe.skipIf(onPostgres)('Dockerfile', () => {
     expect(runtime).toMatch(/^CMD \["node", "dist\/main\.js"\]$/m);
     expect(runtime).toMatch(/^USER node$/m);
     expect(runtime).toMatch(/HOST=0\.0\.0\.0/);
+    // glibc's per-thread malloc arenas otherwise hold tens of MB V8's helper threads freed (docs/deployment.md).
+    expect(runtime).toMatch(/MALLOC_ARENA_MAX=2/);
     expect(runtime).toMatch(/^VOLUME \["\/app\/\.data"\]$/m);
     expect(runtime).toMatch(/^HEALTHCHECK .*\/readyz/m);
     // package.json carries "type": "module" for dist/*.js; the migrations are read from ../../prisma/migrations.
