@@ -188,3 +188,31 @@ describe.runIf(onPostgres)('while the probe waits on a stalled backend', () => {
     }
   });
 });
+
+describe.runIf(onPostgres)('a connection lost while the probe waits on it', () => {
+  it('is an outage like any other, not a crash', async () => {
+    const direct = new URL(inject('databaseUrl'));
+    const proxy = await new TcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) }).start();
+    const viaProxy = new URL(direct);
+    viaProxy.port = String(proxy.port);
+    const db = await openDatabase({ databaseUrl: viaProxy.toString(), poolSize: 2, connectTimeoutS: 5 });
+    try {
+      expect(await db.health.check()).toBe(true);
+      // A probe started within PROBE_INTERVAL_MS of the silence waits PROBE_TIMEOUT_MS for its answer:
+      // 700 ms in, one is waiting on its connection when every connection is dropped.
+      proxy.silence();
+      await new Promise((r) => setTimeout(r, 700));
+      await proxy.refuse();
+      const deadline = Date.now() + 3000;
+      while (!db.health.isDown && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(db.health.isDown).toBe(true);
+      await proxy.restore();
+      const back = Date.now() + 5000;
+      while (db.health.isDown && Date.now() < back) await new Promise((r) => setTimeout(r, 50));
+      expect(db.health.isDown).toBe(false);
+    } finally {
+      await db.close();
+      await proxy.stop();
+    }
+  });
+});

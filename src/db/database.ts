@@ -122,17 +122,24 @@ async function probeOnce(pool: pg.Pool, signal: AbortSignal): Promise<void> {
     released = true;
     client.release(error);
   };
+  // A checked-out client reports a lost connection as an 'error' event: unheard, it would end the process.
+  const lost = (error: Error) => release(error);
+  client.on('error', lost);
   const giveUp = () => release(new Error('The probe timed out.'));
   signal.addEventListener('abort', giveUp, { once: true });
+  let healthy = false;
   try {
     if (signal.aborted) throw new Error('The probe timed out.');
     await client.query('SELECT 1');
+    healthy = !released;
     release();
   } catch (error) {
     release(error instanceof Error ? error : new Error(String(error)));
     throw error;
   } finally {
     signal.removeEventListener('abort', giveUp);
+    // Back in the pool, the pool hears its errors; a discarded client keeps this listener for any late one.
+    if (healthy) client.off('error', lost);
   }
 }
 
