@@ -21,7 +21,8 @@ type ResponsePath = GraphQLResolveInfo['path'];
 
 /** A response position's one path object in a request, with the positions beneath it. */
 class InternedPath {
-  readonly children = new Map<string | number, InternedPath>();
+  /** Created when a position beneath is first interned: a node whose fields are all leaves needs none. */
+  children: Map<string | number, InternedPath> | undefined;
   constructor(
     readonly prev: InternedPath | undefined,
     readonly key: string | number,
@@ -43,7 +44,7 @@ class ResponsePaths {
   intern(path: ResponsePath): InternedPath {
     if (path instanceof InternedPath) return path;
     const prev = path.prev && this.intern(path.prev);
-    const siblings = prev ? prev.children : this.roots;
+    const siblings = prev ? (prev.children ??= new Map()) : this.roots;
     let interned = siblings.get(path.key);
     if (!interned) {
       interned = new InternedPath(prev, path.key, path.typename);
