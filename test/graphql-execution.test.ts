@@ -48,6 +48,23 @@ describe('compiled queries answer as the interpreter does', () => {
     }
   });
 
+  it('costs each request with its own variables: the same query is within the limit, then over it, then within again', async () => {
+    const s = await messagingSetup(app);
+    const query = `query Pages($n: Int) {
+      conversations(first: $n) { edges { node { id messages(first: $n) { edges { node { id contact { id } } } } } } }
+    }`;
+    for (const n of [2, 100, 2, 100]) {
+      const result = await post(s, { query, variables: { n } });
+      if (n === 2) {
+        expect(result.errors).toBeUndefined();
+        expect(result.data.conversations.edges).toEqual(expect.any(Array));
+      } else {
+        expect(result.data ?? null).toBeNull();
+        expect(result.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: 'QUERY_TOO_COMPLEX' }) })]);
+      }
+    }
+  });
+
   it('reports a refused argument at its place in the document', async () => {
     const s = await messagingSetup(app);
     const result = await post(s, { query: '{\n  viewer { workspace { id } }\n  contacts(first: 1, search: "a\\u0000b") { edges { node { id } } }\n}' });
