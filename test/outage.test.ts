@@ -8,7 +8,7 @@ import { createLogger } from '../src/logger.js';
 import { onPostgres, type TestApp } from './helpers/app.js';
 import { bearer, workspaceWithChannel } from './helpers/factories.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
-import { appThroughProxy } from './helpers/proxied-app.js';
+import { appThroughProxy, databaseThroughProxy } from './helpers/proxied-app.js';
 
 // The embedded database lives in the process and cannot become unreachable.
 describe.runIf(onPostgres)('while PostgreSQL is unreachable', () => {
@@ -84,10 +84,7 @@ describe.runIf(onPostgres)('while PostgreSQL is unreachable', () => {
 
 describe.runIf(onPostgres)('an outage in the log', () => {
   it('is logged once when the database goes away and once when it returns', async () => {
-    const direct = new URL(inject('databaseUrl'));
-    const proxy = await new TcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) }).start();
-    const viaProxy = new URL(direct);
-    viaProxy.port = String(proxy.port);
+    const { proxy, url: viaProxy } = await databaseThroughProxy();
     const lines: { level: number; msg: string }[] = [];
     const sink = new Writable({
       write(chunk, _encoding, done) {
@@ -97,7 +94,7 @@ describe.runIf(onPostgres)('an outage in the log', () => {
     });
     // The logger the server builds, as openDatabase receives it in src/main.ts.
     const logger = createLogger(loadEnv({ NODE_ENV: 'test' }), sink);
-    const db = await openDatabase({ databaseUrl: viaProxy.toString(), poolSize: 2, logger, connectTimeoutS: 5 });
+    const db = await openDatabase({ databaseUrl: viaProxy, poolSize: 2, logger, connectTimeoutS: 5 });
     const messages = () => lines.map((l) => l.msg);
     const until = async (predicate: () => boolean) => {
       const deadline = Date.now() + 10_000;
@@ -191,11 +188,8 @@ describe.runIf(onPostgres)('while the probe waits on a stalled backend', () => {
 
 describe.runIf(onPostgres)('a connection lost while the probe waits on it', () => {
   it('is an outage like any other, not a crash', async () => {
-    const direct = new URL(inject('databaseUrl'));
-    const proxy = await new TcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) }).start();
-    const viaProxy = new URL(direct);
-    viaProxy.port = String(proxy.port);
-    const db = await openDatabase({ databaseUrl: viaProxy.toString(), poolSize: 2, connectTimeoutS: 5 });
+    const { proxy, url: viaProxy } = await databaseThroughProxy();
+    const db = await openDatabase({ databaseUrl: viaProxy, poolSize: 2, connectTimeoutS: 5 });
     try {
       expect(await db.health.check()).toBe(true);
       // A probe started within PROBE_INTERVAL_MS of the silence waits PROBE_TIMEOUT_MS for its answer:
