@@ -12,12 +12,15 @@ export function toE164(input: string): string | null {
   return parsed?.isValid() && parsed.number === input ? parsed.number : null;
 }
 
+/** What a phone number is written with besides its digits and `+`: spaces and `( ) . - /`. */
+const PUNCTUATION = /[\s().\-/]/g;
+
 /**
  * Lenient derivation for stored or imported variants such as `0031 6 1234 5678`:
  * punctuation is dropped and an international `00` prefix read as `+`.
  */
 export function deriveE164(raw: string): string | null {
-  const compact = raw.replace(/[\s().\-/]/g, '');
+  const compact = raw.replace(PUNCTUATION, '');
   const international = compact.startsWith('00') ? `+${compact.slice(2)}` : compact;
   if (!/^\+\d+$/.test(international)) return null;
   const parsed = parsePhoneNumberFromString(international);
@@ -33,4 +36,16 @@ export function phoneKey(raw: string): string {
   if (e164) return e164;
   const trimmed = raw.trim();
   return (trimmed.startsWith('+') ? '+' : '') + trimmed.replace(/\D/g, '');
+}
+
+/**
+ * The digits a search term names a phone by: a term written as a phone number (digits, `+`
+ * and punctuation only, as `+31 6 1230 0` or `(415) 555-01`) with three digits or more. Other
+ * terms hold no phone: `room 101` or `user12345@` name a name or an email.
+ */
+export function phoneSearchDigits(term: string): string | null {
+  const compact = term.replace(PUNCTUATION, '');
+  if (!/^[+\d]+$/.test(compact)) return null;
+  const digits = compact.replace(/\D/g, '');
+  return digits.length >= 3 ? digits : null;
 }

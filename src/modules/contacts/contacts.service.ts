@@ -4,7 +4,7 @@ import type { RequestContext } from '../../context/types.js';
 import { actingChannel } from '../../context/request.js';
 import { InputError, NotFoundError, ValidationError } from '../../errors/domain.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { deriveE164, phoneKey, toE164 } from '../../lib/phone.js';
+import { deriveE164, phoneKey, phoneSearchDigits, toE164 } from '../../lib/phone.js';
 import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 import { isUuid } from '../../lib/uuid.js';
 import { parseInput } from '../../lib/validation.js';
@@ -303,19 +303,8 @@ export async function findContact(
 }
 
 /**
- * The digits a search term names a phone by: a term of digits, spaces and the signs phone
- * numbers are written with (`+31 6 1230 0`, `(415) 555-01`), three digits or more. Other
- * terms hold no phone: `room 101` or `user12345@` are looked for in names and emails only.
- */
-function phoneDigits(term: string): string | null {
-  if (!/^[+\d\s().\/-]+$/.test(term)) return null;
-  const digits = term.replace(/\D/g, '');
-  return digits.length >= 3 ? digits : null;
-}
-
-/**
  * The ids of the page of live contacts whose name or email holds `term` (any case)
- * or, when the term is written as a phone number (see `phoneDigits`), one of whose
+ * or, when the term is written as a phone number (see `phoneSearchDigits`), one of whose
  * phones holds its digits, newest first.
  *
  * Each way of matching is its own newest-first query, so that the planner may
@@ -328,7 +317,7 @@ function phoneDigits(term: string): string | null {
 async function searchContactIds(prisma: Db, workspaceId: string, term: string, params: { limit: number; cursor?: Cursor | undefined }) {
   // A literal substring: LIKE wildcards in the term match only themselves.
   const pattern = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  const digits = phoneDigits(term);
+  const digits = phoneSearchDigits(term);
   const take = params.limit + 1;
   const liveRow = Prisma.sql`c.workspace_id = ${workspaceId}::uuid AND c.deleted_at IS NULL`;
   // One row comparison, so that the walk starts at the cursor in the page index.
