@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { PROBE_APPLICATION_NAME, openDatabase } from '../src/db/database.js';
+import { PROBE_APPLICATION_NAME, openDatabase, type Database } from '../src/db/database.js';
 import { PROBE_INTERVAL_MS, PROBE_TIMEOUT_MS } from '../src/db/health.js';
 import { loadEnv } from '../src/env.js';
 import { createLogger } from '../src/logger.js';
@@ -138,15 +138,17 @@ describe.runIf(onPostgres)('while every pooled connection is busy', () => {
 
 // A backend stopped by a signal stands for one starved of CPU: it holds its connection and answers nothing.
 describe.runIf(onPostgres)('while the probe waits on a stalled backend', () => {
+  /** The server processes of the probe's connections to the test database. */
+  const probeBackends = async (db: Database) =>
+    (await db.prisma.$queryRaw<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE application_name = ${PROBE_APPLICATION_NAME} AND datname = current_database()`).map((row) => row.pid);
+
   it('the database is not taken for unreachable as long as it answers statements, and the probe reconnects', async () => {
     const db = await openDatabase({ databaseUrl: inject('databaseUrl'), poolSize: 2 });
-    const probeBackends = async () =>
-      (await db.prisma.$queryRaw<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE application_name = ${PROBE_APPLICATION_NAME} AND datname = current_database()`).map((row) => row.pid);
     let stalled: number | undefined;
     try {
       let deadline = Date.now() + 5000;
-      while (!(await probeBackends()).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      [stalled] = await probeBackends();
+      while (!(await probeBackends(db)).length && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      [stalled] = await probeBackends(db);
       expect(stalled).toBeDefined();
       process.kill(stalled!, 'SIGSTOP');
 
@@ -162,7 +164,7 @@ describe.runIf(onPostgres)('while the probe waits on a stalled backend', () => {
       // The probe gave its stalled connection up and answers on a new one.
       expect(await db.health.check()).toBe(true);
       // (The stalled backend itself stays listed until it runs again and sees its client gone.)
-      expect((await probeBackends()).filter((pid) => pid !== stalled)).toHaveLength(1);
+      expect((await probeBackends(db)).filter((pid) => pid !== stalled)).toHaveLength(1);
     } finally {
       if (stalled) process.kill(stalled, 'SIGCONT');
       await db.close();
@@ -174,7 +176,7 @@ describe.runIf(onPostgres)('while the probe waits on a stalled backend', () => {
     let stalled: number | undefined;
     try {
       expect(await db.health.check()).toBe(true);
-      [stalled] = (await db.prisma.$queryRaw<{ pid: number }[]>`SELECT pid FROM pg_stat_activity WHERE application_name = ${PROBE_APPLICATION_NAME} AND datname = current_database()`).map((row) => row.pid);
+      [stalled] = await probeBackends(db);
       process.kill(stalled!, 'SIGSTOP');
       const started = Date.now();
       expect(await db.health.check()).toBe(false);
