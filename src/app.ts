@@ -46,7 +46,10 @@ function readRequest(request: Request, bytes: Buffer): Request {
     method: request.method,
     url: request.url,
     headers: request.headers,
-    signal: request.signal,
+    // Read only if a parser asks: the request creates its signal on first use.
+    get signal() {
+      return request.signal;
+    },
     body: null,
     bodyUsed: true,
     text: async () => utf8(bytes),
