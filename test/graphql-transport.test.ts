@@ -232,6 +232,18 @@ describe('request limits', () => {
     expect(response.status).toBe(413);
   });
 
+  it('reads a body whose Content-Length is declared, and counts what arrives against the limit too', async () => {
+    const s = await messagingSetup(app);
+    const headers = { ...bearer(s.apiKey), 'content-type': 'application/json' };
+    const small = JSON.stringify({ query: '{ viewer { workspace { name } } }' });
+    const read = await app.fetch(s.host, '/graphql', { method: 'POST', headers: { ...headers, 'content-length': String(Buffer.byteLength(small)) }, body: small });
+    expect(await read.json()).toEqual({ data: { viewer: { workspace: { name: 'Test workspace' } } } });
+    // Only a request made in process can bring more than it declares; it is refused all the same.
+    const large = JSON.stringify({ query: '{ viewer { workspace { id } } }', variables: { pad: 'x'.repeat(1024 * 1024) } });
+    const refused = await app.fetch(s.host, '/graphql', { method: 'POST', headers: { ...headers, 'content-length': '100' }, body: large });
+    expect(refused.status).toBe(413);
+  });
+
   it('still serves ordinary GraphQL POSTs after reading their body', async () => {
     const s = await messagingSetup(app);
     const result = await executeOperation(app, s.host, bearer(s.apiKey), graphql(`query Ping { viewer { workspace { name } } }`));

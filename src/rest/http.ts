@@ -20,13 +20,22 @@ export function json(status: number, body: unknown, headers: Record<string, stri
 }
 
 /**
- * Reads a body of at most `limit` bytes, counting what actually arrives (a
- * chunked body has no Content-Length to trust). Over the limit: HttpError 413.
+ * Reads a body of at most `limit` bytes, counting what actually arrives when there is no
+ * Content-Length (a chunked body). Over the limit: HttpError 413.
  */
 export async function readBody(request: Request, limit: number): Promise<Buffer | null> {
-  const declared = Number(request.headers.get('content-length'));
+  const length = request.headers.get('content-length');
+  const declared = length === null ? NaN : Number(length);
   if (declared > limit) throw new HttpError(413, 'Request body too large.');
   if (!request.body) return null;
+  if (declared >= 0) {
+    // A declared length within the limit: the HTTP parser delivers exactly that many bytes, so the
+    // body is read whole, without a stream reader; the count guards a request made in process.
+    const data = await request.arrayBuffer();
+    const bytes = Buffer.isBuffer(data) ? data : Buffer.from(data);
+    if (bytes.byteLength > limit) throw new HttpError(413, 'Request body too large.');
+    return bytes;
+  }
   const reader = request.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
