@@ -5,6 +5,7 @@ import { GraphQLError } from 'graphql';
 import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import type { RequestContext } from '../context/types.js';
+import { costedWithinLimit } from './limits.js';
 
 export type GraphQLContext = RequestContext;
 
@@ -17,9 +18,10 @@ export const builder = new SchemaBuilder<{
   plugins: [PrismaPlugin, ComplexityPlugin],
   defaultFieldNullability: false,
   // Every field costs 1, a list multiplies what it selects by 10 and a connection by its
-  // `first` (src/graphql/connection.ts). Checked for the whole operation before any resolver runs.
+  // `first` (src/graphql/connection.ts). Checked for the whole operation before any resolver runs,
+  // once: a compiled query was costed before it started (costedWithinLimit).
   complexity: {
-    limit: (ctx) => ({ complexity: ctx.maxQueryCost }),
+    limit: (ctx) => (costedWithinLimit.has(ctx) ? {} : { complexity: ctx.maxQueryCost }),
     complexityError: (_kind, result) =>
       new GraphQLError(`The query is too complex: its cost is ${result.complexity}, the limit ${result.maxComplexity}.`, {
         extensions: { code: 'QUERY_TOO_COMPLEX', cost: result.complexity, limit: result.maxComplexity },

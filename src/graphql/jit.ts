@@ -16,6 +16,7 @@ import {
 } from 'graphql';
 import { isPromise, type Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from './builder.js';
+import { costedWithinLimit } from './limits.js';
 
 type ResponsePath = GraphQLResolveInfo['path'];
 
@@ -146,6 +147,7 @@ function runsCompiled(args: ExecutionArgs): boolean {
     // Variables or arguments the interpreter will refuse with its own error.
     return false;
   }
+  costedWithinLimit.add(context);
   compiledRequests.set(context, new ResponsePaths());
   return true;
 }

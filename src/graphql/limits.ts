@@ -5,6 +5,12 @@ import type { Plugin } from 'graphql-yoga';
 /** CONTRACT §4: what one GraphQL document may hold. Its cost is limited by the schema's complexity plugin. */
 export const DOCUMENT_LIMITS = { depth: 12, aliases: 30, tokens: 5000, directives: 50 } as const;
 
+/**
+ * Requests whose operation was already costed within the limit, with their own variables, before
+ * execution (a compiled query is: see jit.ts). The schema's complexity plugin does not cost them again.
+ */
+export const costedWithinLimit = new WeakSet<object>();
+
 /** Every refusal of an abuse limit carries the same code, so clients can tell it from a wrong query. */
 const tooComplex = (_ctx: unknown, error: GraphQLError) => {
   Object.assign(error.extensions, { code: 'QUERY_TOO_COMPLEX' });
