@@ -77,3 +77,22 @@ describe('compiled queries answer as the interpreter does', () => {
     ]);
   });
 });
+
+describe("a list's query is planned once per document only when nothing in it varies", () => {
+  it("answers a leaf-only selection and a relation's selection in one document, request after request", async () => {
+    const s = await messagingSetup(app);
+    const contact = await s.contact({ name: 'Leaf Plan', email: 'leaf.plan@example.com' });
+    expect((await s.send({ to: contact.id, message: 'leaf' })).status).toBe(202);
+    const query = `query Both($first: Int) {
+      contacts(first: $first) { edges { node { id name } } }
+      messages(first: $first) { edges { node { body contact { id name email } } } }
+    }`;
+    for (const first of [1, 2, 1]) {
+      const result = await post(s, { query, variables: { first } });
+      expect(result.errors).toBeUndefined();
+      expect(result.data.contacts.edges).toHaveLength(1);
+      expect(result.data.contacts.edges[0].node).toEqual({ id: contact.id, name: 'Leaf Plan' });
+      expect(result.data.messages.edges[0].node).toEqual({ body: 'leaf', contact: { id: contact.id, name: 'Leaf Plan', email: 'leaf.plan@example.com' } });
+    }
+  });
+});

@@ -146,3 +146,24 @@ describe('a GraphQL operation issues no more statements than its REST twin', () 
     expect(graphql).toHaveLength(4);
   });
 });
+
+describe('a query planned once per document', () => {
+  it('is not one whose nested page size is a variable: each size is loaded with its parent', async () => {
+    const s = await setup();
+    const contact = await s.contact({ email: 'sizes@example.com' });
+    for (let j = 0; j < 3; j++) expect((await s.send({ to: contact.id, message: `size ${j}` })).status).toBe(202);
+    const Sized = document<
+      { conversations: { edges: { node: { messages: { edges: { node: { body: string | null } }[] } } }[] } },
+      { n: number }
+    >(`query StatementsSized($n: Int) { conversations(first: 5) { edges { node { messages(first: $n) { edges { node { body } } } } } } }`);
+    for (const n of [1, 3, 2]) {
+      const graphql = await counted(async () => {
+        const result = await s.gql(Sized, { n });
+        expect(result.errors).toBeUndefined();
+        expect(result.data!.conversations.edges[0]!.node.messages.edges.map((edge) => edge.node.body)).toEqual(['size 2', 'size 1', 'size 0'].slice(0, n));
+      });
+      // Authentication, the conversations with their messages: the page the request asked for, never one planned for another.
+      expect(graphql).toHaveLength(3);
+    }
+  });
+});

@@ -1,5 +1,6 @@
 import { getModel, getRefFromModel, queryFromInfo } from '@pothos/plugin-prisma';
 import { builder, type GraphQLContext } from './builder.js';
+import { fixedQuery } from './selection.js';
 
 export const UserErrorCode = builder.enumType('UserErrorCode', {
   values: {
@@ -103,7 +104,7 @@ export function payloadType<Model extends 'Contact' | 'Conversation' | 'Message'
         nullable: true,
         resolve: async (payload, _args, ctx, info) => {
           if (!payload.id) return null;
-          const query = (await queryFromInfo({ context: ctx, info, awaitSelections: true })) as PrismaQuery;
+          const query = (fixedQuery(ctx, info) ?? (await queryFromInfo({ context: ctx, info, awaitSelections: true }))) as PrismaQuery;
           // The generic model defeats Pothos' inference of the row type; both are that row.
           if (payload.row && holds(model, payload.row as Record<string, unknown>, query)) return payload.row as never;
           return (await read(ctx, payload.id, query)) as never;

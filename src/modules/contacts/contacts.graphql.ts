@@ -1,5 +1,5 @@
-import { queryFromInfo } from '@pothos/plugin-prisma';
 import { builder } from '../../graphql/builder.js';
+import { selectionQuery } from '../../graphql/selection.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload, asPayload, orNull } from '../../graphql/results.js';
@@ -39,7 +39,7 @@ builder.queryFields((t) => ({
     args: { ...pageArgs, search: t.arg.string() },
     complexity: connectionComplexity,
     resolve: (_root, args, ctx, info) =>
-      listContacts(ctx, { ...pageFromArgs(args), search: args.search }, queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
+      listContacts(ctx, { ...pageFromArgs(args), search: args.search }, selectionQuery(ctx, info, ['edges', 'node'])),
   }),
 }));
 

@@ -1,6 +1,6 @@
-import { queryFromInfo } from '@pothos/plugin-prisma';
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
+import { selectionQuery } from '../../graphql/selection.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { asPayload, orNull } from '../../graphql/results.js';
 import { subscribeWhileValid } from '../../graphql/subscriptions.js';
@@ -64,7 +64,7 @@ builder.queryFields((t) => ({
       listConversations(
         ctx,
         { ...pageFromArgs(args), status: args.status, contactId: args.contactId == null ? null : String(args.contactId) },
-        queryFromInfo({ context: ctx, info, path: ['edges', 'node'] }),
+        selectionQuery(ctx, info, ['edges', 'node']),
       ),
   }),
 }));

@@ -1,6 +1,6 @@
-import { queryFromInfo } from '@pothos/plugin-prisma';
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
+import { selectionQuery } from '../../graphql/selection.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../../graphql/results.js';
 import { subscribeWhileValid } from '../../graphql/subscriptions.js';
@@ -87,7 +87,7 @@ builder.queryField('messages', (t) =>
             search: args.search ?? undefined,
           },
         },
-        queryFromInfo({ context: ctx, info, path: ['edges', 'node'] }),
+        selectionQuery(ctx, info, ['edges', 'node']),
       ),
   }),
 );

@@ -1,5 +1,5 @@
-import { queryFromInfo } from '@pothos/plugin-prisma';
 import { builder } from '../../graphql/builder.js';
+import { selectionQuery } from '../../graphql/selection.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { TemplateStatus } from '../../generated/prisma/enums.js';
 import { listTemplates } from './templates.service.js';
@@ -27,6 +27,6 @@ builder.queryField('templates', (t) =>
     description: "The acting channel's templates, newest first.",
     args: pageArgs,
     complexity: connectionComplexity,
-    resolve: (_root, args, ctx, info) => listTemplates(ctx, pageFromArgs(args), queryFromInfo({ context: ctx, info, path: ['edges', 'node'] })),
+    resolve: (_root, args, ctx, info) => listTemplates(ctx, pageFromArgs(args), selectionQuery(ctx, info, ['edges', 'node'])),
   }),
 );
