@@ -18,8 +18,9 @@ export function connectionType<T extends Cursor>(name: string, node: ObjectRef<a
   const Edge = builder.objectRef<{ cursor: string; node: T }>(`${name}Edge`).implement({
     fields: (t) => ({
       cursor: t.exposeString('cursor'),
-      // The node is the row the page was read as; Pothos cannot follow the generic here.
-      node: t.field({ type: node, resolve: (edge) => edge.node as never }),
+      // The node is the row the page was read as; Pothos cannot follow the generic here. Exposed,
+      // so a compiled query reads it off the edge instead of calling a resolver for every row.
+      node: t.expose('node', { type: node as ObjectRef<any, any> }),
     }),
   });
   return builder.objectRef<Page<T>>(`${name}Connection`).implement({
