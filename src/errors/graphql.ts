@@ -5,6 +5,7 @@ import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError,
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { rateLimitHeaders } from '../context/rate-limit.js';
 import type { UserErrorShape } from '../graphql/user-errors.js';
+import { ServerResponse } from '../lib/response.js';
 
 function codeOf(error: DomainError): { code: string; http?: { status: number; headers?: Record<string, string> } } {
   if (error instanceof AuthenticationError) {
@@ -98,7 +99,7 @@ export function graphqlErrorResponse(error: unknown, logger: Logger): Response {
   if (!known) logUnexpected(logger, error);
   const graphqlError = known ?? new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL_SERVER_ERROR', http: { status: 500 } } });
   const { http, ...extensions } = graphqlError.extensions as { http?: { status?: number; headers?: Record<string, string> } };
-  return new Response(JSON.stringify({ errors: [{ message: graphqlError.message, extensions }] }), {
+  return new ServerResponse(JSON.stringify({ errors: [{ message: graphqlError.message, extensions }] }), {
     status: http?.status ?? 400,
     headers: { 'content-type': 'application/json; charset=utf-8', ...http?.headers },
   });

@@ -5,6 +5,7 @@ import type { AppDeps } from '../context/types.js';
 import { describeError } from '../errors/log.js';
 import { labelRoute, routeLabel } from './labels.js';
 import { processMetrics } from './process.js';
+import { ServerResponse } from '../lib/response.js';
 
 /** Distinct GraphQL operation names given their own label; later new names count as `other`. */
 export const MAX_OPERATION_NAMES = 100;
@@ -91,7 +92,7 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
     async scrape() {
       const process = processMetrics();
       const text = (await registry.metrics()) + (await process.metrics());
-      return new Response(text, { status: 200, headers: { 'content-type': registry.contentType } });
+      return new ServerResponse(text, { status: 200, headers: { 'content-type': registry.contentType } });
     },
   };
 }

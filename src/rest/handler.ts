@@ -14,8 +14,7 @@ import { contactRoutes } from '../modules/contacts/contacts.routes.js';
 import { conversationRoutes } from '../modules/conversations/conversations.routes.js';
 import { messageRoutes } from '../modules/messages/messages.routes.js';
 import { templateRoutes } from '../modules/templates/templates.routes.js';
-
-
+import { ServerResponse } from '../lib/response.js';
 
 export function createRestRouter(): RestRouter {
   return new RestRouter().add(...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes);
@@ -70,6 +69,6 @@ export function createRestHandler(deps: AppDeps) {
   };
   return async (request: Request, url: URL): Promise<Response> => {
     const response = await serve(request, url);
-    return request.method === 'HEAD' ? new Response(null, { status: response.status, headers: response.headers }) : response;
+    return request.method === 'HEAD' ? new ServerResponse(null, { status: response.status, headers: response.headers }) : response;
   };
 }

@@ -10,6 +10,7 @@ import { replaceWithDocumentation } from '../lib/validation.js';
 import { API_PREFIX, type RouteDeclaration } from './route.js';
 import type { RestRouter } from './router.js';
 import { errorSchema, validationErrorSchema } from './schemas.js';
+import { ServerResponse } from '../lib/response.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -211,6 +212,6 @@ export function openApiResponse(router: RestRouter): () => Response {
   let body: string | undefined;
   return () => {
     body ??= JSON.stringify(openApiDocument(router));
-    return new Response(body, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' } });
+    return new ServerResponse(body, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' } });
   };
 }

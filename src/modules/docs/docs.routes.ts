@@ -6,6 +6,7 @@ import type { AppDeps } from '../../context/types.js';
 import { restErrorResponse } from '../../errors/rest.js';
 import { labelRoute } from '../../metrics/labels.js';
 import { API_PREFIX, OPENAPI_PATH } from '../../rest/route.js';
+import { ServerResponse } from '../../lib/response.js';
 
 /** Where the page lives; its assets are the fixed names below it. */
 export const DOCS_PATH = '/docs';
@@ -123,7 +124,7 @@ let docs: Docs | undefined;
 
 function respond(request: Request, status: number, body: Buffer, headers: Record<string, string>): Response {
   const all = { ...headers, 'content-length': String(body.byteLength), 'x-content-type-options': 'nosniff' };
-  return new Response(request.method === 'HEAD' ? null : new Uint8Array(body), { status, headers: all });
+  return new ServerResponse(request.method === 'HEAD' ? null : new Uint8Array(body), { status, headers: all });
 }
 
 /**
