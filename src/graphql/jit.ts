@@ -131,6 +131,37 @@ function compilableQuery(document: DocumentNode): string | null {
   return verdict;
 }
 
+/** Costs already computed, by document and then by the variables as the request sent them. */
+const costs = new WeakMap<DocumentNode, Map<string, number>>();
+/** Variables longer than this as JSON are costed afresh; a document keeps at most this many costs. */
+const COST_KEY_LIMIT = 512;
+const COSTS_PER_DOCUMENT = 64;
+
+/**
+ * The operation's cost with these variables, or null when they or its arguments are ones the
+ * interpreter will refuse with its own error. Costing reads the document and the variables'
+ * values only (no field's complexity depends on the caller), so a page fetched again and again
+ * with the same variables is costed once.
+ */
+function costOf(args: ExecutionArgs, context: GraphQLContext): number | null {
+  const variables = args.variableValues ?? {};
+  const key = JSON.stringify(variables);
+  let known = costs.get(args.document);
+  const cached = known?.get(key);
+  if (cached !== undefined) return cached;
+  let complexity: number;
+  try {
+    ({ complexity } = complexityFromQuery(args.document, { schema: args.schema, variables, ctx: context }));
+  } catch {
+    return null;
+  }
+  if (key.length <= COST_KEY_LIMIT) {
+    if (!known) costs.set(args.document, (known = new Map()));
+    if (known.size < COSTS_PER_DOCUMENT) known.set(key, complexity);
+  }
+  return complexity;
+}
+
 /**
  * Whether this execution runs compiled. Besides the document's verdict, its cost with these
  * variables must be within the limit: an over-cost query is refused by the interpreter as
@@ -140,13 +171,8 @@ function runsCompiled(args: ExecutionArgs): boolean {
   const name = compilableQuery(args.document);
   if (name === null || (args.operationName != null && args.operationName !== name)) return false;
   const context = args.contextValue as GraphQLContext;
-  try {
-    const { complexity } = complexityFromQuery(args.document, { schema: args.schema, variables: args.variableValues ?? {}, ctx: context });
-    if (complexity > context.maxQueryCost) return false;
-  } catch {
-    // Variables or arguments the interpreter will refuse with its own error.
-    return false;
-  }
+  const complexity = costOf(args, context);
+  if (complexity === null || complexity > context.maxQueryCost) return false;
   costedWithinLimit.add(context);
   compiledRequests.set(context, new ResponsePaths());
   return true;
