@@ -137,6 +137,15 @@ const costs = new WeakMap<DocumentNode, Map<string, number>>();
 const COST_KEY_LIMIT = 512;
 const COSTS_PER_DOCUMENT = 64;
 
+/** The variables as JSON, or null for values JSON cannot write (nested too deep for the stack). */
+function variablesKey(variables: Record<string, unknown>): string | null {
+  try {
+    return JSON.stringify(variables);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * The operation's cost with these variables, or null when they or its arguments are ones the
  * interpreter will refuse with its own error. Costing reads the document and the variables'
@@ -145,9 +154,9 @@ const COSTS_PER_DOCUMENT = 64;
  */
 function costOf(args: ExecutionArgs, context: GraphQLContext): number | null {
   const variables = args.variableValues ?? {};
-  const key = JSON.stringify(variables);
+  const key = variablesKey(variables);
   let known = costs.get(args.document);
-  const cached = known?.get(key);
+  const cached = key === null ? undefined : known?.get(key);
   if (cached !== undefined) return cached;
   let complexity: number;
   try {
@@ -155,7 +164,7 @@ function costOf(args: ExecutionArgs, context: GraphQLContext): number | null {
   } catch {
     return null;
   }
-  if (key.length <= COST_KEY_LIMIT) {
+  if (key !== null && key.length <= COST_KEY_LIMIT) {
     if (!known) costs.set(args.document, (known = new Map()));
     if (known.size < COSTS_PER_DOCUMENT) known.set(key, complexity);
   }
