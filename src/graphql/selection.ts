@@ -42,12 +42,13 @@ export function selectionQuery(ctx: GraphQLContext, info: GraphQLResolveInfo, pa
 export function fixedQuery(ctx: GraphQLContext, info: GraphQLResolveInfo, path: string[] = []): Query | undefined {
   const [field] = info.fieldNodes;
   if (!field || info.fieldNodes.length !== 1) return undefined;
+  const type = getNamedType(info.returnType);
   let known = remembered.get(field);
   if (known === undefined) {
-    known = fixedSelection(info, field, path) ? { type: getNamedType(info.returnType), query: deepFreeze(plan(ctx, info, path)) } : null;
+    known = fixedSelection(info, field, path) ? { type, query: deepFreeze(plan(ctx, info, path)) } : null;
     remembered.set(field, known);
   }
-  return known && known.type === getNamedType(info.returnType) ? known.query : undefined;
+  return known && known.type === type ? known.query : undefined;
 }
 
 function plan(ctx: GraphQLContext, info: GraphQLResolveInfo, path: string[]): Query {
