@@ -1,8 +1,10 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { parse } from 'graphql';
+import { parse, type GraphQLObjectType } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, openTestDatabase, type TestApp } from './helpers/app.js';
 import { bearer } from './helpers/factories.js';
+import { schema } from '../src/graphql/schema.js';
+import { CONTACT_VIEW_QUERY } from '../src/modules/contacts/contacts.service.js';
 import { executeOperation } from './helpers/graphql.js';
 import { messagingSetup } from './helpers/messaging.js';
 
@@ -124,6 +126,34 @@ describe('a GraphQL operation issues no more statements than its REST twin', () 
       expect(result.data?.contacts.edges.map((edge) => edge.node.id)).toEqual(restIds);
     });
     expect(graphql.length).toBeLessThanOrEqual(rest.length);
+  });
+
+  it('a page of contacts reads the columns of the view, not the whole row, on both transports', async () => {
+    const s = await setup();
+    await s.contact({ email: 'columns@example.com' });
+    const pageReads = (sql: string[]) => sql.filter((statement) => /FROM "public"\."contacts"/.test(statement));
+    const rest = await counted(async () => {
+      expect((await s.api.get('/contacts?limit=25')).status).toBe(200);
+    });
+    const graphql = await counted(async () => {
+      expect((await s.gql(Contacts, { first: 25 })).errors).toBeUndefined();
+    });
+    for (const reads of [pageReads(rest), pageReads(graphql)]) {
+      expect(reads).toHaveLength(1);
+      expect(reads[0]).toMatch(/"phone"/);
+      expect(reads[0]).not.toMatch(/"metadata"|"email_normalized"|"deleted_at", |"status"/);
+    }
+  });
+
+  it('every field of the Contact type exposes a column of that view', () => {
+    // A field computed from another column would find it missing from a page's rows.
+    const fields = Object.values((schema.getType('Contact') as GraphQLObjectType).getFields());
+    expect(fields.length).toBeGreaterThan(0);
+    for (const field of fields) {
+      const column = field.extensions?.pothosExposedField;
+      expect({ field: field.name, column }).toEqual({ field: field.name, column: expect.any(String) });
+      expect(Object.keys(CONTACT_VIEW_QUERY.select)).toContain(column);
+    }
   });
 
   it('conversations → messages → contact loads each level once, however many rows', async () => {
