@@ -19,6 +19,8 @@ export interface AppMetrics {
   registry: Registry;
   /** Counts and times every request by route, method and status. */
   plugin: Plugin;
+  /** Labels a GraphQL request by its operation, as the plugin does for those yoga executes. */
+  labelOperation(request: Request, document: DocumentNode, operationName: string | null | undefined): void;
   /** The Prometheus text of this app's and the process's metrics. */
   scrape(): Promise<Response>;
 }
@@ -86,9 +88,11 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
     },
   });
 
+  const metricsPlugin = requestMetricsPlugin(requests, duration);
   return {
     registry,
-    plugin: requestMetricsPlugin(requests, duration),
+    plugin: metricsPlugin.plugin,
+    labelOperation: metricsPlugin.labelOperation,
     async scrape() {
       const process = processMetrics();
       const text = (await registry.metrics()) + (await process.metrics());
@@ -97,7 +101,10 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
   };
 }
 
-function requestMetricsPlugin(requests: Counter<'route' | 'method' | 'status'>, duration: Histogram<'route' | 'method' | 'status'>): Plugin {
+function requestMetricsPlugin(
+  requests: Counter<'route' | 'method' | 'status'>,
+  duration: Histogram<'route' | 'method' | 'status'>,
+): { plugin: Plugin; labelOperation: AppMetrics['labelOperation'] } {
   // Keyed by the server context, which stays the same when a plugin replaces the request.
   const started = new WeakMap<object, number>();
   const graphql = new WeakSet<object>();
@@ -124,18 +131,21 @@ function requestMetricsPlugin(requests: Counter<'route' | 'method' | 'status'>, 
 
   // Named only once the document is valid and its caller authenticated, so that
   // refused documents cannot use up the operation names.
-  const labelOperation = ({ args }: { args: { contextValue: unknown; document: DocumentNode; operationName?: string | null | undefined } }) => {
+  const labelExecution = ({ args }: { args: { contextValue: unknown; document: DocumentNode; operationName?: string | null | undefined } }) => {
     const { request } = args.contextValue as { request?: Request };
     if (request) labelRoute(request, operationRoute(args.document, args.operationName));
   };
 
-  return {
+  const labelOperation: AppMetrics['labelOperation'] = (request, document, operationName) =>
+    labelRoute(request, operationRoute(document, operationName));
+
+  const plugin: Plugin = {
     onRequest({ url, serverContext }) {
       started.set(serverContext, performance.now());
       if (url.pathname === '/graphql') graphql.add(serverContext);
     },
-    onExecute: labelOperation,
-    onSubscribe: labelOperation,
+    onExecute: labelExecution,
+    onSubscribe: labelExecution,
     onResponse({ request, response, serverContext }) {
       const start = started.get(serverContext);
       // Requests yoga answers itself before the app's plugins (CORS preflights, the
@@ -149,4 +159,5 @@ function requestMetricsPlugin(requests: Counter<'route' | 'method' | 'status'>, 
       if (start !== undefined) duration.labels(route, method, status).observe((performance.now() - start) / 1000);
     },
   };
+  return { plugin, labelOperation };
 }
