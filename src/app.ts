@@ -20,6 +20,7 @@ import { createRateLimiter, recordedRateLimitHeaders } from './context/rate-limi
 import { createCredentialCache } from './context/credential-cache.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
 import { compiledQueriesPlugin } from './graphql/jit.js';
+import { compiledAnswer } from './graphql/compiled-answer.js';
 import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The caller of each GraphQL request, resolved before its document is parsed. */
@@ -77,10 +78,19 @@ function restPlugin(deps: AppDeps, metrics: AppMetrics): Plugin {
         if (wantsPage(request)) return;
         // Authenticated and counted before the document is parsed or validated: a refused
         // document costs the caller's budget, and a caller without a credential gets 401.
+        let caller: AuthContext;
         try {
-          graphqlCallers.set(request, await authenticateRequest(deps, request));
+          caller = await authenticateRequest(deps, request);
         } catch (error) {
-          endResponse(graphqlErrorResponse(error, deps.logger));
+          return endResponse(graphqlErrorResponse(error, deps.logger));
+        }
+        graphqlCallers.set(request, caller);
+        const body = graphqlBodies.get(request);
+        if (body && request.method === 'POST') {
+          const answer = await compiledAnswer(request, utf8(body), requestContext(deps, caller), (document, name) =>
+            metrics.labelOperation(request, document, name),
+          ).catch(() => undefined);
+          if (answer) return endResponse(answer);
         }
         return;
       }

@@ -171,12 +171,30 @@ function costOf(args: ExecutionArgs, context: GraphQLContext): number | null {
   return complexity;
 }
 
+/** Documents yoga parsed and validated whose query ran compiled, by their text; the oldest leaves first. */
+const validatedQueries = new Map<string, DocumentNode>();
+const VALIDATED_QUERIES = 500;
+
+/** The text of a request yoga handled: its initial context carries the request's parameters. */
+function requestQueryText(context: unknown): string | undefined {
+  const query = (context as { params?: { query?: unknown } }).params?.query;
+  return typeof query === 'string' ? query : undefined;
+}
+
+/**
+ * The parsed document of a query text that yoga has already parsed, validated (every rule and
+ * limit) and run compiled; undefined for any other text. See `compiledAnswer`.
+ */
+export function validatedQuery(text: string): DocumentNode | undefined {
+  return validatedQueries.get(text);
+}
+
 /**
  * Whether this execution runs compiled. Besides the document's verdict, its cost with these
  * variables must be within the limit: an over-cost query is refused by the interpreter as
  * before, without first being compiled (its fragments expanded at every use).
  */
-function runsCompiled(args: ExecutionArgs): boolean {
+export function runsCompiled(args: ExecutionArgs): boolean {
   const name = compilableQuery(args.document);
   if (name === null || (args.operationName != null && args.operationName !== name)) return false;
   const context = args.contextValue as GraphQLContext;
@@ -184,6 +202,11 @@ function runsCompiled(args: ExecutionArgs): boolean {
   if (complexity === null || complexity > context.maxQueryCost) return false;
   costedWithinLimit.add(context);
   compiledRequests.set(context, new ResponsePaths());
+  const text = requestQueryText(context);
+  if (text !== undefined && !validatedQueries.has(text)) {
+    if (validatedQueries.size >= VALIDATED_QUERIES) validatedQueries.delete(validatedQueries.keys().next().value!);
+    validatedQueries.set(text, args.document);
+  }
   return true;
 }
 

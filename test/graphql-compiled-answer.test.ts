@@ -1,0 +1,104 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from './helpers/app.js';
+import { messagingSetup } from './helpers/messaging.js';
+import { authenticateRequest, requestContext } from '../src/context/authenticate.js';
+import { compiledAnswer } from '../src/graphql/compiled-answer.js';
+import { createLogger } from '../src/logger.js';
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await createTestApp();
+});
+afterAll(() => app.close());
+
+const PAGE = `query CompiledPage($first: Int, $after: String) {
+  contacts(first: $first, after: $after) {
+    edges { cursor node { id name email phoneNumber isGroup createdAt updatedAt } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`;
+
+async function setup() {
+  const s = await messagingSetup(app);
+  for (const email of ['one@example.com', 'two@example.com', 'three@example.com']) await s.contact({ email });
+  const headers = (extra: Record<string, string> = {}) => ({ host: s.host, authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json', ...extra });
+  /** A request as a client sends it, through the app. */
+  const post = async (body: unknown, extra: Record<string, string> = {}) => {
+    const response = await app.fetch(s.host, '/graphql', { method: 'POST', headers: headers(extra), body: JSON.stringify(body) });
+    return { status: response.status, type: response.headers.get('content-type'), limit: response.headers.get('ratelimit-limit'), body: await response.text() };
+  };
+  /** `compiledAnswer` itself, for the same request: a Response, or undefined when it leaves the request to yoga. */
+  const direct = async (body: unknown, extra: Record<string, string> = {}) => {
+    const request = new Request(`http://${s.host}/graphql`, { method: 'POST', headers: headers(extra) });
+    const deps = { db: app.db, env: app.env, logger: createLogger({ ...app.env, LOG_LEVEL: 'silent' }) };
+    const context = requestContext(deps, await authenticateRequest(deps, request));
+    const labels: string[] = [];
+    const response = await compiledAnswer(request, typeof body === 'string' ? body : JSON.stringify(body), context, (_document, name) => labels.push(String(name)));
+    return response && { status: response.status, type: response.headers.get('content-type'), body: await response.text(), labels };
+  };
+  return { ...s, post, direct };
+}
+
+describe('a query yoga has validated and run compiled is answered again from its compiled code', () => {
+  it('with the answer yoga gives, for each Accept header it knows', async () => {
+    const s = await setup();
+    const accepts = [undefined, '*/*', 'application/json', 'application/graphql-response+json', 'application/graphql-response+json, application/json'];
+    for (const [i, accept] of accepts.entries()) {
+      // A text of its own for each header, so that the first answer is yoga's.
+      const body = { query: `${PAGE}${' '.repeat(i)}`, variables: { first: 2 }, operationName: 'CompiledPage' };
+      const extra: Record<string, string> = accept ? { accept } : {};
+      // Never seen: left to yoga, which parses, validates and runs it.
+      expect(await s.direct(body, extra)).toBeUndefined();
+      const first = await s.post(body, extra);
+      expect(first.status).toBe(200);
+      expect(JSON.parse(first.body).data.contacts.edges).toHaveLength(2);
+      const again = await s.post(body, extra);
+      expect(again).toEqual(first);
+      const answered = await s.direct(body, extra);
+      expect(answered).toEqual({ status: 200, type: first.type, body: first.body, labels: ['CompiledPage'] });
+    }
+    // The page after, with the cursor yoga handed out: the same text, other variables.
+    const cursor = JSON.parse((await s.post({ query: PAGE, variables: { first: 2 } })).body).data.contacts.pageInfo.endCursor as string;
+    const next = await s.direct({ query: PAGE, variables: { first: 2, after: cursor } });
+    expect(JSON.parse(next!.body).data.contacts.edges).toHaveLength(1);
+    expect(next!.body).toBe((await s.post({ query: PAGE, variables: { first: 2, after: cursor } })).body);
+  });
+
+  it('leaves to yoga what it does not answer exactly as yoga would', async () => {
+    const s = await setup();
+    const body = { query: PAGE, variables: { first: 2 } };
+    expect((await s.post(body)).status).toBe(200);
+    expect(await s.direct(body)).toBeDefined();
+    const left = {
+      'another text': { query: `${PAGE}\n` },
+      'extensions': { ...body, extensions: { persistedQuery: null } },
+      'an unknown parameter': { ...body, other: 1 },
+      'variables of the wrong shape': { ...body, variables: [1] },
+      'a variable of the wrong type': { ...body, variables: { first: 'two' } },
+      'a page size over the limit': { ...body, variables: { first: 1000 } },
+      'an operation the document does not hold': { ...body, operationName: 'Other' },
+    };
+    for (const [what, request] of Object.entries(left)) expect({ what, answer: await s.direct(request) }).toEqual({ what, answer: undefined });
+    expect(await s.direct('{"query":')).toBeUndefined();
+    expect(await s.direct(body, { accept: 'text/event-stream' })).toBeUndefined();
+    expect(await s.direct(body, { accept: 'application/json; charset=latin1' })).toBeUndefined();
+    expect(await s.direct(body, { 'content-type': 'text/plain' })).toBeUndefined();
+    // Yoga answers those as it always has: a refused page size is a GraphQL error, not a 500.
+    const refused = await s.post({ ...body, variables: { first: 1000 } }, { accept: 'application/graphql-response+json' });
+    expect(refused.status).toBe(200);
+    expect(JSON.parse(refused.body).errors[0].message).toMatch(/first must be an integer between 1 and 100/);
+    const wrongType = await s.post({ ...body, variables: { first: 'two' } }, { accept: 'application/graphql-response+json' });
+    expect(wrongType.status).toBe(400);
+  });
+
+  it('never answers a mutation, and still requires the caller yoga would', async () => {
+    const s = await setup();
+    const mutation = { query: 'mutation Rename($id: ID!) { updateContact(id: $id, input: { name: "Renamed" }) { contact { name } } }', variables: { id: '00000000-0000-4000-8000-000000000000' } };
+    expect((await s.post(mutation)).status).toBe(200);
+    expect(await s.direct(mutation)).toBeUndefined();
+    const body = { query: PAGE, variables: { first: 1 } };
+    expect((await s.post(body)).status).toBe(200);
+    const anonymous = await app.fetch(s.host, '/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    expect(anonymous.status).toBe(401);
+  });
+});
