@@ -20,7 +20,7 @@ import { createRateLimiter, recordedRateLimitHeaders } from './context/rate-limi
 import { createCredentialCache } from './context/credential-cache.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
 import { compiledQueriesPlugin } from './graphql/jit.js';
-import { compiledAnswer } from './graphql/compiled-answer.js';
+import { createCompiledAnswers, type CompiledAnswers } from './graphql/compiled-answer.js';
 import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The caller of each GraphQL request, resolved before its document is parsed. */
@@ -61,7 +61,7 @@ function readRequest(request: Request, bytes: Buffer): Request {
 }
 
 /** Serves REST and probes from the same server as GraphQL: they answer before yoga's GraphQL handling. */
-function restPlugin(deps: AppDeps, metrics: AppMetrics): Plugin {
+function restPlugin(deps: AppDeps, metrics: AppMetrics, compiled: CompiledAnswers): Plugin {
   const rest = createRestHandler(deps);
   return {
     async onRequest({ request, url, endResponse }) {
@@ -87,7 +87,7 @@ function restPlugin(deps: AppDeps, metrics: AppMetrics): Plugin {
         graphqlCallers.set(request, caller);
         const body = graphqlBodies.get(request);
         if (body && request.method === 'POST') {
-          const answer = await compiledAnswer(request, utf8(body), requestContext(deps, caller), (document, name) =>
+          const answer = await compiled.answer(request, utf8(body), requestContext(deps, caller), (document, name) =>
             metrics.labelOperation(request, document, name),
           ).catch(() => undefined);
           if (answer) return endResponse(answer);
@@ -207,6 +207,7 @@ export function createApp(appDeps: AppDeps) {
     credentialCache: ownsCredentialCache ? createCredentialCache({ ttlMs: env.AUTH_CACHE_MS, redisUrl: env.REDIS_URL, logger }) : appDeps.credentialCache,
   };
   const metrics = createAppMetrics(deps);
+  const compiled = appDeps.compiledAnswers ?? createCompiledAnswers();
   return createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
@@ -222,10 +223,11 @@ export function createApp(appDeps: AppDeps) {
     plugins: [
       accessLogPlugin(deps),
       metrics.plugin,
-      restPlugin(deps, metrics),
+      restPlugin(deps, metrics, compiled),
       ...(deps.env.CORS_ORIGINS?.length ? [varyOnOrigin()] : []),
       documentLimitsPlugin({ hideSuggestions: !introspectionEnabled(deps.env) }),
-      compiledQueriesPlugin(),
+      compiledQueriesPlugin((args) => compiled.remember(args)),
+      compiled.plugin,
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),
       rateLimitHeadersPlugin(),
       ...(ownsEvents ? [disposePlugin(() => deps.events!.dispose())] : []),

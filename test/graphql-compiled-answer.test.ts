@@ -1,13 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { messagingSetup } from './helpers/messaging.js';
+import { workspaceWithChannel } from './helpers/factories.js';
 import { authenticateRequest, requestContext } from '../src/context/authenticate.js';
-import { compiledAnswer } from '../src/graphql/compiled-answer.js';
+import { createCompiledAnswers } from '../src/graphql/compiled-answer.js';
 import { createLogger } from '../src/logger.js';
 
 let app: TestApp;
+/** The app's answers from compiled queries, asked directly below as well as through the app. */
+const answers = createCompiledAnswers();
 beforeAll(async () => {
-  app = await createTestApp();
+  app = await createTestApp({}, undefined, { compiledAnswers: answers });
 });
 afterAll(() => app.close());
 
@@ -27,13 +30,13 @@ async function setup() {
     const response = await app.fetch(s.host, '/graphql', { method: 'POST', headers: headers(extra), body: JSON.stringify(body) });
     return { status: response.status, type: response.headers.get('content-type'), limit: response.headers.get('ratelimit-limit'), body: await response.text() };
   };
-  /** `compiledAnswer` itself, for the same request: a Response, or undefined when it leaves the request to yoga. */
+  /** The app's `answer` itself, for the same request: a Response, or undefined when it leaves the request to yoga. */
   const direct = async (body: unknown, extra: Record<string, string> = {}) => {
     const request = new Request(`http://${s.host}/graphql`, { method: 'POST', headers: headers(extra) });
     const deps = { db: app.db, env: app.env, logger: createLogger({ ...app.env, LOG_LEVEL: 'silent' }) };
     const context = requestContext(deps, await authenticateRequest(deps, request));
     const labels: string[] = [];
-    const response = await compiledAnswer(request, typeof body === 'string' ? body : JSON.stringify(body), context, (_document, name) => labels.push(String(name)));
+    const response = await answers.answer(request, typeof body === 'string' ? body : JSON.stringify(body), context, (_document, name) => labels.push(String(name)));
     return response && { status: response.status, type: response.headers.get('content-type'), body: await response.text(), labels };
   };
   return { ...s, post, direct };
@@ -89,6 +92,44 @@ describe('a query yoga has validated and run compiled is answered again from its
     expect(JSON.parse(refused.body).errors[0].message).toMatch(/first must be an integer between 1 and 100/);
     const wrongType = await s.post({ ...body, variables: { first: 'two' } }, { accept: 'application/graphql-response+json' });
     expect(wrongType.status).toBe(400);
+  });
+
+  it('hands a result with errors to yoga, which answers it as it answers a query it ran itself', async () => {
+    const s = await setup();
+    const find = 'query CompiledFind($email: String) { findContact(email: $email) { id email } }';
+    const found = await s.post({ query: find, variables: { email: 'one@example.com' } });
+    expect(JSON.parse(found.body).data.findContact.email).toBe('one@example.com');
+    expect(await s.direct({ query: find, variables: { email: 'two@example.com' } })).toBeDefined();
+    // A blank email fails inside the resolver: the compiled run's result carries the error.
+    expect(await s.direct({ query: find, variables: { email: ' ' } })).toBeUndefined();
+    for (const accept of ['application/json', 'application/graphql-response+json']) {
+      const handed = await s.post({ query: find, variables: { email: ' ' } }, { accept });
+      const unseen = await s.post({ query: `${find}\n`, variables: { email: ' ' } }, { accept });
+      expect(JSON.parse(handed.body).errors).toHaveLength(1);
+      expect(handed).toEqual(unseen);
+    }
+  });
+
+  it("answers only what the same app validated: another app's rules may refuse it", async () => {
+    const s = await setup();
+    const introspection = { query: '{ __schema { queryType { name } } }' };
+    expect(JSON.parse((await s.post(introspection)).body).data).toEqual({ __schema: { queryType: { name: 'Query' } } });
+    expect(await s.direct(introspection)).toBeDefined();
+    // An app of the same process whose rules refuse introspection.
+    const closed = await createTestApp({ GRAPHQL_INTROSPECTION: '0' });
+    try {
+      const other = await workspaceWithChannel(closed.db.prisma);
+      const response = await closed.fetch(other.host, '/graphql', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${other.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify(introspection),
+      });
+      const refused = (await response.json()) as { data?: unknown; errors?: { message: string }[] };
+      expect(refused.data).toBeUndefined();
+      expect(refused.errors?.[0]?.message).toMatch(/introspection/i);
+    } finally {
+      await closed.close();
+    }
   });
 
   it('never answers a mutation, and still requires the caller yoga would', async () => {

@@ -5,6 +5,7 @@ import type { EventBus } from '../events/bus.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { CredentialCache } from './credential-cache.js';
 import type { Channel, PrismaClient, Workspace } from '../generated/prisma/client.js';
+import type { CompiledAnswers } from '../graphql/compiled-answer.js';
 
 /** What the whole process shares: built once at start, passed explicitly. */
 export interface AppDeps {
@@ -19,6 +20,8 @@ export interface AppDeps {
   events?: EventBus;
   /** Resolved credentials kept between requests; created from the settings by the app when not given (null: off). */
   credentialCache?: CredentialCache | null;
+  /** The app's answers from compiled queries (src/graphql/compiled-answer.ts); created by the app when not given. */
+  compiledAnswers?: CompiledAnswers;
 }
 
 /** The authenticated caller, resolved once per request for both transports. */

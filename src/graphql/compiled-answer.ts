@@ -1,7 +1,8 @@
-import type { DocumentNode } from 'graphql';
+import type { DocumentNode, ExecutionArgs, ExecutionResult } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
+import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from './builder.js';
-import { runsCompiled, validatedQuery } from './jit.js';
+import { runsCompiled } from './jit.js';
 import { schema } from './schema.js';
 import { ServerResponse } from '../lib/response.js';
 
@@ -44,43 +45,89 @@ function answeredType(accept: string | null): string | undefined {
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/**
- * The answer to a GraphQL request whose query yoga has already parsed, validated and run
- * compiled (`validatedQuery`), run here on its compiled code, or undefined to leave the request
- * to yoga. Taking such a request through yoga's pipeline again (body parsing, parameter checks,
- * the plugins' hooks around parse, validate, context and execute, result negotiation) cost
- * about as much CPU as serving a REST page. Only the common case is answered: a JSON body of
- * `query`, `variables` and `operationName`, an `Accept` header `answeredType` knows, a cost
- * within the limit and a result without errors. Anything else, an error included, is left to
- * yoga, which then runs the query again and answers as it always does.
- */
-export async function compiledAnswer(
-  request: Request,
-  body: string,
-  context: GraphQLContext,
-  label: (document: DocumentNode, operationName: string | undefined) => void,
-): Promise<Response | undefined> {
-  if (!JSON_BODY.test(request.headers.get('content-type') ?? '')) return undefined;
-  const type = answeredType(request.headers.get('accept'));
-  if (!type) return undefined;
-  let params: unknown;
-  try {
-    params = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
-  if (!isObject(params) || typeof params.query !== 'string') return undefined;
-  for (const key in params) if (key !== 'query' && key !== 'variables' && key !== 'operationName') return undefined;
-  const { variables = null, operationName = null } = params;
-  if ((variables !== null && !isObject(variables)) || (operationName !== null && typeof operationName !== 'string')) return undefined;
-  const document = validatedQuery(params.query);
-  if (!document) return undefined;
-  const variableValues = variables ?? {};
-  if (!runsCompiled({ schema, document, operationName, variableValues, contextValue: context })) return undefined;
-  const query = compiled(document, operationName ?? undefined);
-  if (!query) return undefined;
-  const result = await query.query(undefined, context, variableValues);
-  if (result.errors?.length) return undefined;
-  label(document, operationName ?? undefined);
-  return new ServerResponse(JSON.stringify(result), { status: 200, headers: { 'content-type': `${type}; charset=utf-8` } });
+/** Query texts remembered per app; the oldest leaves first. */
+const REMEMBERED_TEXTS = 500;
+
+/** The text of a request yoga handled: its initial context carries the request's parameters. */
+function queryText(context: unknown): string | undefined {
+  const query = (context as { params?: { query?: unknown } }).params?.query;
+  return typeof query === 'string' ? query : undefined;
+}
+
+export interface CompiledAnswers {
+  /** Remembers the text of a query yoga parsed, validated (every rule and limit of this app) and is about to run compiled. */
+  remember(args: ExecutionArgs): void;
+  /**
+   * The answer to a GraphQL request whose query text this app's yoga has already parsed,
+   * validated and run compiled, run here on its compiled code, or undefined to leave the request
+   * to yoga. Taking such a request through yoga's pipeline again (body parsing, parameter
+   * checks, the plugins' hooks around parse, validate, context and execute, result negotiation)
+   * cost about as much CPU as serving a REST page. Only the common case is answered: a JSON body
+   * of `query`, `variables` and `operationName`, an `Accept` header `answeredType` knows, a cost
+   * within the limit and a result without errors. Anything else is left to yoga; a result with
+   * errors is handed to it (`plugin`) rather than run a second time.
+   */
+  answer(request: Request, body: string, context: GraphQLContext, label: (document: DocumentNode, operationName: string | undefined) => void): Promise<Response | undefined>;
+  /**
+   * Lets yoga answer a request whose query already ran here with errors: that result becomes
+   * its execution, so that the query runs once and its errors are masked, located and answered
+   * (status included) exactly as for any other execution. Registered after the compiled
+   * queries' plugin, whose execute function it then overrides; as the execution itself rather
+   * than a replacement result, every plugin's hooks around execution (error masking among them)
+   * see it.
+   */
+  plugin: Plugin;
+}
+
+/** One app's: what its yoga validated is what its rules allowed. */
+export function createCompiledAnswers(): CompiledAnswers {
+  const validated = new Map<string, DocumentNode>();
+  const resultsForYoga = new WeakMap<Request, ExecutionResult>();
+  return {
+    remember(args) {
+      const text = queryText(args.contextValue);
+      if (text === undefined || validated.has(text)) return;
+      if (validated.size >= REMEMBERED_TEXTS) validated.delete(validated.keys().next().value!);
+      validated.set(text, args.document);
+    },
+
+    async answer(request, body, context, label) {
+      if (!JSON_BODY.test(request.headers.get('content-type') ?? '')) return undefined;
+      const type = answeredType(request.headers.get('accept'));
+      if (!type) return undefined;
+      let params: unknown;
+      try {
+        params = JSON.parse(body);
+      } catch {
+        return undefined;
+      }
+      if (!isObject(params) || typeof params.query !== 'string') return undefined;
+      for (const key in params) if (key !== 'query' && key !== 'variables' && key !== 'operationName') return undefined;
+      const { variables = null, operationName = null } = params;
+      if ((variables !== null && !isObject(variables)) || (operationName !== null && typeof operationName !== 'string')) return undefined;
+      const document = validated.get(params.query);
+      if (!document) return undefined;
+      const variableValues = variables ?? {};
+      if (!runsCompiled({ schema, document, operationName, variableValues, contextValue: context })) return undefined;
+      const query = compiled(document, operationName ?? undefined);
+      if (!query) return undefined;
+      const result = await query.query(undefined, context, variableValues);
+      if (result.errors?.length) {
+        resultsForYoga.set(request, result);
+        return undefined;
+      }
+      label(document, operationName ?? undefined);
+      return new ServerResponse(JSON.stringify(result), { status: 200, headers: { 'content-type': `${type}; charset=utf-8` } });
+    },
+
+    plugin: {
+      onExecute({ args, setExecuteFn }) {
+        const { request } = args.contextValue as { request?: Request };
+        const result = request && resultsForYoga.get(request);
+        if (!request || !result) return;
+        resultsForYoga.delete(request);
+        setExecuteFn(() => result);
+      },
+    },
+  };
 }

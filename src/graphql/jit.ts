@@ -171,24 +171,6 @@ function costOf(args: ExecutionArgs, context: GraphQLContext): number | null {
   return complexity;
 }
 
-/** Documents yoga parsed and validated whose query ran compiled, by their text; the oldest leaves first. */
-const validatedQueries = new Map<string, DocumentNode>();
-const VALIDATED_QUERIES = 500;
-
-/** The text of a request yoga handled: its initial context carries the request's parameters. */
-function requestQueryText(context: unknown): string | undefined {
-  const query = (context as { params?: { query?: unknown } }).params?.query;
-  return typeof query === 'string' ? query : undefined;
-}
-
-/**
- * The parsed document of a query text that yoga has already parsed, validated (every rule and
- * limit) and run compiled; undefined for any other text. See `compiledAnswer`.
- */
-export function validatedQuery(text: string): DocumentNode | undefined {
-  return validatedQueries.get(text);
-}
-
 /**
  * Whether this execution runs compiled. Besides the document's verdict, its cost with these
  * variables must be within the limit: an over-cost query is refused by the interpreter as
@@ -202,11 +184,6 @@ export function runsCompiled(args: ExecutionArgs): boolean {
   if (complexity === null || complexity > context.maxQueryCost) return false;
   costedWithinLimit.add(context);
   compiledRequests.set(context, new ResponsePaths());
-  const text = requestQueryText(context);
-  if (text !== undefined && !validatedQueries.has(text)) {
-    if (validatedQueries.size >= VALIDATED_QUERIES) validatedQueries.delete(validatedQueries.keys().next().value!);
-    validatedQueries.set(text, args.document);
-  }
   return true;
 }
 
@@ -217,6 +194,15 @@ export function runsCompiled(args: ExecutionArgs): boolean {
  * specification requires and whose error semantics the payloads were built on; subscriptions
  * keep it too, and so does any query `compilableQuery` or the cost refuses.
  */
-export function compiledQueriesPlugin(): Plugin {
-  return useGraphQlJit({}, { enableIf: runsCompiled }) as Plugin;
+export function compiledQueriesPlugin(onCompiled: (args: ExecutionArgs) => void = () => {}): Plugin {
+  return useGraphQlJit(
+    {},
+    {
+      enableIf: (args) => {
+        if (!runsCompiled(args)) return false;
+        onCompiled(args);
+        return true;
+      },
+    },
+  ) as Plugin;
 }

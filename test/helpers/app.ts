@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { inject } from 'vitest';
 import { createApp } from '../../src/app.js';
+import type { AppDeps } from '../../src/context/types.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { loadEnv, type Env } from '../../src/env.js';
@@ -29,7 +30,11 @@ export interface TestApp {
 }
 
 /** The app on the file's database, or on `database` when given (closed with the app). */
-export async function createTestApp(envOverrides: Record<string, string> = {}, database?: Database): Promise<TestApp> {
+export async function createTestApp(
+  envOverrides: Record<string, string> = {},
+  database?: Database,
+  parts: Pick<AppDeps, 'compiledAnswers'> = {},
+): Promise<TestApp> {
   const db = database ?? (await openTestDatabase());
   // A budget no suite reaches by accident; the rate-limit tests set their own.
   const env = loadEnv({ NODE_ENV: 'test', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000', ...envOverrides });
@@ -42,7 +47,7 @@ export async function createTestApp(envOverrides: Record<string, string> = {}, d
   });
   // The production logger (redaction included), writing into `logs`.
   const logger = createLogger({ ...env, LOG_LEVEL: 'debug' }, sink);
-  const yoga = createApp({ db, env, logger });
+  const yoga = createApp({ db, env, logger, ...parts });
   return {
     db,
     env,
