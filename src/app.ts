@@ -13,7 +13,7 @@ import { createRestHandler } from './rest/handler.js';
 import { API_PREFIX } from './rest/route.js';
 import { json, readBody } from './rest/http.js';
 import { restErrorResponse } from './errors/rest.js';
-import { yogaLogger } from './errors/log.js';
+import { describeError, yogaLogger } from './errors/log.js';
 import { systemRoute } from './modules/system/system.routes.js';
 import { docsRoute } from './modules/docs/docs.routes.js';
 import { createRateLimiter, recordedRateLimitHeaders } from './context/rate-limit.js';
@@ -87,9 +87,13 @@ function restPlugin(deps: AppDeps, metrics: AppMetrics, compiled: CompiledAnswer
         graphqlCallers.set(request, caller);
         const body = graphqlBodies.get(request);
         if (body && request.method === 'POST') {
-          const answer = await compiled.answer(request, utf8(body), requestContext(deps, caller), (document, name) =>
-            metrics.labelOperation(request, document, name),
-          ).catch(() => undefined);
+          const answer = await compiled
+            .answer(request, utf8(body), requestContext(deps, caller), (document, name) => metrics.labelOperation(request, document, name))
+            .catch((error: unknown) => {
+              // A defect of the shortcut, not of the request: yoga answers it.
+              deps.logger.warn({ err: describeError(error) }, 'graphql: compiled answer failed, left to yoga');
+              return undefined;
+            });
           if (answer) return endResponse(answer);
         }
         return;

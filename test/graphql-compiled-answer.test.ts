@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from './helpers/app.js';
+import { createTestApp, openTestDatabase, type TestApp } from './helpers/app.js';
 import { messagingSetup } from './helpers/messaging.js';
 import { workspaceWithChannel } from './helpers/factories.js';
 import { authenticateRequest, requestContext } from '../src/context/authenticate.js';
@@ -9,9 +9,18 @@ import { createLogger } from '../src/logger.js';
 let app: TestApp;
 /** The app's answers from compiled queries, asked directly below as well as through the app. */
 const answers = createCompiledAnswers();
+/** Every statement the app sends. */
+let statements: string[] = [];
 beforeAll(async () => {
-  app = await createTestApp({}, undefined, { compiledAnswers: answers });
+  app = await createTestApp({}, await openTestDatabase({ onQuery: (sql) => statements.push(sql) }), { compiledAnswers: answers });
 });
+
+/** The requests yoga took through its own pipeline while `run` ran: it logs each at debug. */
+async function throughYoga(run: () => Promise<unknown>): Promise<number> {
+  const before = app.logs.length;
+  await run();
+  return app.logs.slice(before).filter((line) => line.includes('"detail":"Processing GraphQL Parameters"')).length;
+}
 afterAll(() => app.close());
 
 const PAGE = `query CompiledPage($first: Int, $after: String) {
@@ -52,13 +61,16 @@ describe('a query yoga has validated and run compiled is answered again from its
       const extra: Record<string, string> = accept ? { accept } : {};
       // Never seen: left to yoga, which parses, validates and runs it.
       expect(await s.direct(body, extra)).toBeUndefined();
-      const first = await s.post(body, extra);
-      expect(first.status).toBe(200);
-      expect(JSON.parse(first.body).data.contacts.edges).toHaveLength(2);
-      const again = await s.post(body, extra);
+      let first: Awaited<ReturnType<typeof s.post>> | undefined;
+      expect(await throughYoga(async () => (first = await s.post(body, extra)))).toBe(1);
+      expect(first!.status).toBe(200);
+      expect(JSON.parse(first!.body).data.contacts.edges).toHaveLength(2);
+      // The same text again is answered before yoga's pipeline, with yoga's answer.
+      let again: Awaited<ReturnType<typeof s.post>> | undefined;
+      expect(await throughYoga(async () => (again = await s.post(body, extra)))).toBe(0);
       expect(again).toEqual(first);
       const answered = await s.direct(body, extra);
-      expect(answered).toEqual({ status: 200, type: first.type, body: first.body, labels: ['CompiledPage'] });
+      expect(answered).toEqual({ status: 200, type: first!.type, body: first!.body, labels: ['CompiledPage'] });
     }
     // The page after, with the cursor yoga handed out: the same text, other variables.
     const cursor = JSON.parse((await s.post({ query: PAGE, variables: { first: 2 } })).body).data.contacts.pageInfo.endCursor as string;
@@ -108,6 +120,27 @@ describe('a query yoga has validated and run compiled is answered again from its
       expect(JSON.parse(handed.body).errors).toHaveLength(1);
       expect(handed).toEqual(unseen);
     }
+    // The query runs once: its reads are not repeated when yoga answers the errors.
+    const both = 'query CompiledBoth($id: ID!, $email: String) { contact(id: $id) { id } findContact(email: $email) { id } }';
+    const contactId = JSON.parse(found.body).data.findContact.id as string;
+    expect((await s.post({ query: both, variables: { id: contactId, email: 'one@example.com' } })).status).toBe(200);
+    statements = [];
+    const partial = await s.post({ query: both, variables: { id: contactId, email: ' ' } });
+    expect(JSON.parse(partial.body)).toMatchObject({ data: { contact: { id: contactId }, findContact: null }, errors: [{ path: ['findContact'] }] });
+    expect(statements.filter((sql) => /FROM "public"\."contacts"/.test(sql))).toHaveLength(1);
+  });
+
+  it('leaves a query whose cost these variables put over the limit to yoga, which refuses it', async () => {
+    const s = await setup();
+    const nested = `query CompiledNested($conversations: Int, $messages: Int) {
+      conversations(first: $conversations) { edges { node { id messages(first: $messages) { edges { node { id body } } } } } }
+    }`;
+    expect((await s.post({ query: nested, variables: { conversations: 2, messages: 2 } })).status).toBe(200);
+    expect(await s.direct({ query: nested, variables: { conversations: 3, messages: 3 } })).toBeDefined();
+    const costly = { query: nested, variables: { conversations: 100, messages: 100 } };
+    expect(await s.direct(costly)).toBeUndefined();
+    const refused = JSON.parse((await s.post(costly)).body) as { errors?: { extensions?: { code?: string } }[] };
+    expect(refused.errors?.[0]?.extensions?.code).toBe('QUERY_TOO_COMPLEX');
   });
 
   it("answers only what the same app validated: another app's rules may refuse it", async () => {

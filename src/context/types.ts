@@ -20,7 +20,7 @@ export interface AppDeps {
   events?: EventBus;
   /** Resolved credentials kept between requests; created from the settings by the app when not given (null: off). */
   credentialCache?: CredentialCache | null;
-  /** The app's answers from compiled queries (src/graphql/compiled-answer.ts); created by the app when not given. */
+  /** The app's answers from compiled queries (src/graphql/compiled-answer.ts), one app's only; created by the app when not given. */
   compiledAnswers?: CompiledAnswers;
 }
 

@@ -45,8 +45,14 @@ function answeredType(accept: string | null): string | undefined {
 
 const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
-/** Query texts remembered per app; the oldest leaves first. */
+/**
+ * Query texts remembered per app, the oldest leaving first: at most this many, and this many
+ * characters in all, so that a caller sending large distinct texts cannot make them a store.
+ */
 const REMEMBERED_TEXTS = 500;
+const REMEMBERED_CHARACTERS = 4 * 1024 * 1024;
+/** A longer text is never remembered (a whole document of generated fragments is a few KB). */
+const LONGEST_TEXT = 64 * 1024;
 
 /** The text of a request yoga handled: its initial context carries the request's parameters. */
 function queryText(context: unknown): string | undefined {
@@ -79,16 +85,22 @@ export interface CompiledAnswers {
   plugin: Plugin;
 }
 
-/** One app's: what its yoga validated is what its rules allowed. */
+/** One app's, never shared with another: what its yoga validated is what its rules allowed. */
 export function createCompiledAnswers(): CompiledAnswers {
   const validated = new Map<string, DocumentNode>();
+  let characters = 0;
   const resultsForYoga = new WeakMap<Request, ExecutionResult>();
   return {
     remember(args) {
       const text = queryText(args.contextValue);
-      if (text === undefined || validated.has(text)) return;
-      if (validated.size >= REMEMBERED_TEXTS) validated.delete(validated.keys().next().value!);
+      if (text === undefined || text.length > LONGEST_TEXT || validated.has(text)) return;
+      while (validated.size >= REMEMBERED_TEXTS || (validated.size > 0 && characters + text.length > REMEMBERED_CHARACTERS)) {
+        const oldest = validated.keys().next().value!;
+        validated.delete(oldest);
+        characters -= oldest.length;
+      }
       validated.set(text, args.document);
+      characters += text.length;
     },
 
     async answer(request, body, context, label) {
