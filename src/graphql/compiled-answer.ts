@@ -5,6 +5,7 @@ import type { GraphQLContext } from './builder.js';
 import { runsCompiled } from './jit.js';
 import { schema } from './schema.js';
 import { ServerResponse } from '../lib/response.js';
+import { isRecord } from '../lib/validation.js';
 
 /** The compiled code of each document answered here; the same options as the yoga plugin's. */
 const compiledDocuments = new WeakMap<DocumentNode, CompiledQuery | null>();
@@ -42,8 +43,6 @@ function answeredType(accept: string | null): string | undefined {
       return undefined;
   }
 }
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Query texts remembered per app, the oldest leaving first: at most this many, and this many
@@ -113,10 +112,10 @@ export function createCompiledAnswers(): CompiledAnswers {
       } catch {
         return undefined;
       }
-      if (!isObject(params) || typeof params.query !== 'string') return undefined;
+      if (!isRecord(params) || typeof params.query !== 'string') return undefined;
       for (const key in params) if (key !== 'query' && key !== 'variables' && key !== 'operationName') return undefined;
       const { variables = null, operationName = null } = params;
-      if ((variables !== null && !isObject(variables)) || (operationName !== null && typeof operationName !== 'string')) return undefined;
+      if ((variables !== null && !isRecord(variables)) || (operationName !== null && typeof operationName !== 'string')) return undefined;
       const document = validated.get(params.query);
       if (!document) return undefined;
       const variableValues = variables ?? {};

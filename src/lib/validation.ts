@@ -42,6 +42,10 @@ export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.ou
 }
 
 /** Characters as people count them (code points), not UTF-16 units: the measure of every length limit. */
+/** A JSON object: not null, not an array. */
+export const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 export const characterCount = (value: string) => Array.from(value).length;
 
 /** An optional query parameter that must be a UUID, with its message. */

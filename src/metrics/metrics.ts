@@ -131,13 +131,13 @@ function requestMetricsPlugin(
 
   // Named only once the document is valid and its caller authenticated, so that
   // refused documents cannot use up the operation names.
-  const labelExecution = ({ args }: { args: { contextValue: unknown; document: DocumentNode; operationName?: string | null | undefined } }) => {
-    const { request } = args.contextValue as { request?: Request };
-    if (request) labelRoute(request, operationRoute(args.document, args.operationName));
-  };
-
   const labelOperation: AppMetrics['labelOperation'] = (request, document, operationName) =>
     labelRoute(request, operationRoute(document, operationName));
+
+  const labelExecution = ({ args }: { args: { contextValue: unknown; document: DocumentNode; operationName?: string | null | undefined } }) => {
+    const { request } = args.contextValue as { request?: Request };
+    if (request) labelOperation(request, args.document, args.operationName);
+  };
 
   const plugin: Plugin = {
     onRequest({ url, serverContext }) {

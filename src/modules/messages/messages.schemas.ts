@@ -1,14 +1,11 @@
 import { z } from 'zod';
 import { isUuid } from '../../lib/uuid.js';
-import { characterCount, documentedAs, inputJsonSchema, nullMeansAbsent, uuidParam, withoutNulls } from '../../lib/validation.js';
+import { characterCount, documentedAs, isRecord, inputJsonSchema, nullMeansAbsent, uuidParam, withoutNulls } from '../../lib/validation.js';
 import { contactEmailSchema, contactNameSchema, contactPhoneSchema } from '../contacts/contacts.schemas.js';
 import { actorViewSchema } from '../conversations/conversations.schemas.js';
 import { apiDateTime, apiUuid } from '../../rest/schemas.js';
 
 export const MESSAGE_LIMITS = { text: 4096, encrypted: 65536, mediaUrls: 10, mediaUrlLength: 2048, from: 255 } as const;
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 export const MESSAGES = {
   recipientRequired: 'A recipient is required: give to, contact or sender.',
