@@ -1,6 +1,7 @@
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin, type YogaServerOptions } from 'graphql-yoga';
-import type { AppDeps, AuthContext } from './context/types.js';
+import type { AppDeps } from './context/deps.js';
+import type { AuthContext } from './context/types.js';
 import { introspectionEnabled } from './env.js';
 import { authenticateRequest, requestContext } from './context/authenticate.js';
 import { createEventBus } from './events/bus.js';
@@ -199,7 +200,13 @@ function disposePlugin(dispose: () => Promise<void>): Plugin {
   return { onDispose: dispose };
 }
 
-export function createApp(appDeps: AppDeps) {
+/** Parts of an app that tests may supply to watch them; created by the app otherwise. */
+export interface AppParts {
+  /** The app's answers from compiled queries (src/graphql/compiled-answer.ts), one app's only. */
+  compiledAnswers?: CompiledAnswers;
+}
+
+export function createApp(appDeps: AppDeps, parts: AppParts = {}) {
   const ownsEvents = !appDeps.events;
   const ownsRateLimiter = appDeps.rateLimiter === undefined;
   const ownsCredentialCache = appDeps.credentialCache === undefined;
@@ -211,7 +218,7 @@ export function createApp(appDeps: AppDeps) {
     credentialCache: ownsCredentialCache ? createCredentialCache({ ttlMs: env.AUTH_CACHE_MS, redisUrl: env.REDIS_URL, logger }) : appDeps.credentialCache,
   };
   const metrics = createAppMetrics(deps);
-  const compiled = appDeps.compiledAnswers ?? createCompiledAnswers();
+  const compiled = parts.compiledAnswers ?? createCompiledAnswers();
   return createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',

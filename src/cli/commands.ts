@@ -6,7 +6,7 @@ import { createUser } from '../modules/users/users.service.js';
 import { channelTypeSchema, webhookUrlSchema } from '../modules/channels/channels.schemas.js';
 import { channelById, createChannel, deactivateChannel, rotateWebhookSecret } from '../modules/channels/channels.service.js';
 import { createConnection, issueChannelKey, revokeToken } from '../modules/credentials/credentials.service.js';
-import type { CredentialInvalidation } from '../modules/credentials/credential-invalidation.js';
+import type { CredentialInvalidation } from '../context/credential-invalidation.js';
 import { hashToken } from '../lib/tokens.js';
 import { templateLanguageSchema, templateStatusSchema } from '../modules/templates/templates.schemas.js';
 import { createTemplate } from '../modules/templates/templates.service.js';

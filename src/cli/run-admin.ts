@@ -5,7 +5,7 @@ import { migrate } from '../db/migrate.js';
 import type { Env } from '../env.js';
 import { DomainError } from '../errors/domain.js';
 import { commands } from './commands.js';
-import { publishInvalidation } from '../modules/credentials/credential-invalidation.js';
+import { publishInvalidation } from '../context/credential-invalidation.js';
 
 export interface AdminIo {
   stdout: (line: string) => void;

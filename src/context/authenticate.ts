@@ -1,4 +1,5 @@
-import type { AppDeps, AuthContext, RequestContext } from './types.js';
+import type { AppDeps } from './deps.js';
+import type { AuthContext, RequestContext } from './types.js';
 import { bearerToken, requestHost } from './request.js';
 import { actAs, resolveCredential } from '../modules/credentials/credentials.service.js';
 import { isDatabaseUnavailable } from '../db/errors.js';

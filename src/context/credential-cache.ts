@@ -1,12 +1,12 @@
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { describeError } from '../errors/log.js';
-import type { ResolvedCredential } from '../modules/credentials/credentials.service.js';
+import type { ResolvedCredential } from './types.js';
 import {
   CREDENTIAL_INVALIDATION_CHANNEL,
   parseInvalidation,
   type CredentialInvalidation,
-} from '../modules/credentials/credential-invalidation.js';
+} from './credential-invalidation.js';
 
 /** Enough for every live credential of a large deployment; only credentials that authenticated are kept. */
 export const DEFAULT_MAX_ENTRIES = 10_000;

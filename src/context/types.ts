@@ -1,28 +1,6 @@
 import type { Logger } from 'pino';
-import type { Database } from '../db/database.js';
-import type { Env } from '../env.js';
 import type { EventBus } from '../events/bus.js';
-import type { RateLimiter } from './rate-limit.js';
-import type { CredentialCache } from './credential-cache.js';
 import type { Channel, PrismaClient, Workspace } from '../generated/prisma/client.js';
-import type { CompiledAnswers } from '../graphql/compiled-answer.js';
-
-/** What the whole process shares: built once at start, passed explicitly. */
-export interface AppDeps {
-  db: Database;
-  env: Env;
-  logger: Logger;
-  /** Wakes the delivery worker of this process, when it runs one. */
-  onMessageQueued?: () => void;
-  /** Request budgets per credential; created from the settings by the app when not given (null: off). */
-  rateLimiter?: RateLimiter | null;
-  /** Domain events; created from REDIS_URL by the app when not given. */
-  events?: EventBus;
-  /** Resolved credentials kept between requests; created from the settings by the app when not given (null: off). */
-  credentialCache?: CredentialCache | null;
-  /** The app's answers from compiled queries (src/graphql/compiled-answer.ts), one app's only; created by the app when not given. */
-  compiledAnswers?: CompiledAnswers;
-}
 
 /** The authenticated caller, resolved once per request for both transports. */
 export interface AuthContext {
@@ -44,4 +22,19 @@ export interface RequestContext {
   onMessageQueued?: () => void;
   /** Where committed changes are announced (GraphQL subscriptions). */
   events?: EventBus;
+}
+
+/**
+ * What a bearer token admits at a host before a channel is chosen: its workspace, the credential
+ * and every active channel it can act as. It depends only on the token and the host, so it can be
+ * kept between requests; `expiresAt` bounds how long.
+ */
+export interface ResolvedCredential {
+  workspace: Workspace;
+  credential: AuthContext['credential'];
+  /** Active channels of the workspace the credential can act as; a connection's in the order they were linked. */
+  channels: Channel[];
+  /** The connection behind a connection token, so that a change to its links can be traced to it. */
+  connectionId: string | null;
+  expiresAt: Date | null;
 }

@@ -1,6 +1,7 @@
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import { logUnexpected } from './log.js';
+import { isGraphQLError } from './graphql-error.js';
 import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError, RateLimitedError, RequestInFlightError, ServiceUnavailableError, ValidationError } from './domain.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { rateLimitHeaders } from '../context/rate-limit.js';
@@ -33,11 +34,6 @@ function knownGraphQLError(error: unknown, at?: GraphQLError): GraphQLError | nu
   if (error instanceof DomainError) return domainGraphQLError(error, at);
   if (isDatabaseUnavailable(error)) return domainGraphQLError(new ServiceUnavailableError(), at);
   return null;
-}
-
-/** By name, not instanceof: graphql ships CommonJS and ESM builds that may both be loaded. */
-export function isGraphQLError(error: unknown): error is GraphQLError {
-  return error instanceof Error && error.name === 'GraphQLError';
 }
 
 /**

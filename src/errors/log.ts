@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { DomainError } from './domain.js';
-import { isGraphQLError } from './graphql.js';
+import { isGraphQLError } from './graphql-error.js';
 
 /**
  * An unexpected error as it may be logged: its type, code, a one-line summary of

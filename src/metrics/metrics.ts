@@ -1,7 +1,7 @@
 import { getOperationAST, type DocumentNode } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { AppDeps } from '../context/types.js';
+import type { AppDeps } from '../context/deps.js';
 import { describeError } from '../errors/log.js';
 import { labelRoute, routeLabel } from './labels.js';
 import { processMetrics } from './process.js';

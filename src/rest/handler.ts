@@ -1,4 +1,4 @@
-import type { AppDeps } from '../context/types.js';
+import type { AppDeps } from '../context/deps.js';
 import { authenticateRequest, requestContext } from '../context/authenticate.js';
 import { actingChannel } from '../context/request.js';
 import { restErrorResponse } from '../errors/rest.js';

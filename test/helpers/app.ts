@@ -1,7 +1,6 @@
 import { Writable } from 'node:stream';
 import { inject } from 'vitest';
-import { createApp } from '../../src/app.js';
-import type { AppDeps } from '../../src/context/types.js';
+import { createApp, type AppParts } from '../../src/app.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { loadEnv, type Env } from '../../src/env.js';
@@ -33,7 +32,7 @@ export interface TestApp {
 export async function createTestApp(
   envOverrides: Record<string, string> = {},
   database?: Database,
-  parts: Pick<AppDeps, 'compiledAnswers'> = {},
+  parts: AppParts = {},
 ): Promise<TestApp> {
   const db = database ?? (await openTestDatabase());
   // A budget no suite reaches by accident; the rate-limit tests set their own.
@@ -47,7 +46,7 @@ export async function createTestApp(
   });
   // The production logger (redaction included), writing into `logs`.
   const logger = createLogger({ ...env, LOG_LEVEL: 'debug' }, sink);
-  const yoga = createApp({ db, env, logger, ...parts });
+  const yoga = createApp({ db, env, logger }, parts);
   return {
     db,
     env,

@@ -1,6 +1,6 @@
 import type { Channel, PrismaClient, Workspace } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
-import type { AuthContext } from '../../context/types.js';
+import type { AuthContext, ResolvedCredential } from '../../context/types.js';
 import { AuthenticationError, InputError } from '../../errors/domain.js';
 import { TOKEN_PREFIX, displayPrefix, generateToken, hashToken } from '../../lib/tokens.js';
 import { isUuid } from '../../lib/uuid.js';
@@ -99,21 +99,6 @@ export async function credentialStillValid(prisma: PrismaClient, auth: AuthConte
     select: { id: true },
   });
   return found !== null;
-}
-
-/**
- * What a bearer token admits at a host before a channel is chosen: its workspace, the credential
- * and every active channel it can act as. It depends only on the token and the host, so it can be
- * kept between requests; `expiresAt` bounds how long.
- */
-export interface ResolvedCredential {
-  workspace: Workspace;
-  credential: AuthContext['credential'];
-  /** Active channels of the workspace the credential can act as; a connection's in the order they were linked. */
-  channels: Channel[];
-  /** The connection behind a connection token, so that a change to its links can be traced to it. */
-  connectionId: string | null;
-  expiresAt: Date | null;
 }
 
 interface CredentialRow {

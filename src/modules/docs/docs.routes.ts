@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import type { AppDeps } from '../../context/types.js';
+import type { AppDeps } from '../../context/deps.js';
 import { restErrorResponse } from '../../errors/rest.js';
 import { labelRoute } from '../../metrics/labels.js';
 import { API_PREFIX, OPENAPI_PATH } from '../../rest/route.js';

@@ -1,4 +1,4 @@
-import type { AppDeps } from '../../context/types.js';
+import type { AppDeps } from '../../context/deps.js';
 import { json } from '../../rest/http.js';
 import { labelRoute } from '../../metrics/labels.js';
 import type { AppMetrics } from '../../metrics/metrics.js';

@@ -1,0 +1,21 @@
+import type { Logger } from 'pino';
+import type { Database } from '../db/database.js';
+import type { Env } from '../env.js';
+import type { EventBus } from '../events/bus.js';
+import type { RateLimiter } from './rate-limit.js';
+import type { CredentialCache } from './credential-cache.js';
+
+/** What the whole process shares: built once at start, passed explicitly. */
+export interface AppDeps {
+  db: Database;
+  env: Env;
+  logger: Logger;
+  /** Wakes the delivery worker of this process, when it runs one. */
+  onMessageQueued?: () => void;
+  /** Request budgets per credential; created from the settings by the app when not given (null: off). */
+  rateLimiter?: RateLimiter | null;
+  /** Domain events; created from REDIS_URL by the app when not given. */
+  events?: EventBus;
+  /** Resolved credentials kept between requests; created from the settings by the app when not given (null: off). */
+  credentialCache?: CredentialCache | null;
+}
