@@ -101,6 +101,7 @@ async function start(env: Env) {
     { DeliveryWorker },
     { defaultProviders },
     { schedulePurge },
+    { createHttpServer },
   ] = await Promise.all([
     import('./app.js'),
     import('./db/database.js'),
@@ -109,6 +110,7 @@ async function start(env: Env) {
     import('./modules/delivery/delivery.worker.js'),
     import('./modules/delivery/providers.js'),
     import('./modules/idempotency/idempotency.service.js'),
+    import('./server.js'),
   ]);
   db = await step(() =>
     openDatabase({
@@ -143,7 +145,7 @@ async function start(env: Env) {
     : undefined;
   const app = createApp({ db, env, logger, onMessageQueued: () => worker?.nudge() });
   yoga = app;
-  const listener = http.createServer(app);
+  const listener = createHttpServer(app, logger);
 
   // The port is bound before the demo is seeded: a failed start creates no key that nobody saw.
   try {

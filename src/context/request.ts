@@ -1,16 +1,15 @@
 import type { AuthContext } from './types.js';
 import { ChannelSelectionError } from '../errors/domain.js';
+import { hostName } from '../lib/host.js';
 
 /**
  * The workspace hostname of a request: the Host header lowercased without port
- * (X-Forwarded-Host first when the server sits behind a trusted proxy).
+ * (X-Forwarded-Host's first entry instead when the server sits behind a trusted proxy).
+ * No header, an empty one or one that is no valid host name reaches no workspace: null.
  */
 export function requestHost(headers: Headers, trustProxy: boolean): string | null {
   const forwarded = trustProxy ? headers.get('x-forwarded-host')?.split(',')[0]?.trim() : undefined;
-  const raw = forwarded || headers.get('host');
-  if (!raw) return null;
-  const host = raw.startsWith('[') ? raw.slice(0, raw.indexOf(']') + 1) : raw.replace(/:\d*$/, '');
-  return host.toLowerCase().replace(/\.$/, '') || null;
+  return hostName(forwarded || headers.get('host'));
 }
 
 export function bearerToken(headers: Headers): string | null {

@@ -1,0 +1,137 @@
+import http from 'node:http';
+import type { Socket } from 'node:net';
+import type { Logger } from 'pino';
+import { hostName } from './lib/host.js';
+
+/** The longest request line (method, target, version) the server reads; a longer one is 414. */
+export const REQUEST_LINE_LIMIT = 16 * 1024;
+
+/**
+ * The most a request head may hold, request line included: room for a request line at its limit
+ * and the usual headers beside it. A head over this is refused before it reaches the app.
+ */
+const HEAD_LIMIT = 2 * REQUEST_LINE_LIMIT;
+
+/** How long a refused connection may go on sending before it is closed: its answer is read first. */
+const LINGER_MS = 2000;
+
+/** Something that serves node:http requests: the app (yoga's server adapter). */
+type NodeHandler = (request: http.IncomingMessage, response: http.ServerResponse) => unknown;
+
+function errorBody(message: string): string {
+  return JSON.stringify({ status: 'error', message });
+}
+
+function answer(response: http.ServerResponse, status: number, message: string): void {
+  const body = errorBody(message);
+  response.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(body),
+    connection: 'close',
+  });
+  response.end(body);
+}
+
+/**
+ * The request as the app may read it: a Host that is no valid host name is dropped, so that the
+ * request URL is built from the server's own address while the request names no workspace; a
+ * target in absolute form (`http://host/path`) becomes its path, with its host as the Host.
+ * Returns a refusal (status and message) for a head the app could not be given.
+ */
+function prepare(request: http.IncomingMessage): { status: number; message: string } | null {
+  const target = request.url ?? '';
+  if (Buffer.byteLength(target) + (request.method?.length ?? 0) + 10 > REQUEST_LINE_LIMIT) {
+    return { status: 414, message: 'Request line too long.' };
+  }
+  if (!target.startsWith('/')) {
+    let absolute: URL;
+    try {
+      absolute = new URL(target);
+    } catch {
+      return { status: 400, message: 'Bad request target.' };
+    }
+    if (absolute.protocol !== 'http:' && absolute.protocol !== 'https:') return { status: 400, message: 'Bad request target.' };
+    request.url = `${absolute.pathname}${absolute.search}`;
+    request.headers.host = absolute.host;
+  }
+  const host = request.headers.host;
+  if (host !== undefined && hostName(host) === null) delete request.headers.host;
+  try {
+    // The URL the fetch adapter builds from the head (src/server.ts is where it must not fail).
+    new URL(`http://${request.headers.host ?? 'localhost'}${request.url}`);
+  } catch {
+    return { status: 400, message: 'Bad request target.' };
+  }
+  return null;
+}
+
+/**
+ * A head the HTTP parser refused (too long, malformed): an answer and a closed connection, after
+ * the rest of what the client sends is read and dropped, so that the client reads the answer
+ * instead of a reset. Each refusal is logged, without the bytes.
+ */
+function refuseHead(logger: Logger, refused: WeakSet<Socket>) {
+  return (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
+    if (refused.has(socket)) return;
+    refused.add(socket);
+    let status = 400;
+    let message = 'Bad request.';
+    if (error.code === 'HPE_HEADER_OVERFLOW') {
+      // Within the request line as long as no line has ended in what the parser was reading.
+      const seen = error.rawPacket?.subarray(0, REQUEST_LINE_LIMIT) ?? Buffer.alloc(0);
+      if (!seen.includes('\r\n')) [status, message] = [414, 'Request line too long.'];
+      else [status, message] = [431, 'Request headers too large.'];
+    } else if (error.code === 'HPE_HEADER_TIMEOUT' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      [status, message] = [408, 'Request timeout.'];
+    }
+    logger.info({ code: error.code, status }, 'malformed request refused');
+    endWith(socket, status, message);
+  };
+}
+
+/**
+ * Writes an answer on a socket the HTTP parser no longer serves and closes it once the client has
+ * read it: what the client still sends is read and dropped meanwhile, so that it sees no reset.
+ */
+function endWith(socket: Socket, status: number, message: string): void {
+  if (!socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const body = errorBody(message);
+  socket.removeAllListeners('data');
+  socket.on('data', () => {});
+  socket.on('error', () => {});
+  socket.end(
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+  );
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+}
+
+/**
+ * The node:http server around the app. Every request head the server accepts reaches the app
+ * with a URL that can be built (see `prepare`), and every head it cannot read gets an answer:
+ * no request, however malformed, ends in a stack trace or a reset connection.
+ */
+export function createHttpServer(app: NodeHandler, logger: Logger): http.Server {
+  const refused = new WeakSet<Socket>();
+  const server = http.createServer({ maxHeaderSize: HEAD_LIMIT }, (request, response) => {
+    const refusal = prepare(request);
+    if (refusal) {
+      logger.info({ status: refusal.status }, 'malformed request refused');
+      // What the client still sends is read and dropped before the connection closes.
+      request.resume();
+      answer(response, refusal.status, refusal.message);
+      return;
+    }
+    app(request, response);
+  });
+  server.on('clientError', refuseHead(logger, refused));
+  // The server is no proxy: CONNECT, which node:http hands over as a bare socket, is answered here.
+  server.on('connect', (_request: http.IncomingMessage, socket: Socket) => {
+    logger.info({ status: 405 }, 'malformed request refused');
+    endWith(socket, 405, 'Method not allowed.');
+  });
+  return server;
+}

@@ -1,0 +1,79 @@
+import type http from 'node:http';
+import net from 'node:net';
+import { Writable } from 'node:stream';
+import { createApp } from '../../src/app.js';
+import type { Database } from '../../src/db/database.js';
+import type { Env } from '../../src/env.js';
+import { createLogger } from '../../src/logger.js';
+import { createHttpServer } from '../../src/server.js';
+
+export interface ServedApp {
+  port: number;
+  server: http.Server;
+  /** Every log line the app and its server wrote, as JSON text. */
+  logs: string[];
+  close(): Promise<void>;
+}
+
+/** The app on `db` behind the production node:http server (src/server.ts), on a port of 127.0.0.1. */
+export async function serveOnPort(db: Database, env: Env): Promise<ServedApp> {
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const logger = createLogger({ ...env, LOG_LEVEL: 'debug' }, sink);
+  const yoga = createApp({ db, env, logger });
+  const server = createHttpServer(yoga, logger);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    server,
+    logs,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await yoga.dispose();
+    },
+  };
+}
+
+export interface RawExchange {
+  /** The status of the answer's status line; undefined when none arrived. */
+  status: number | undefined;
+  head: string;
+  body: string;
+  /** How the connection ended: closed by the server, reset, or still open when the wait ran out. */
+  ended: 'closed' | 'reset' | 'timeout';
+}
+
+/**
+ * Sends `bytes` as they are on a new connection to `port` and reads until the server closes it
+ * (or `timeoutMs` passes); `chunkSize` splits the write into that many bytes a piece.
+ */
+export function rawExchange(port: number, bytes: string | Buffer, options: { timeoutMs?: number } = {}): Promise<RawExchange> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const chunks: Buffer[] = [];
+    let ended: RawExchange['ended'] = 'closed';
+    const timer = setTimeout(() => {
+      ended = 'timeout';
+      socket.destroy();
+    }, options.timeoutMs ?? 5000);
+    socket.on('connect', () => socket.write(bytes));
+    socket.on('data', (chunk) => chunks.push(chunk));
+    socket.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code === 'ECONNRESET' || error.code === 'EPIPE') ended = 'reset';
+    });
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const text = Buffer.concat(chunks).toString('latin1');
+      const split = text.indexOf('\r\n\r\n');
+      const head = split === -1 ? text : text.slice(0, split);
+      const status = /^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1];
+      resolve({ status: status ? Number(status) : undefined, head, body: split === -1 ? '' : text.slice(split + 4), ended });
+    });
+  });
+}
