@@ -4,8 +4,8 @@ import { actingChannel } from '../context/request.js';
 import { restErrorResponse } from '../errors/rest.js';
 import { labelRoute } from '../metrics/labels.js';
 import { HttpError, json, readJson } from './http.js';
-import { ServiceUnavailableError } from '../errors/domain.js';
-import { parseInput } from '../lib/validation.js';
+import { ServiceUnavailableError, ValidationError } from '../errors/domain.js';
+import { isRecord, parseInput } from '../lib/validation.js';
 import { RestRouter } from './router.js';
 import { API_PREFIX, OPENAPI_PATH } from './route.js';
 import { openApiResponse } from './openapi.js';
@@ -25,6 +25,13 @@ function queryObject(params: URLSearchParams): Record<string, string> {
   const query: Record<string, string> = {};
   for (const [key, value] of params) if (!(key in query)) query[key] = value;
   return query;
+}
+
+export const NO_BODY_MESSAGE = 'This request takes no body: send none, or {}.';
+
+function expectNoBody(body: unknown): void {
+  if (body === undefined || (isRecord(body) && Object.keys(body).length === 0)) return;
+  throw ValidationError.field('body', NO_BODY_MESSAGE);
 }
 
 /** Serves one request under /api/connect: route, authenticate, run, map errors. HEAD is GET without its body. */
@@ -51,16 +58,10 @@ export function createRestHandler(deps: AppDeps) {
       const params = route.params ? route.params.parse(found.params) : {};
       // Validated after authentication: only a known caller learns what is wrong with its request.
       const query = route.query ? parseInput(route.query, queryObject(url.searchParams)) : {};
-      const response = await deps.db.health.race(
-        route.handler({
-          request,
-          url,
-          params,
-          query,
-          ctx: requestContext(deps, auth),
-          body: () => readJson(request, deps.env.BODY_LIMIT_BYTES),
-        }),
-      );
+      const body = () => readJson(request, deps.env.BODY_LIMIT_BYTES);
+      // A route that takes no body reads what was sent all the same: none or `{}` is ignored, anything else refused.
+      if (!route.body && request.method !== 'GET' && request.method !== 'HEAD') expectNoBody(await body());
+      const response = await deps.db.health.race(route.handler({ request, url, params, query, ctx: requestContext(deps, auth), body }));
       if (response === 'unavailable') throw new ServiceUnavailableError();
       return response;
     } catch (error) {

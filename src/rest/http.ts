@@ -53,12 +53,29 @@ export async function readBody(request: Request, limit: number): Promise<Buffer 
   return Buffer.concat(chunks);
 }
 
+/** `application/json`, with parameters (a charset, if any, must be UTF-8). */
+export function isJsonContentType(value: string | null): boolean {
+  if (!value) return false;
+  const [type, ...parameters] = value.split(';').map((part) => part.trim().toLowerCase());
+  if (type !== 'application/json') return false;
+  return parameters.every((parameter) => {
+    const [name, raw = ''] = parameter.split('=').map((part) => part.trim());
+    return name !== 'charset' || ['utf-8', 'utf8', '"utf-8"'].includes(raw);
+  });
+}
+
+export const CONTENT_TYPE_MESSAGE = 'Content-Type must be application/json.';
+
 /**
- * Reads a JSON body within the size limit. An empty body reads as undefined;
- * invalid JSON is a 400 and an oversized body a 413, before anything is parsed.
+ * Reads a JSON body within the size limit. An empty body reads as undefined; a body that is not
+ * declared `application/json` is a 415, invalid JSON a 400 and an oversized body a 413, each
+ * before anything is parsed.
  */
 export async function readJson(request: Request, limit: number): Promise<unknown> {
-  const text = (await readBody(request, limit))?.toString('utf8') ?? '';
+  const bytes = await readBody(request, limit);
+  if (!bytes?.byteLength) return undefined;
+  if (!isJsonContentType(request.headers.get('content-type'))) throw new HttpError(415, CONTENT_TYPE_MESSAGE);
+  const text = bytes.toString('utf8');
   if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text);

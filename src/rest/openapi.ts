@@ -10,6 +10,7 @@ import { replaceWithDocumentation } from '../lib/validation.js';
 import { API_PREFIX, type RouteDeclaration } from './route.js';
 import type { RestRouter } from './router.js';
 import { errorSchema, validationErrorSchema } from './schemas.js';
+import { CONTENT_TYPE_MESSAGE } from './http.js';
 import { ServerResponse } from '../lib/response.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -68,6 +69,12 @@ const failures = {
     headers: z.object(rateLimitHeaders),
     content: jsonContent(errorSchema),
   },
+  415: {
+    id: 'UnsupportedMediaType',
+    description: 'The request has a body that is not declared `Content-Type: application/json`; nothing was changed.',
+    headers: z.object(rateLimitHeaders),
+    content: jsonContent(errorSchema.extend({ message: z.literal(CONTENT_TYPE_MESSAGE) })),
+  },
   422: {
     id: 'ValidationFailed',
     description: 'Invalid input: messages per request field, and on a uniqueness conflict the contact holding the value.',
@@ -99,7 +106,8 @@ type FailureStatus = keyof typeof failures;
 export function routeFailures(route: RouteDeclaration): FailureStatus[] {
   const statuses = new Set<FailureStatus>([401, 429, 500, 503, ...(route.failures ?? [])]);
   if (route.actsAsChannel ?? true) statuses.add(400);
-  if (route.body) [400, 413, 422].forEach((s) => statuses.add(s as FailureStatus));
+  // A route without a body still reads one sent to it: none or `{}` is ignored, anything else refused.
+  if (route.body || route.method !== 'GET') [400, 413, 415, 422].forEach((s) => statuses.add(s as FailureStatus));
   if (route.query) statuses.add(422);
   if (route.idempotent) [409, 422].forEach((s) => statuses.add(s as FailureStatus));
   return [...statuses].sort((a, b) => a - b);
