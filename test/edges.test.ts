@@ -15,8 +15,6 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const NUL = '\u0000';
-
 async function setup() {
   const s = await messagingSetup(app);
   const counts = async () => ({
@@ -38,7 +36,14 @@ const expect422On = (result: { status: number; body: any }, field: string) => {
   expect(result.body.message).toEqual(expect.any(String));
 };
 
-describe('a string holding U+0000 is a 422 on its field, and changes nothing', () => {
+/** What no stored text may hold: U+0000 (PostgreSQL cannot), and an unpaired surrogate (UTF-8 cannot). */
+const UNSTORABLE: [label: string, bad: string, said: string][] = [
+  ['U+0000', '\u0000', 'U+0000'],
+  ['a lone high surrogate', '\ud800', 'surrogate'],
+  ['a lone low surrogate', '\udfff', 'surrogate'],
+];
+
+describe.each(UNSTORABLE)('a string holding %s is a 422 on its field, and changes nothing', (label, NUL, said) => {
   const sends: [string, (s: Setup) => Record<string, unknown>][] = [
     ['message', () => ({ to: { phone: '+31612345001' }, message: `hi${NUL}there` })],
     ['from', () => ({ to: { phone: '+31612345001' }, message: 'hi', from: `Bo${NUL}b` })],
@@ -83,7 +88,8 @@ describe('a string holding U+0000 is a 422 on its field, and changes nothing', (
     ['/messages?conversation_id=', 'conversation_id'],
     ['/contacts?cursor=', 'cursor'],
   ];
-  for (const [path, field] of queries) {
+  // A URL carries bytes: an unpaired surrogate has no UTF-8 form to send (a bad byte decodes as U+FFFD).
+  for (const [path, field] of label === 'U+0000' ? queries : []) {
     it(`GET ${path}%00`, async () => {
       const s = await setup();
       expect422On(await s.api.get(`${path}a%00b`), field);
@@ -103,7 +109,7 @@ describe('a string holding U+0000 is a 422 on its field, and changes nothing', (
       'mutation($input: CreateContactInput!) { createContact(input: $input) { contact { id } userErrors { field message } } }',
       { input: { name: `A${NUL}nn`, email: 'gql-nul@example.com' } },
     );
-    expect(created.data.createContact).toEqual({ contact: null, userErrors: [{ field: ['input', 'name'], message: expect.stringContaining('U+0000') }] });
+    expect(created.data.createContact).toEqual({ contact: null, userErrors: [{ field: ['input', 'name'], message: expect.stringContaining(said) }] });
 
     const sent = await s.gql(
       'mutation($input: SendMessageInput!) { sendMessage(input: $input) { message { id } userErrors { field } } }',
@@ -117,9 +123,17 @@ describe('a string holding U+0000 is a 422 on its field, and changes nothing', (
     );
     expect(templated.data.sendMessage.userErrors).toEqual([{ field: ['input', 'template', 'parameters', '1'] }]);
 
-    for (const query of ['{ contacts(search: "a\\u0000b") { edges { node { id } } } }', '{ messages(search: "a\\u0000b") { edges { node { id } } } }']) {
-      const result = await s.gql(query);
-      expect(result.errors?.[0]?.extensions?.code, JSON.stringify(result)).toBe('BAD_USER_INPUT');
+    // In a literal: U+0000 is a valid escape, refused by the field; an unpaired surrogate is no valid
+    // GraphQL string at all, refused by the parser.
+    const escaped = JSON.stringify(NUL).slice(1, -1);
+    for (const field of ['contacts', 'messages']) {
+      const response = await app.fetch(s.host, '/graphql', {
+        method: 'POST',
+        headers: { ...bearer(s.apiKey), 'content-type': 'application/json' },
+        body: JSON.stringify({ query: `{ ${field}(search: "a${escaped}b") { edges { node { id } } } }` }),
+      });
+      const result = (await response.json()) as { errors?: { extensions?: { code?: string } }[] };
+      expect(result.errors?.[0]?.extensions?.code, JSON.stringify(result)).toBe(label === 'U+0000' ? 'BAD_USER_INPUT' : 'GRAPHQL_PARSE_FAILED');
     }
     const searched = await s.gql('query($q: String) { contacts(search: $q) { edges { node { id } } } }', { q: `a${NUL}` });
     expect(searched.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');

@@ -5,11 +5,25 @@ import { ValidationError } from '../errors/domain.js';
 /** PostgreSQL cannot store U+0000 in text; a value holding it is the caller's error, not ours. */
 const UNSTORABLE = '\u0000';
 
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one (UTF-16 code units). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
 export const unstorableMessage = (field: string) => `The ${field} field must not contain a NUL character (U+0000).`;
 
-/** Request field paths (`to.email`, `media_urls.0`) of every string in `value` that holds U+0000. */
-export function unstorablePaths(value: unknown, path: string[] = []): string[] {
-  if (typeof value === 'string') return value.includes(UNSTORABLE) ? [path.join('.') || 'body'] : [];
+export const unpairedSurrogateMessage = (field: string) =>
+  `The ${field} field must not contain an unpaired UTF-16 surrogate (a lone \\ud800–\\udfff escape): it has no UTF-8 form to store.`;
+
+/**
+ * Request field paths (`to.email`, `media_urls.0`) of every string in `value` that cannot be
+ * stored exactly as sent, each with its message: U+0000, and an unpaired UTF-16 surrogate, which
+ * UTF-8 would turn into U+FFFD.
+ */
+export function unstorablePaths(value: unknown, path: string[] = []): [string, string][] {
+  if (typeof value === 'string') {
+    const field = path.join('.') || 'body';
+    if (value.includes(UNSTORABLE)) return [[field, unstorableMessage(field)]];
+    return LONE_SURROGATE.test(value) ? [[field, unpairedSurrogateMessage(field)]] : [];
+  }
   if (Array.isArray(value)) return value.flatMap((item, i) => unstorablePaths(item, [...path, String(i)]));
   if (value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype) {
     return Object.entries(value).flatMap(([key, item]) => unstorablePaths(item, [...path, key]));
@@ -29,7 +43,7 @@ export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.ou
   const result = schema.safeParse(input);
   if (result.success) {
     const unstorable = unstorablePaths(result.data);
-    if (unstorable.length) throw new ValidationError(Object.fromEntries(unstorable.map((key) => [key, [unstorableMessage(key)]])));
+    if (unstorable.length) throw new ValidationError(Object.fromEntries(unstorable.map(([key, message]) => [key, [message]])));
     return result.data;
   }
   const errors: Record<string, string[]> = {};
