@@ -20,7 +20,8 @@ import { docsRoute } from './modules/docs/docs.routes.js';
 import { createRateLimiter, recordedRateLimitHeaders } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
-import { compiledQueriesPlugin } from './graphql/jit.js';
+import { compiledQueriesPlugin, costLimitPlugin } from './graphql/jit.js';
+import { pageArgumentsPlugin } from './graphql/connection.js';
 import { createCompiledAnswers, type CompiledAnswers } from './graphql/compiled-answer.js';
 import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
@@ -237,6 +238,8 @@ export function createApp(appDeps: AppDeps, parts: AppParts = {}) {
       restPlugin(deps, metrics, compiled),
       ...(deps.env.CORS_ORIGINS?.length ? [varyOnOrigin()] : []),
       documentLimitsPlugin({ hideSuggestions: !introspectionEnabled(deps.env) }),
+      costLimitPlugin(),
+      pageArgumentsPlugin(),
       compiledQueriesPlugin((args) => compiled.remember(args)),
       compiled.plugin,
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),

@@ -1,5 +1,5 @@
 import type { Client } from 'graphql-sse';
-import { execute, subscribe, type ConnectOptions, type Subscription } from './client.js';
+import { GraphQLRequestError, execute, subscribe, type ConnectOptions, type Subscription } from './client.js';
 import { graphql } from './gql/index.js';
 import type { ExampleMessageAddedSubscription, SendMessageInput } from './gql/graphql.js';
 
@@ -50,6 +50,8 @@ export async function getViewer(options: ConnectOptions) {
 /** One page of contacts; pass `endCursor` back as `after` for the next. */
 export async function listContacts(options: ConnectOptions, page: { first?: number; after?: string; search?: string } = {}) {
   const { contacts } = await execute(options, ContactsQuery, page);
+  // A connection is null only beside an error for it, and `execute` throws on errors.
+  if (!contacts) throw new GraphQLRequestError(200, []);
   return { contacts: contacts.edges.map((edge) => edge.node), pageInfo: contacts.pageInfo };
 }
 

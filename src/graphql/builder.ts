@@ -1,11 +1,10 @@
 import SchemaBuilder from '@pothos/core';
 import ComplexityPlugin from '@pothos/plugin-complexity';
 import PrismaPlugin from '@pothos/plugin-prisma';
-import { GraphQLError } from 'graphql';
 import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import type { RequestContext } from '../context/types.js';
-import { costedWithinLimit } from './limits.js';
+import { costedWithinLimit, tooComplexError } from './limits.js';
 
 export type GraphQLContext = RequestContext;
 
@@ -22,10 +21,7 @@ export const builder = new SchemaBuilder<{
   // once: a compiled query was costed before it started (costedWithinLimit).
   complexity: {
     limit: (ctx) => (costedWithinLimit.has(ctx) ? {} : { complexity: ctx.maxQueryCost }),
-    complexityError: (_kind, result) =>
-      new GraphQLError(`The query is too complex: its cost is ${result.complexity}, the limit ${result.maxComplexity}.`, {
-        extensions: { code: 'QUERY_TOO_COMPLEX', cost: result.complexity, limit: result.maxComplexity },
-      }),
+    complexityError: (_kind, result) => tooComplexError(result.complexity, result.maxComplexity ?? 0),
   },
   prisma: {
     client: (ctx) => ctx.prisma,

@@ -1,4 +1,7 @@
 import type { ObjectRef } from '@pothos/core';
+import { BREAK, GraphQLError, TypeInfo, getArgumentValues, getOperationAST, visit, visitWithTypeInfo, type DocumentNode, type GraphQLSchema } from 'graphql';
+import type { Plugin } from 'graphql-yoga';
+import { domainGraphQLError } from '../errors/graphql.js';
 import { ValidationError } from '../errors/domain.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decodeCursor, encodeCursor, type Cursor, type Page } from '../lib/pagination.js';
 import { builder } from './builder.js';
@@ -51,14 +54,71 @@ export function pageFromArgs(args: { first?: number | null; after?: string | nul
   return { limit, cursor: args.after ? decodeCursor(args.after, 'after') : undefined };
 }
 
+/** The page `args` ask for, or null when they are invalid (the field's resolver refuses them). */
+function pageOrNull(args: { first?: number | null; after?: string | null }): ReturnType<typeof pageFromArgs> | null {
+  try {
+    return pageFromArgs(args);
+  } catch {
+    return null;
+  }
+}
+
 /**
- * A connection's cost: its selection times the page it asks for. Its `first` and
- * `after` are validated here, with the whole operation, before any resolver runs:
- * a bad page nested under a mutation's payload would otherwise be found only
- * after the mutation had committed.
+ * The page to load ahead of a connection's resolver (a relation selected with its parent): an
+ * invalid one loads the default page, which the resolver then refuses at its own field.
+ */
+export function pageToLoad(args: { first?: number | null; after?: string | null }): ReturnType<typeof pageFromArgs> {
+  return pageOrNull(args) ?? { limit: DEFAULT_PAGE_SIZE, cursor: undefined };
+}
+
+/**
+ * A connection's cost: its selection times the page it asks for. An invalid page costs its
+ * selection once: the connection's resolver refuses it at its own field, so that the error is
+ * located there and the operation's other fields keep their data (a mutation is refused whole
+ * before it runs: `pageArgumentsPlugin`).
  */
 export function connectionComplexity(args: { first?: number | null; after?: string | null }) {
-  return { field: 1, multiplier: pageFromArgs(args).limit };
+  return { field: 1, multiplier: pageOrNull(args)?.limit ?? 1 };
+}
+
+/**
+ * Refuses a mutation whose selection holds an invalid page (`first`, `after`) anywhere beneath its
+ * payload, before it runs: found only when its connection resolved, the mutation would already
+ * have committed. The error is located at the connection's field.
+ */
+export function pageArgumentsPlugin(): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const operation = getOperationAST(args.document, args.operationName);
+      if (operation?.operation !== 'mutation') return;
+      const refusal = invalidPage(args.schema, args.document, args.variableValues ?? {});
+      if (refusal) setResultAndStopExecution({ data: null, errors: [refusal] });
+    },
+  };
+}
+
+/** The first connection field of `document` whose page arguments are invalid, as its GraphQL error. */
+function invalidPage(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown>): GraphQLError | null {
+  const typeInfo = new TypeInfo(schema);
+  let refusal: GraphQLError | null = null;
+  visit(
+    document,
+    visitWithTypeInfo(typeInfo, {
+      Field(node) {
+        const field = typeInfo.getFieldDef();
+        if (!field || !field.args.some((arg) => arg.name === 'first') || !field.args.some((arg) => arg.name === 'after')) return undefined;
+        try {
+          pageFromArgs(getArgumentValues(field, node, variables) as { first?: number | null; after?: string | null });
+        } catch (error) {
+          if (!(error instanceof ValidationError)) return undefined;
+          refusal = domainGraphQLError(error, new GraphQLError(error.message, { nodes: [node] }));
+          return BREAK;
+        }
+        return undefined;
+      },
+    }),
+  );
+  return refusal;
 }
 
 export const pageArgs = builder.args((t) => ({

@@ -16,7 +16,7 @@ import {
 } from 'graphql';
 import { isPromise, type Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from './builder.js';
-import { costedWithinLimit } from './limits.js';
+import { costedWithinLimit, tooComplexError } from './limits.js';
 
 type ResponsePath = GraphQLResolveInfo['path'];
 
@@ -180,11 +180,31 @@ export function runsCompiled(args: ExecutionArgs): boolean {
   const name = compilableQuery(args.document);
   if (name === null || (args.operationName != null && args.operationName !== name)) return false;
   const context = args.contextValue as GraphQLContext;
-  const complexity = costOf(args, context);
-  if (complexity === null || complexity > context.maxQueryCost) return false;
-  costedWithinLimit.add(context);
+  if (!costedWithinLimit.has(context)) {
+    const complexity = costOf(args, context);
+    if (complexity === null || complexity > context.maxQueryCost) return false;
+    costedWithinLimit.add(context);
+  }
   compiledRequests.set(context, new ResponsePaths());
   return true;
+}
+
+/**
+ * Every query and mutation is costed, with its own variables, before it runs; one over
+ * GRAPHQL_MAX_COST is refused whole, with no data. The schema's complexity plugin then costs only
+ * what this did not (subscriptions, and operations whose variables the interpreter refuses).
+ */
+export function costLimitPlugin(): Plugin {
+  return {
+    onExecute({ args, setResultAndStopExecution }) {
+      const context = args.contextValue as unknown as GraphQLContext;
+      if (costedWithinLimit.has(context)) return;
+      const cost = costOf(args, context);
+      if (cost === null) return;
+      if (cost > context.maxQueryCost) setResultAndStopExecution({ errors: [tooComplexError(cost, context.maxQueryCost)] });
+      else costedWithinLimit.add(context);
+    },
+  };
 }
 
 /**

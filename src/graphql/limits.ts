@@ -1,5 +1,5 @@
 import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
-import type { GraphQLError } from 'graphql';
+import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
 /** CONTRACT §4: what one GraphQL document may hold. Its cost is limited by the schema's complexity plugin. */
@@ -10,6 +10,13 @@ export const DOCUMENT_LIMITS = { depth: 12, aliases: 30, tokens: 5000, directive
  * execution (a compiled query is: see jit.ts). The schema's complexity plugin does not cost them again.
  */
 export const costedWithinLimit = new WeakSet<object>();
+
+/** The refusal of an operation over the cost limit (GRAPHQL_MAX_COST). */
+export function tooComplexError(cost: number, limit: number): GraphQLError {
+  return new GraphQLError(`The query is too complex: its cost is ${cost}, the limit ${limit}.`, {
+    extensions: { code: 'QUERY_TOO_COMPLEX', cost, limit },
+  });
+}
 
 /** Every refusal of an abuse limit carries the same code, so clients can tell it from a wrong query. */
 const tooComplex = (_ctx: unknown, error: GraphQLError) => {

@@ -125,14 +125,14 @@ export type EdgeCloseConversationMutationVariables = Exact<{
 }>;
 
 
-export type EdgeCloseConversationMutation = { closeConversation: { conversation: { id: string, contact: { id: string, name: string }, stateChanges: Array<{ type: StateChangeType, actor: { type: ActorType, name: string | null } }>, messages: { edges: Array<{ node: { id: string, sender: { name: string | null }, contact: { id: string }, conversation: { id: string } } }> } } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type EdgeCloseConversationMutation = { closeConversation: { conversation: { id: string, contact: { id: string, name: string }, stateChanges: Array<{ type: StateChangeType, actor: { type: ActorType, name: string | null } }>, messages: { edges: Array<{ node: { id: string, sender: { name: string | null }, contact: { id: string }, conversation: { id: string } } }> } | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
 
 export type EdgeReopenConversationMutationVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type EdgeReopenConversationMutation = { reopenConversation: { conversation: { id: string, contact: { id: string }, stateChanges: Array<{ type: StateChangeType }>, messages: { edges: Array<{ node: { id: string } }> } } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type EdgeReopenConversationMutation = { reopenConversation: { conversation: { id: string, contact: { id: string }, stateChanges: Array<{ type: StateChangeType }>, messages: { edges: Array<{ node: { id: string } }> } | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
 
 export type EdgeMessageAddedSubscriptionVariables = Exact<{ [key: string]: never; }>;
 
@@ -161,14 +161,14 @@ export type ConversationsDeepQueryVariables = Exact<{
 }>;
 
 
-export type ConversationsDeepQuery = { conversations: { edges: Array<{ node: { id: string, contact: { id: string, name: string }, stateChanges: Array<{ type: StateChangeType, actor: { type: ActorType, id: string | null, name: string | null } }>, messages: { edges: Array<{ node: { id: string, body: string | null, sender: { type: ActorType, name: string | null }, contact: { id: string }, conversation: { id: string } } }> } } }> } };
+export type ConversationsDeepQuery = { conversations: { edges: Array<{ node: { id: string, contact: { id: string, name: string }, stateChanges: Array<{ type: StateChangeType, actor: { type: ActorType, id: string | null, name: string | null } }>, messages: { edges: Array<{ node: { id: string, body: string | null, sender: { type: ActorType, name: string | null }, contact: { id: string }, conversation: { id: string } } }> } | null } }> } | null };
 
 export type MessagesDeepQueryVariables = Exact<{
   first?: number | null | undefined;
 }>;
 
 
-export type MessagesDeepQuery = { messages: { edges: Array<{ node: { id: string, body: string | null, sender: { type: ActorType, id: string | null, name: string | null }, contact: { id: string, name: string, email: string | null }, conversation: { id: string, status: ConversationStatus, stateChanges: Array<{ type: StateChangeType }> } } }> } };
+export type MessagesDeepQuery = { messages: { edges: Array<{ node: { id: string, body: string | null, sender: { type: ActorType, id: string | null, name: string | null }, contact: { id: string, name: string, email: string | null }, conversation: { id: string, status: ConversationStatus, stateChanges: Array<{ type: StateChangeType }> } } }> } | null };
 
 export type PingQueryVariables = Exact<{ [key: string]: never; }>;
 
@@ -202,7 +202,7 @@ export type ContactsQueryVariables = Exact<{
 }>;
 
 
-export type ContactsQuery = { contacts: { edges: Array<{ cursor: string, node: { id: string, name: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type ContactsQuery = { contacts: { edges: Array<{ cursor: string, node: { id: string, name: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } | null };
 
 export type CreateContactMutationVariables = Exact<{
   input: CreateContactInput;
@@ -231,7 +231,7 @@ export type ConversationQueryVariables = Exact<{
 }>;
 
 
-export type ConversationQuery = { conversation: { id: string, status: ConversationStatus, closedAt: string | null, contact: { id: string }, stateChanges: Array<{ type: StateChangeType, at: string, actor: { type: ActorType, id: string | null, name: string | null } }>, messages: { edges: Array<{ node: { id: string, body: string | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } } | null };
+export type ConversationQuery = { conversation: { id: string, status: ConversationStatus, closedAt: string | null, contact: { id: string }, stateChanges: Array<{ type: StateChangeType, at: string, actor: { type: ActorType, id: string | null, name: string | null } }>, messages: { edges: Array<{ node: { id: string, body: string | null } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } | null } | null };
 
 export type CloseConversationMutationVariables = Exact<{
   id: string | number;
@@ -254,19 +254,19 @@ export type MessagesQueryVariables = Exact<{
 }>;
 
 
-export type MessagesQuery = { messages: { edges: Array<{ node: { id: string, body: string | null, placeholder: string | null, isEncrypted: boolean } }>, pageInfo: { hasNextPage: boolean } } };
+export type MessagesQuery = { messages: { edges: Array<{ node: { id: string, body: string | null, placeholder: string | null, isEncrypted: boolean } }>, pageInfo: { hasNextPage: boolean } } | null };
 
 export type ConversationsQueryVariables = Exact<{
   status?: ConversationStatus | null | undefined;
 }>;
 
 
-export type ConversationsQuery = { conversations: { edges: Array<{ node: { id: string, status: ConversationStatus } }> } };
+export type ConversationsQuery = { conversations: { edges: Array<{ node: { id: string, status: ConversationStatus } }> } | null };
 
 export type TemplatesQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type TemplatesQuery = { templates: { edges: Array<{ node: { id: string, name: string, language: string, category: string, status: TemplateStatus, body: string, parameterCount: number } }> } };
+export type TemplatesQuery = { templates: { edges: Array<{ node: { id: string, name: string, language: string, category: string, status: TemplateStatus, body: string, parameterCount: number } }> } | null };
 
 
 export const EdgeSendMessageDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"EdgeSendMessage"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"SendMessageInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sendMessage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"message"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"sender"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"contact"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"conversation"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"contact"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}}]}},{"kind":"Field","name":{"kind":"Name","value":"stateChanges"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"type"}}]}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"code"}}]}}]}}]}}]} as unknown as DocumentNode<EdgeSendMessageMutation, EdgeSendMessageMutationVariables>;

@@ -84,7 +84,7 @@ export type ExampleContactsQueryVariables = Exact<{
 }>;
 
 
-export type ExampleContactsQuery = { contacts: { edges: Array<{ node: { id: string, name: string, email: string | null, phoneNumber: string | null, createdAt: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type ExampleContactsQuery = { contacts: { edges: Array<{ node: { id: string, name: string, email: string | null, phoneNumber: string | null, createdAt: string } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } | null };
 
 export type ExampleSendMessageMutationVariables = Exact<{
   input: SendMessageInput;

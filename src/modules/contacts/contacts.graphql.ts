@@ -43,6 +43,7 @@ builder.queryFields((t) => ({
   }),
   contacts: t.field({
     type: ContactConnection,
+    nullable: true,
     description: 'Live contacts of the workspace, newest first.',
     args: { ...pageArgs, search: t.arg.string() },
     complexity: connectionComplexity,

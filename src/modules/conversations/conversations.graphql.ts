@@ -57,6 +57,7 @@ builder.queryFields((t) => ({
   }),
   conversations: t.field({
     type: ConversationConnection,
+    nullable: true,
     description: "The acting channel's conversations, newest first.",
     args: { ...pageArgs, status: t.arg({ type: ConversationStatusEnum }), contactId: t.arg.id() },
     complexity: connectionComplexity,

@@ -1,7 +1,7 @@
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
 import { selectionQuery } from '../../graphql/selection.js';
-import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
+import { connectionType, connectionComplexity, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../../graphql/results.js';
 import { subscribeWhileValid } from '../../graphql/subscriptions.js';
 import { payloadType } from '../../graphql/user-errors.js';
@@ -55,11 +55,12 @@ const KEYSET = { id: true, createdAt: true } as const;
 builder.prismaObjectField('Conversation', 'messages', (t) =>
   t.field({
     type: MessageConnection,
+    nullable: true,
     description: 'Messages of the conversation, newest first; loaded together with the conversations.',
     args: pageArgs,
     complexity: connectionComplexity,
     select: (args, _ctx, nestedSelection) => {
-      const { limit, cursor } = pageFromArgs(args);
+      const { limit, cursor } = pageToLoad(args);
       const nested = nestedSelection({ where: afterCursor(cursor), orderBy: NEWEST_FIRST, take: limit + 1 }, ['edges', 'node']);
       // The page's cursors need each row's keyset even when no node field is selected
       // (`messages { pageInfo { … } }`), and Prisma refuses an empty select.
@@ -73,6 +74,7 @@ builder.prismaObjectField('Conversation', 'messages', (t) =>
 builder.queryField('messages', (t) =>
   t.field({
     type: MessageConnection,
+    nullable: true,
     description: "The acting channel's messages, newest first. Search never matches encrypted messages.",
     args: { ...pageArgs, conversationId: t.arg.id(), contactId: t.arg.id(), search: t.arg.string() },
     complexity: connectionComplexity,

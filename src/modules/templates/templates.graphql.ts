@@ -24,6 +24,7 @@ const TemplateConnection = connectionType('Template', TemplateObject);
 builder.queryField('templates', (t) =>
   t.field({
     type: TemplateConnection,
+    nullable: true,
     description: "The acting channel's templates, newest first.",
     args: pageArgs,
     complexity: connectionComplexity,
