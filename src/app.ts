@@ -5,6 +5,7 @@ import type { AuthContext } from './context/types.js';
 import { introspectionEnabled } from './env.js';
 import { authenticateRequest, requestContext } from './context/authenticate.js';
 import { createEventBus } from './events/bus.js';
+import { OpenStreams } from './lib/streams.js';
 import { domainGraphQLError, graphqlErrorResponse, maskGraphQLError } from './errors/graphql.js';
 import { DomainError } from './errors/domain.js';
 import type { GraphQLContext } from './graphql/builder.js';
@@ -215,6 +216,7 @@ export function createApp(appDeps: AppDeps, parts: AppParts = {}) {
   const deps: AppDeps = {
     ...appDeps,
     events: appDeps.events ?? createEventBus({ redisUrl: env.REDIS_URL, logger }),
+    streams: appDeps.streams ?? new OpenStreams(),
     rateLimiter: ownsRateLimiter ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, logger }) : appDeps.rateLimiter,
     credentialCache: ownsCredentialCache ? createCredentialCache({ ttlMs: env.AUTH_CACHE_MS, redisUrl: env.REDIS_URL, logger }) : appDeps.credentialCache,
   };
@@ -244,6 +246,8 @@ export function createApp(appDeps: AppDeps, parts: AppParts = {}) {
       compiled.plugin,
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),
       rateLimitHeadersPlugin(),
+      // Streams still open end with the server: a disposed app answers nothing more.
+      disposePlugin(async () => deps.streams!.endAll()),
       ...(ownsEvents ? [disposePlugin(() => deps.events!.dispose())] : []),
       ...(ownsRateLimiter && deps.rateLimiter ? [disposePlugin(() => deps.rateLimiter!.dispose())] : []),
       ...(ownsCredentialCache && deps.credentialCache ? [disposePlugin(() => deps.credentialCache!.dispose())] : []),

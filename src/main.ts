@@ -4,6 +4,7 @@ import type { Database } from './db/database.js';
 import type { DeliveryWorker } from './modules/delivery/delivery.worker.js';
 import { loadEnv, seedDemoEnabled, type Env } from './env.js';
 import { createLogger } from './logger.js';
+import { OpenStreams } from './lib/streams.js';
 
 // A full collection once the old generation has doubled, rather than V8's default of letting it
 // grow to four times what is live: under load that kept about 120 MB of garbage resident (RSS
@@ -41,6 +42,8 @@ let server: http.Server | undefined;
 let yoga: { dispose(): Promise<void> | void } | undefined;
 let worker: DeliveryWorker | undefined;
 let stopping = false;
+/** The subscription streams the app holds open, ended at once on shutdown. */
+const streams = new OpenStreams();
 
 // Installed before anything starts, so that a signal during start-up (a slow
 // database, migrations) stops the process cleanly too.
@@ -57,6 +60,9 @@ async function shutdown(signal: string) {
     const open = server;
     const closed = new Promise((resolve) => open.once('close', resolve));
     open.close();
+    // Subscription streams never end by themselves: they end now, with `complete`, and their
+    // clients reconnect to another server; the drain then waits for ordinary requests alone.
+    streams.endAll();
     // A request arriving on a keep-alive connection that is still open is served, then its connection closed.
     open.on('request', (_request: http.IncomingMessage, response: http.ServerResponse) => response.setHeader('connection', 'close'));
     // A connection whose request finishes becomes idle: closed then, not after the client's keep-alive timeout.
@@ -143,7 +149,7 @@ async function start(env: Env) {
         maxBackoffMs: env.DELIVERY_MAX_BACKOFF_MS,
       })
     : undefined;
-  const app = createApp({ db, env, logger, onMessageQueued: () => worker?.nudge() });
+  const app = createApp({ db, env, logger, streams, onMessageQueued: () => worker?.nudge() });
   yoga = app;
   const listener = createHttpServer(app, logger);
 

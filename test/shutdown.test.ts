@@ -6,6 +6,7 @@ import { bearer } from './helpers/factories.js';
 import { loadChannel, migratedDatabase, phone, request, sleep, type Outcome } from './helpers/load.js';
 import { startReceiver } from './helpers/receiver.js';
 import { startServer } from './helpers/server-process.js';
+import { rawExchange } from './helpers/real-port.js';
 
 /** Concurrent senders; half reuse keep-alive connections, half open one per request. */
 const SENDERS = 6;
@@ -113,4 +114,58 @@ describe.skipIf(!onPostgres)('SIGTERM under load', () => {
       await database.drop();
     }
   }, 90_000);
+});
+
+/** A server process with a channel to act as: on the run's PostgreSQL in a database of its own, or embedded in memory. */
+async function serverWithChannel() {
+  if (onPostgres) {
+    const database = await migratedDatabase('connect_streams');
+    const ws = await loadChannel(database.db);
+    const server = startServer({ DATABASE_URL: database.url });
+    return { server, host: ws.host, apiKey: ws.apiKey, drop: () => database.drop() };
+  }
+  // The embedded database is the server's own: the demo workspace's key comes from the banner.
+  const server = startServer({ PGLITE_DIR: 'memory://', SEED_DEMO: '1' });
+  await server.listening;
+  for (const deadline = Date.now() + 10_000; !/Bearer (cak_[\w-]+)/.test(server.output()) && Date.now() < deadline; ) await sleep(50);
+  const apiKey = /Bearer (cak_[\w-]+)/.exec(server.output())![1]!;
+  return { server, host: 'localhost', apiKey, drop: async () => {} };
+}
+
+describe('SIGTERM with subscription streams open', () => {
+  it('ends every stream with complete at once, so the process exits without waiting out the drain', async () => {
+    const { server, host, apiKey, drop } = await serverWithChannel();
+    try {
+      const base = await server.listening;
+      const port = Number(new URL(base).port);
+      const pid = Number(/"pid":(\d+)/.exec(server.output())![1]);
+      const query = JSON.stringify({ query: 'subscription { messageAdded { id } }' });
+      const streams = Array.from({ length: 3 }, () =>
+        rawExchange(
+          port,
+          `POST /graphql HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${apiKey}\r\nAccept: text/event-stream\r\n` +
+            `Content-Type: application/json\r\nContent-Length: ${query.length}\r\n\r\n${query}`,
+          { timeoutMs: 30_000 },
+        ),
+      );
+      // The streams are open once the server has answered their heads; give them that moment.
+      await sleep(1500);
+      const signalAt = Date.now();
+      process.kill(pid, 'SIGTERM');
+      const code = await Promise.race([server.exited, sleep(15_000).then(() => 'still running')]);
+      const exitMs = Date.now() - signalAt;
+      expect(code, server.output().slice(-2000)).toBe(0);
+      // The drain allows 10 s for requests still running; open streams no longer count as such.
+      expect(exitMs).toBeLessThan(5000);
+      for (const stream of await Promise.all(streams)) {
+        expect(stream.status).toBe(200);
+        expect(stream.head.toLowerCase()).toContain('content-type: text/event-stream');
+        expect(stream.ended).toBe('closed');
+        expect(stream.body).toContain('event: complete');
+      }
+    } finally {
+      server.child.kill('SIGKILL');
+      await drop();
+    }
+  }, 60_000);
 });

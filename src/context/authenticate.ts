@@ -36,5 +36,13 @@ export async function authenticateRequest(deps: AppDeps, request: Request): Prom
 
 /** The context both transports hand to services. */
 export function requestContext(deps: AppDeps, auth: AuthContext): RequestContext {
-  return { prisma: deps.db.prisma, logger: deps.logger, auth, maxQueryCost: deps.env.GRAPHQL_MAX_COST, onMessageQueued: deps.onMessageQueued, events: deps.events };
+  return {
+    prisma: deps.db.prisma,
+    logger: deps.logger,
+    auth,
+    maxQueryCost: deps.env.GRAPHQL_MAX_COST,
+    onMessageQueued: deps.onMessageQueued,
+    events: deps.events,
+    streams: deps.streams,
+  };
 }

@@ -4,6 +4,7 @@ import type { Env } from '../env.js';
 import type { EventBus } from '../events/bus.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { CredentialCache } from './credential-cache.js';
+import type { OpenStreams } from '../lib/streams.js';
 
 /** What the whole process shares: built once at start, passed explicitly. */
 export interface AppDeps {
@@ -18,4 +19,6 @@ export interface AppDeps {
   events?: EventBus;
   /** Resolved credentials kept between requests; created from the settings by the app when not given (null: off). */
   credentialCache?: CredentialCache | null;
+  /** The subscription streams open on this app; created by the app when not given. */
+  streams?: OpenStreams;
 }

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { EventBus } from '../events/bus.js';
+import type { OpenStreams } from '../lib/streams.js';
 import type { Channel, PrismaClient, Workspace } from '../generated/prisma/client.js';
 
 /** The authenticated caller, resolved once per request for both transports. */
@@ -22,6 +23,8 @@ export interface RequestContext {
   onMessageQueued?: () => void;
   /** Where committed changes are announced (GraphQL subscriptions). */
   events?: EventBus;
+  /** The subscription streams this process holds open, ended at once on shutdown. */
+  streams?: OpenStreams;
 }
 
 /**

@@ -18,7 +18,7 @@ const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
  * `source` is released. A client leaving early (return) stops the checks as well.
  */
 export function whileCredentialValid<T>(
-  ctx: Pick<RequestContext, 'prisma' | 'auth' | 'logger'>,
+  ctx: Pick<RequestContext, 'prisma' | 'auth' | 'logger' | 'streams'>,
   source: AsyncIterable<T>,
   intervalMs = CREDENTIAL_RECHECK_MS,
 ): AsyncIterableIterator<T> {
@@ -39,9 +39,11 @@ export function whileCredentialValid<T>(
     }
   };
 
+  let unregister = () => {};
   const end = async (lapse: boolean) => {
     if (ended) return;
     ended = true;
+    unregister();
     clearTimeout(timer);
     settleLapsed();
     if (lapse) ctx.logger.info({ credentialId: ctx.auth.credential.id }, 'subscription ended: credential no longer valid');
@@ -59,6 +61,8 @@ export function whileCredentialValid<T>(
     timer.unref();
   };
   schedule();
+  // A shutdown ends the stream with `complete`: the client reconnects to another server.
+  if (ctx.streams) unregister = ctx.streams.add(() => void end(false));
 
   return {
     async next() {
@@ -104,7 +108,7 @@ export function whileCredentialValid<T>(
  * `whileCredentialValid`. A credential that no longer holds is refused with 401.
  */
 export async function subscribeWhileValid<T>(
-  ctx: Pick<RequestContext, 'prisma' | 'auth' | 'logger'>,
+  ctx: Pick<RequestContext, 'prisma' | 'auth' | 'logger' | 'streams'>,
   source: () => AsyncIterable<T>,
 ): Promise<AsyncIterableIterator<T>> {
   if (!(await credentialStillValid(ctx.prisma, ctx.auth))) throw new AuthenticationError();
