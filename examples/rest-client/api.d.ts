@@ -631,7 +631,7 @@ export interface operations {
             query?: never;
             header?: {
                 "X-Channel-Uuid"?: string;
-                /** @description Makes the request safe to retry: the same key with the same body within 24 h replays the first answer, a refusal included (with `Idempotent-Replayed: true`); with another body it is a 422. */
+                /** @description Makes the request safe to retry: the same key with the same body within 24 h replays the first answer, a refusal included (with `Idempotent-Replayed: true`); with another body it is a 422. A key is scoped to the credential, the channel it acts as and the route: a connection token sending the same key for another channel (`X-Channel-Uuid`) makes a new request. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -892,7 +892,7 @@ export interface operations {
             query?: never;
             header?: {
                 "X-Channel-Uuid"?: string;
-                /** @description Makes the request safe to retry: the same key with the same body within 24 h replays the first answer, a refusal included (with `Idempotent-Replayed: true`); with another body it is a 422. */
+                /** @description Makes the request safe to retry: the same key with the same body within 24 h replays the first answer, a refusal included (with `Idempotent-Replayed: true`); with another body it is a 422. A key is scoped to the credential, the channel it acts as and the route: a connection token sending the same key for another channel (`X-Channel-Uuid`) makes a new request. */
                 "Idempotency-Key"?: string;
             };
             path?: never;

@@ -68,4 +68,4 @@ export async function asIdempotentPayload<T extends { id: string }>(
 }
 
 export const IDEMPOTENCY_KEY_DESCRIPTION =
-  'Retries with the same key and input replay the first result for 24 hours (1–255 printable ASCII characters).';
+  'Retries with the same key and input replay the first result for 24 hours (1–255 printable ASCII characters). A key is scoped to the credential and the channel it acts as: the same key for another channel is a new request.';

@@ -119,7 +119,7 @@ const idempotencyKeyHeader = z
   .optional()
   .meta({
     description:
-      'Makes the request safe to retry: the same key with the same body within 24 h replays the first answer, a refusal included (with `Idempotent-Replayed: true`); with another body it is a 422.',
+      'Makes the request safe to retry: the same key with the same body within 24 h replays the first answer, a refusal included (with `Idempotent-Replayed: true`); with another body it is a 422. A key is scoped to the credential, the channel it acts as and the route: a connection token sending the same key for another channel (`X-Channel-Uuid`) makes a new request.',
   });
 
 const channelHeader = (actsAsChannel: boolean) =>

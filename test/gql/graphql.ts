@@ -25,7 +25,7 @@ export type ConversationStatus =
 
 export type CreateContactInput = {
   email?: string | null | undefined;
-  /** Retries with the same key and input replay the first result for 24 hours (1–255 printable ASCII characters). */
+  /** Retries with the same key and input replay the first result for 24 hours (1–255 printable ASCII characters). A key is scoped to the credential and the channel it acts as: the same key for another channel is a new request. */
   idempotencyKey?: string | null | undefined;
   name: string;
   /** E.164: a leading +, the country code and digits only. */
@@ -55,7 +55,7 @@ export type SendMessageInput = {
   contact?: RecipientInput | null | undefined;
   /** A workspace user id or email, or an external actor name. */
   from?: string | null | undefined;
-  /** Retries with the same key and input replay the first result for 24 hours (1–255 printable ASCII characters). */
+  /** Retries with the same key and input replay the first result for 24 hours (1–255 printable ASCII characters). A key is scoped to the credential and the channel it acts as: the same key for another channel is a new request. */
   idempotencyKey?: string | null | undefined;
   isEncrypted?: boolean | null | undefined;
   mediaUrls?: Array<string> | null | undefined;
