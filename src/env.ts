@@ -57,6 +57,8 @@ const envSchema = z.object({
   DELIVERY_BACKOFF_MS: wholeNumber(1, DAY_MS, 'a whole number of milliseconds').default(1000),
   DELIVERY_MAX_BACKOFF_MS: wholeNumber(1, DAY_MS, 'a whole number of milliseconds').default(3_600_000),
   DELIVERY_TIMEOUT_MS: wholeNumber(100, 600_000, 'a whole number of milliseconds').default(10_000),
+  /** Resolved by NODE_ENV when unset: see `privateTargets`. */
+  WEBHOOK_PRIVATE_TARGETS: z.enum(['allow', 'deny'], { error: 'expected allow or deny' }).optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -83,4 +85,12 @@ export function introspectionEnabled(env: Env): boolean {
 /** The demo workspace is on by default where a newcomer starts (the embedded database), off on PostgreSQL. */
 export function seedDemoEnabled(env: Env, kind: 'postgres' | 'pglite'): boolean {
   return env.SEED_DEMO ?? kind === 'pglite';
+}
+
+/**
+ * Whether webhook and event subscription URLs may reach private addresses (CONTRACT §5): refused
+ * by default in production, allowed otherwise (a local receiver while developing).
+ */
+export function privateTargets(env: Pick<Env, 'WEBHOOK_PRIVATE_TARGETS' | 'NODE_ENV'>): 'allow' | 'deny' {
+  return env.WEBHOOK_PRIVATE_TARGETS ?? (env.NODE_ENV === 'production' ? 'deny' : 'allow');
 }

@@ -2,7 +2,7 @@ import http from 'node:http';
 import v8 from 'node:v8';
 import type { Database } from './db/database.js';
 import type { DeliveryWorker } from './modules/delivery/delivery.worker.js';
-import { loadEnv, seedDemoEnabled, type Env } from './env.js';
+import { loadEnv, privateTargets, seedDemoEnabled, type Env } from './env.js';
 import { createLogger } from './logger.js';
 import { OpenStreams } from './lib/streams.js';
 
@@ -142,7 +142,7 @@ async function start(env: Env) {
     ? new DeliveryWorker({
         prisma: db.prisma,
         logger,
-        providers: defaultProviders({ timeoutMs: env.DELIVERY_TIMEOUT_MS }),
+        providers: defaultProviders({ timeoutMs: env.DELIVERY_TIMEOUT_MS, targets: privateTargets(env) }),
         leaseMs: env.DELIVERY_LEASE_MS,
         pollMs: env.DELIVERY_POLL_MS,
         backoffMs: env.DELIVERY_BACKOFF_MS,

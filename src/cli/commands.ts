@@ -1,5 +1,8 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../generated/prisma/client.js';
+import { privateTargets, type Env } from '../env.js';
+import { InputError } from '../errors/domain.js';
+import { OutboundTargetError, checkTarget, withoutCredentials, type Resolver } from '../lib/outbound-http.js';
 import { hostnameSchema, labelSchema } from '../modules/workspaces/workspaces.schemas.js';
 import { createWorkspace, workspaceByHostname } from '../modules/workspaces/workspaces.service.js';
 import { createUser } from '../modules/users/users.service.js';
@@ -17,12 +20,29 @@ import { createWebhook, deleteWebhook, listWebhooks } from '../modules/webhooks/
 
 type FlagKind = 'string' | 'boolean';
 
+/** What a command may need beyond the database. */
+export interface AdminContext {
+  env: Env;
+  /** Resolves host names when a command checks an outbound target (the system's DNS unless given). */
+  resolve?: Resolver;
+}
+
+/** Refuses a target URL the delivery would refuse (CONTRACT §5), as one line naming the flag. */
+async function checkOutboundTarget(flag: string, url: string, context: AdminContext): Promise<void> {
+  try {
+    await checkTarget(url, privateTargets(context.env), context.resolve);
+  } catch (error) {
+    if (error instanceof OutboundTargetError) throw new InputError(`--${flag} refused: ${error.message}`);
+    throw error;
+  }
+}
+
 export interface AdminCommand<T = any, R = any> {
   summary: string;
   flags: Record<string, FlagKind>;
   /** Validates the parsed flags (keys as written on the command line, e.g. `webhook-url`). */
   input: z.ZodType<T>;
-  run(prisma: PrismaClient, input: T): Promise<R>;
+  run(prisma: PrismaClient, input: T, context: AdminContext): Promise<R>;
   /**
    * What a successful run changed that running servers may hold in their credential caches:
    * announced to them through Redis, so that they stop trusting their copies at once.
@@ -78,8 +98,9 @@ export const commands: Record<string, AdminCommand> = {
       type: channelTypeSchema.default('whatsapp'),
       'webhook-url': webhookUrlSchema.optional(),
     }),
-    async run(prisma, input) {
+    async run(prisma, input, context) {
       const workspace = await workspaceByHostname(prisma, input.hostname);
+      if (input['webhook-url']) await checkOutboundTarget('webhook-url', input['webhook-url'], context);
       const { channel, apiKey } = await createChannel(prisma, {
         workspaceId: workspace.id,
         name: input.name,
@@ -227,8 +248,9 @@ export const commands: Record<string, AdminCommand> = {
       url: webhookUrlSchema,
       events: commaList.pipe(z.array(webhookEventSchema).min(1, 'must name at least one event')).optional(),
     }),
-    async run(prisma, input) {
+    async run(prisma, input, context) {
       const workspace = await workspaceByHostname(prisma, input.hostname);
+      await checkOutboundTarget('url', input.url, context);
       const webhook = await createWebhook(prisma, { workspaceId: workspace.id, url: input.url, events: input.events ?? [] });
       return { id: webhook.id, url: webhook.url, events: eventsOf(webhook.events), secret: webhook.secret };
     },
@@ -241,7 +263,7 @@ export const commands: Record<string, AdminCommand> = {
     async run(prisma, input) {
       const workspace = await workspaceByHostname(prisma, input.hostname);
       const webhooks = await listWebhooks(prisma, workspace.id);
-      return { webhooks: webhooks.map((w) => ({ id: w.id, url: w.url, events: eventsOf(w.events) })) };
+      return { webhooks: webhooks.map((w) => ({ id: w.id, url: withoutCredentials(w.url), events: eventsOf(w.events) })) };
     },
   }),
 
@@ -263,7 +285,9 @@ export const commands: Record<string, AdminCommand> = {
       const workspace = await workspaceByHostname(prisma, input.hostname);
       const channels = await prisma.channel.findMany({ where: { workspaceId: workspace.id }, orderBy: OLDEST_FIRST });
       // No secrets: the signing secret is shown at creation and by channel:webhook-secret only.
-      return { channels: channels.map((c) => ({ id: c.id, name: c.name, type: c.type, status: c.status, webhookUrl: c.webhookUrl })) };
+      return {
+        channels: channels.map((c) => ({ id: c.id, name: c.name, type: c.type, status: c.status, webhookUrl: c.webhookUrl && withoutCredentials(c.webhookUrl) })),
+      };
     },
   }),
 

@@ -5,6 +5,7 @@ import { migrate } from '../db/migrate.js';
 import type { Env } from '../env.js';
 import { DomainError } from '../errors/domain.js';
 import { commands } from './commands.js';
+import type { Resolver } from '../lib/outbound-http.js';
 import { publishInvalidation } from '../context/credential-invalidation.js';
 
 export interface AdminIo {
@@ -43,7 +44,13 @@ function firstIssue(error: ZodError): string {
  * Runs one admin command. Prints one JSON object on success (exit 0); on bad
  * input one line on stderr (exit 1 for a rejected request, 2 for bad usage).
  */
-export async function runAdmin(argv: string[], env: Env, io: AdminIo, openDb: () => Promise<Database> = () => openFromEnv(env)): Promise<number> {
+export async function runAdmin(
+  argv: string[],
+  env: Env,
+  io: AdminIo,
+  openDb: () => Promise<Database> = () => openFromEnv(env),
+  options: { resolve?: Resolver } = {},
+): Promise<number> {
   const [name, ...rest] = argv;
   if (!name) {
     io.stderr('error: no command given; run `npm run admin -- help` for the list');
@@ -86,7 +93,7 @@ export async function runAdmin(argv: string[], env: Env, io: AdminIo, openDb: ()
   if (!db) return 1;
   try {
     await db.withSession((session) => migrate(session));
-    const result = await command.run(db.prisma, input);
+    const result = await command.run(db.prisma, input, { env, ...(options.resolve ? { resolve: options.resolve } : {}) });
     const change = command.invalidates?.(input, result);
     // Without Redis there is nobody to tell: servers stop trusting their copies within AUTH_CACHE_MS.
     if (change && env.REDIS_URL) {

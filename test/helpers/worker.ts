@@ -8,7 +8,7 @@ export function testWorker(prisma: PrismaClient, overrides: Partial<DeliveryWork
   return new DeliveryWorker({
     prisma,
     logger: pino({ level: 'silent' }),
-    providers: defaultProviders({ timeoutMs: 2000 }),
+    providers: defaultProviders({ timeoutMs: 2000, targets: 'allow' }),
     leaseMs: 5000,
     pollMs: 20,
     backoffMs: 20,
