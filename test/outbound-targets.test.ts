@@ -5,7 +5,7 @@ import { loadEnv } from '../src/env.js';
 import { checkTarget, createOutboundClient, nonPublicClass, type Resolver } from '../src/lib/outbound-http.js';
 import { defaultProviders } from '../src/modules/delivery/providers.js';
 import { createWebhook } from '../src/modules/webhooks/webhooks.service.js';
-import { bearer, workspaceWithChannel } from './helpers/factories.js';
+import { workspaceWithChannel } from './helpers/factories.js';
 import { appOnOwnDatabase } from './helpers/fresh-database.js';
 import { startReceiver } from './helpers/receiver.js';
 import { restClient } from './helpers/rest.js';
@@ -240,5 +240,3 @@ describe('checkTarget', () => {
   });
 });
 
-// Keeps `bearer` in use for REST calls made through the app's fetch in this file's setup helpers.
-void bearer;
