@@ -9,6 +9,12 @@ const WINDOW_S = 60;
 export interface RateLimiter {
   /** Counts one request of a credential; throws RateLimitedError over the budget. */
   consume(credentialId: string): Promise<RateLimitState>;
+  /**
+   * Resolves once the shared store answers (at once without Redis), or after `timeoutMs`: a
+   * server that starts taking requests before then counts its first ones in memory, apart from
+   * the other processes.
+   */
+  ready(timeoutMs: number): Promise<boolean>;
   dispose(): Promise<void>;
 }
 
@@ -37,6 +43,20 @@ export function createRateLimiter(options: { perMinute: number; redisUrl?: strin
     limiter = new RateLimiterMemory(settings);
   }
   return {
+    ready(timeoutMs) {
+      if (!redis || redis.status === 'ready') return Promise.resolve(true);
+      const client = redis;
+      return new Promise<boolean>((resolve) => {
+        const done = (ok: boolean) => {
+          clearTimeout(timer);
+          client.off('ready', onReady);
+          resolve(ok);
+        };
+        const onReady = () => done(true);
+        const timer = setTimeout(() => done(false), timeoutMs);
+        client.once('ready', onReady);
+      });
+    },
     async consume(credentialId) {
       try {
         return state(perMinute, await limiter.consume(credentialId));
