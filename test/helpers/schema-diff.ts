@@ -118,6 +118,8 @@ function expectedType(field: DmmfField, enumDbNames: Map<string, string>): strin
       return native === 'Json' ? 'json' : 'jsonb';
     case 'Float':
       return 'float8';
+    case 'Bytes':
+      return 'bytea';
     default:
       return field.type;
   }
