@@ -210,9 +210,11 @@ const messageView = (auth: Auth, m: SentMessage) => ({
   body: m.body,
   isEncrypted: false,
   status: 'queued',
+  failureReason: null,
   sender: { type: 'channel', id: auth.channel.id, name: auth.channel.name },
   silent: false,
   mediaUrls: [] as string[],
+  media: [] as unknown[],
   createdAt: m.createdAt.toISOString(),
 });
 
@@ -363,6 +365,8 @@ interface MessageRow {
   sender_name: string | null;
   silent: boolean;
   media_urls: string[];
+  failure_reason: string | null;
+  media: unknown[];
   created_at: Date;
   channel_name: string;
   user_name: string | null;
@@ -387,7 +391,7 @@ async function searchMessages(db: pg.PoolClient, auth: Auth, search: string | nu
   const { rows } = await db.query<MessageRow>(
     `SELECT m.*, ch.name AS channel_name, u.name AS user_name
        FROM (SELECT id, conversation_id, contact_id, channel_id, direction, type, body, is_encrypted, status, sender_type,
-                    sender_channel_id, sender_user_id, sender_name, silent, media_urls, created_at
+                    sender_channel_id, sender_user_id, sender_name, silent, media_urls, failure_reason, media, created_at
                FROM messages WHERE ${where.join(' AND ')}
               ORDER BY created_at DESC, id DESC LIMIT $2) AS m
        JOIN channels ch ON ch.id = m.channel_id
@@ -409,6 +413,7 @@ const listedMessageView = (m: MessageRow) => ({
   ...(m.is_encrypted ? { placeholder: 'Encrypted message hidden' } : {}),
   isEncrypted: m.is_encrypted,
   status: m.status,
+  failureReason: m.failure_reason,
   sender:
     m.sender_type === 'channel'
       ? { type: 'channel', id: m.sender_channel_id, name: m.channel_name }
@@ -417,6 +422,11 @@ const listedMessageView = (m: MessageRow) => ({
         : { type: 'external', id: null, name: m.sender_name },
   silent: m.silent,
   mediaUrls: m.media_urls,
+  media: (m.media as { contentType?: string | null; filename?: string | null }[]).map((item, index) => ({
+    index,
+    contentType: item.contentType ?? null,
+    filename: item.filename ?? null,
+  })),
   createdAt: iso(m.created_at),
 });
 
@@ -527,11 +537,11 @@ const FINISH = `
            'data', json_build_object(
              'id', sent.id, 'conversationId', sent.conversation_id, 'contactId', sent.contact_id, 'channelId', sent.channel_id,
              'direction', sent.direction, 'type', sent.type, 'body', CASE WHEN sent.is_encrypted THEN NULL ELSE sent.body END,
-             'isEncrypted', sent.is_encrypted, 'status', sent.status,
+             'isEncrypted', sent.is_encrypted, 'status', sent.status, 'failureReason', sent.failure_reason,
              'sender', json_build_object('type', sent.sender_type,
                                          'id', CASE sent.sender_type WHEN 'channel' THEN sent.sender_channel_id WHEN 'user' THEN sent.sender_user_id END,
                                          'name', CASE sent.sender_type WHEN 'channel' THEN channel.name WHEN 'user' THEN coalesce(u.name, sent.sender_name) ELSE sent.sender_name END),
-             'silent', sent.silent, 'mediaUrls', sent.media_urls,
+             'silent', sent.silent, 'mediaUrls', sent.media_urls, 'media', '[]'::json,
              'createdAt', to_char(sent.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
     FROM sent
     JOIN channels AS channel ON channel.id = sent.channel_id

@@ -18,6 +18,7 @@ import { restErrorResponse } from './errors/rest.js';
 import { describeError, yogaLogger } from './errors/log.js';
 import { systemRoute } from './modules/system/system.routes.js';
 import { docsRoute } from './modules/docs/docs.routes.js';
+import { WEBHOOKS_PREFIX, inboundRoutes } from './modules/inbound/inbound.routes.js';
 import { createRateLimiter, recordedRateLimitHeaders } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
@@ -66,6 +67,7 @@ function readRequest(request: Request, bytes: Buffer): Request {
 /** Serves REST and probes from the same server as GraphQL: they answer before yoga's GraphQL handling. */
 function restPlugin(deps: AppDeps, metrics: AppMetrics, compiled: CompiledAnswers): Plugin {
   const rest = createRestHandler(deps);
+  const inbound = inboundRoutes(deps);
   return {
     async onRequest({ request, url, endResponse }) {
       if (url.pathname === '/graphql') {
@@ -105,6 +107,7 @@ function restPlugin(deps: AppDeps, metrics: AppMetrics, compiled: CompiledAnswer
       if (system) return endResponse(await system);
       const docs = docsRoute(deps, request, url);
       if (docs) return endResponse(docs);
+      if (url.pathname.startsWith(WEBHOOKS_PREFIX)) return endResponse((await inbound(request, url))!);
       if (url.pathname === API_PREFIX || url.pathname.startsWith(`${API_PREFIX}/`)) {
         return endResponse(await rest(request, url));
       }

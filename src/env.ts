@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseKey } from './lib/sealed.js';
 
 const flag = z
   .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], { error: 'expected 1 or 0 (true/false, yes/no, on/off)' })
@@ -20,6 +21,24 @@ function wholeNumber(min: number, max: number, what = 'a whole number') {
 }
 
 const DAY_MS = 86_400_000;
+
+/** An http(s) URL an operator sets (a provider API's base), without a trailing slash. */
+const httpUrl = z
+  .string()
+  .trim()
+  .refine((value) => {
+    try {
+      return ['http:', 'https:'].includes(new URL(value).protocol);
+    } catch {
+      return false;
+    }
+  }, 'expected an http(s) URL')
+  .transform((value) => value.replace(/\/+$/, ''));
+
+const secretsKey = z
+  .string()
+  .refine((value) => parseKey(value) !== null, 'expected base64 of 32 random bytes, e.g. the output of `openssl rand -base64 32`')
+  .transform((value) => parseKey(value)!);
 
 const envSchema = z.object({
   NODE_ENV: z.enum(['development', 'production', 'test'], { error: 'expected development, production or test' }).default('development'),
@@ -59,6 +78,26 @@ const envSchema = z.object({
   DELIVERY_TIMEOUT_MS: wholeNumber(100, 600_000, 'a whole number of milliseconds').default(10_000),
   /** Resolved by NODE_ENV when unset: see `privateTargets`. */
   WEBHOOK_PRIVATE_TARGETS: z.enum(['allow', 'deny'], { error: 'expected allow or deny' }).optional(),
+  /** Resolved by PORT when unset: see `publicUrl`. */
+  PUBLIC_URL: z
+    .string()
+    .trim()
+    .refine((value) => {
+      try {
+        const url = new URL(value);
+        return (url.protocol === 'https:' || url.protocol === 'http:') && !url.username && !url.password && !url.search && !url.hash;
+      } catch {
+        return false;
+      }
+    }, 'expected the http(s) base URL the gateway is reached at, e.g. https://connect.example.com')
+    .transform((value) => value.replace(/\/+$/, ''))
+    .optional(),
+  WHATSAPP_API_URL: httpUrl.default('https://graph.facebook.com'),
+  WHATSAPP_API_VERSION: z.string().trim().regex(/^v\d+\.\d+$/, 'expected a Graph API version such as v21.0').default('v21.0'),
+  /** Base64 of 32 bytes: stored secrets are sealed with it (src/lib/sealed.ts). */
+  SECRETS_KEY: secretsKey.optional(),
+  /** The key being rotated away from: values sealed with it can still be opened. */
+  SECRETS_KEY_PREVIOUS: secretsKey.optional(),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -93,4 +132,9 @@ export function seedDemoEnabled(env: Env, kind: 'postgres' | 'pglite'): boolean 
  */
 export function privateTargets(env: Pick<Env, 'WEBHOOK_PRIVATE_TARGETS' | 'NODE_ENV'>): 'allow' | 'deny' {
   return env.WEBHOOK_PRIVATE_TARGETS ?? (env.NODE_ENV === 'production' ? 'deny' : 'allow');
+}
+
+/** The gateway's externally visible base URL (CONTRACT §6): inbound URLs are printed and signatures checked under it. */
+export function publicUrl(env: Pick<Env, 'PUBLIC_URL' | 'PORT'>): string {
+  return env.PUBLIC_URL ?? `http://localhost:${env.PORT}`;
 }

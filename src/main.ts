@@ -2,6 +2,8 @@ import http from 'node:http';
 import v8 from 'node:v8';
 import type { Database } from './db/database.js';
 import type { DeliveryWorker } from './modules/delivery/delivery.worker.js';
+import type { EventBus } from './events/bus.js';
+import type { RateLimiter } from './context/rate-limit.js';
 import { loadEnv, privateTargets, seedDemoEnabled, type Env } from './env.js';
 import { createLogger } from './logger.js';
 import { OpenStreams } from './lib/streams.js';
@@ -41,6 +43,8 @@ let db: Database | undefined;
 let server: http.Server | undefined;
 let yoga: { dispose(): Promise<void> | void } | undefined;
 let worker: DeliveryWorker | undefined;
+let events: EventBus | undefined;
+let rateLimiter: RateLimiter | null | undefined;
 let stopping = false;
 /** The subscription streams the app holds open, ended at once on shutdown. */
 const streams = new OpenStreams();
@@ -76,6 +80,8 @@ async function shutdown(signal: string) {
   }
   await workerStopped;
   await yoga?.dispose();
+  await events?.dispose();
+  await rateLimiter?.dispose();
   await db?.close();
   logger.info('stopped');
   process.exit(0);
@@ -105,18 +111,28 @@ async function start(env: Env) {
     { migrate },
     { demoBanner, demoReminder, findDemo, seedDemo },
     { DeliveryWorker },
-    { defaultProviders },
+    { createProviders },
     { schedulePurge },
     { createHttpServer },
+    { loadSealer },
+    { prepareSecrets },
+    { processInboundEvent },
+    { createEventBus },
+    { createRateLimiter },
   ] = await Promise.all([
     import('./app.js'),
     import('./db/database.js'),
     import('./db/migrate.js'),
     import('./db/seed.js'),
     import('./modules/delivery/delivery.worker.js'),
-    import('./modules/delivery/providers.js'),
+    import('./providers/registry.js'),
     import('./modules/idempotency/idempotency.service.js'),
     import('./server.js'),
+    import('./lib/secrets-key.js'),
+    import('./modules/secrets/secrets.service.js'),
+    import('./modules/inbound/inbound.worker.js'),
+    import('./events/bus.js'),
+    import('./context/rate-limit.js'),
   ]);
   db = await step(() =>
     openDatabase({
@@ -137,19 +153,41 @@ async function start(env: Env) {
     logger.info(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
   }
   if (stopping) return;
+  // A key that cannot open what is stored stops the start here, not a delivery later.
+  const sealer = await step(async () => {
+    const loaded = loadSealer({ key: env.SECRETS_KEY, previous: env.SECRETS_KEY_PREVIOUS, kind: open.kind, pgliteDir: env.PGLITE_DIR });
+    const { sealed } = await prepareSecrets(open.prisma, loaded);
+    if (sealed) logger.info({ sealed }, 'stored secrets sealed with SECRETS_KEY');
+    return loaded;
+  });
+  if (stopping) return;
 
+  const providers = createProviders({
+    timeoutMs: env.DELIVERY_TIMEOUT_MS,
+    targets: privateTargets(env),
+    whatsapp: { baseUrl: env.WHATSAPP_API_URL, version: env.WHATSAPP_API_VERSION },
+  });
+  // One bus for the app's subscriptions and the worker's inbound messages.
+  events = createEventBus({ redisUrl: env.REDIS_URL, logger });
+  const bus = events;
   worker = env.DELIVERY_WORKER
     ? new DeliveryWorker({
         prisma: db.prisma,
         logger,
-        providers: defaultProviders({ timeoutMs: env.DELIVERY_TIMEOUT_MS, targets: privateTargets(env) }),
+        providers,
+        sealer,
+        inbound: (eventId) => processInboundEvent({ prisma: open.prisma, logger, events: bus, parsers: providers.parsers }, eventId),
         leaseMs: env.DELIVERY_LEASE_MS,
         pollMs: env.DELIVERY_POLL_MS,
         backoffMs: env.DELIVERY_BACKOFF_MS,
         maxBackoffMs: env.DELIVERY_MAX_BACKOFF_MS,
       })
     : undefined;
-  const app = createApp({ db, env, logger, streams, onMessageQueued: () => worker?.nudge() });
+  rateLimiter = createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, logger });
+  // Budgets are shared through Redis from the first request on: wait for it briefly before listening.
+  if (rateLimiter && !(await rateLimiter.ready(3000))) logger.warn('rate limit store not reachable yet: counting in memory until it is');
+  if (stopping) return;
+  const app = createApp({ db, env, logger, streams, events: bus, sealer, providers, rateLimiter, onMessageQueued: () => worker?.nudge() });
   yoga = app;
   const listener = createHttpServer(app, logger);
 

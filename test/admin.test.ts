@@ -10,6 +10,7 @@ import type { Database } from '../src/db/database.js';
 import { loadEnv } from '../src/env.js';
 import { onPostgres, openTestDatabase } from './helpers/app.js';
 import { uniqueHost } from './helpers/factories.js';
+import { TEST_SECRETS_KEY, testSealer } from './helpers/secrets.js';
 
 let db: Database;
 beforeAll(async () => {
@@ -23,7 +24,7 @@ async function admin(...argv: string[]) {
   const err: string[] = [];
   const code = await runAdmin(
     argv,
-    loadEnv({ NODE_ENV: 'test' }),
+    loadEnv({ NODE_ENV: 'test', SECRETS_KEY: TEST_SECRETS_KEY }),
     { stdout: (line) => out.push(line), stderr: (line) => err.push(line) },
     async () => ({ ...db, close: async () => {} }),
   );
@@ -111,7 +112,14 @@ describe('channel:create and credentials', () => {
     const hostname = uniqueHost();
     await ok('workspace:create', '--hostname', hostname, '--name', 'Acme');
     const channel = await ok('channel:create', '--hostname', hostname, '--name', 'SMS line', '--type', 'sms');
-    expect(channel).toEqual({ id: expect.stringMatching(UUID), name: 'SMS line', type: 'sms', apiKey: expect.stringMatching(/^cak_[0-9A-Za-z]{46}$/) });
+    expect(channel).toEqual({
+      id: expect.stringMatching(UUID),
+      name: 'SMS line',
+      type: 'sms',
+      apiKey: expect.stringMatching(/^cak_[0-9A-Za-z]{46}$/),
+      provider: 'webhook',
+      inboundUrl: null,
+    });
 
     const rows = await db.prisma.$queryRaw<{ row: string; token_hash: string }[]>`
       SELECT row_to_json(t)::text AS row, t.token_hash FROM access_tokens t WHERE t.channel_id = ${channel.id}::uuid`;
@@ -132,10 +140,15 @@ describe('channel:create and credentials', () => {
       type: 'whatsapp',
       apiKey: expect.stringMatching(/^cak_/),
       webhookSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+=*$/),
+      provider: 'webhook',
+      inboundUrl: null,
     });
     const stored = await db.prisma.channel.findUniqueOrThrow({ where: { id: hooked.id } });
     expect(stored.webhookUrl).toBe('https://hooks.example.com/in');
-    expect(stored.webhookSecret).toBe(hooked.webhookSecret);
+    // Stored sealed, never in clear.
+    expect(stored.webhookSecret).toMatch(/^sealed:v1:/);
+    expect(stored.webhookSecret).not.toContain(hooked.webhookSecret.slice(6));
+    expect(testSealer.open(stored.webhookSecret!)).toBe(hooked.webhookSecret);
     await fails(2, ['channel:create', '--hostname', hostname, '--name', 'X', '--type', 'pigeon'], /--type must be one of whatsapp, sms, email, webchat/);
     await fails(2, ['channel:create', '--hostname', hostname, '--name', 'X', '--webhook-url', 'ftp://x'], /--webhook-url must be an http\(s\) URL/);
     await fails(1, ['channel:create', '--hostname', uniqueHost(), '--name', 'X'], /No workspace has hostname/);
@@ -163,8 +176,8 @@ describe('channel:create and credentials', () => {
     const before = (await db.prisma.channel.findUniqueOrThrow({ where: { id: hooked.id } })).webhookSecret;
     const rotated = await ok('channel:webhook-secret', '--channel', hooked.id);
     expect(rotated).toEqual({ id: hooked.id, webhookSecret: expect.stringMatching(/^whsec_[A-Za-z0-9+/]+=*$/) });
-    expect(rotated.webhookSecret).not.toBe(before);
-    expect((await db.prisma.channel.findUniqueOrThrow({ where: { id: hooked.id } })).webhookSecret).toBe(rotated.webhookSecret);
+    expect(rotated.webhookSecret).not.toBe(testSealer.open(before!));
+    expect(testSealer.open((await db.prisma.channel.findUniqueOrThrow({ where: { id: hooked.id } })).webhookSecret!)).toBe(rotated.webhookSecret);
   });
 
   it('deactivates a channel', async () => {
@@ -196,6 +209,87 @@ describe('channel:create and credentials', () => {
   });
 });
 
+describe('channel providers', () => {
+  const whatsapp = ['--phone-number-id', '109876543210', '--access-token', 'EAAG-admin-token', '--app-secret', 'admin-app-secret', '--verify-token', 'admin-verify'];
+
+  it('creates a whatsapp_cloud channel: credentials sealed, the inbound URL under PUBLIC_URL printed', async () => {
+    const { hostname } = await workspace();
+    const created = await ok('channel:create', '--hostname', hostname, '--name', 'WA', '--provider', 'whatsapp_cloud', ...whatsapp);
+    expect(created).toEqual({
+      id: expect.stringMatching(UUID),
+      name: 'WA',
+      type: 'whatsapp',
+      apiKey: expect.stringMatching(/^cak_/),
+      provider: 'whatsapp_cloud',
+      inboundUrl: `http://localhost:4000/webhooks/whatsapp/${created.id}`,
+    });
+    const [row] = await db.prisma.$queryRaw<{ row: string }[]>`SELECT row_to_json(c)::text AS row FROM channels c WHERE id = ${created.id}::uuid`;
+    for (const secret of ['EAAG-admin-token', 'admin-app-secret', 'admin-verify']) expect(row!.row).not.toContain(secret);
+    const stored = await db.prisma.channel.findUniqueOrThrow({ where: { id: created.id } });
+    expect(JSON.parse(testSealer.open(stored.providerSecrets!))).toEqual({ accessToken: 'EAAG-admin-token', appSecret: 'admin-app-secret', verifyToken: 'admin-verify' });
+    const listed = (await ok('channel:list', '--hostname', hostname)).channels.find((c: { id: string }) => c.id === created.id);
+    expect(listed).toEqual({
+      id: created.id,
+      name: 'WA',
+      type: 'whatsapp',
+      status: 'active',
+      webhookUrl: null,
+      provider: 'whatsapp_cloud',
+      settings: { phoneNumberId: '109876543210' },
+      inboundUrl: `http://localhost:4000/webhooks/whatsapp/${created.id}`,
+    });
+    expect(JSON.stringify(listed)).not.toMatch(/EAAG|admin-app-secret|admin-verify/);
+  });
+
+  it('refuses a missing, foreign or bad flag, and a provider that does not carry the type, with one line and nothing created', async () => {
+    const { hostname } = await workspace();
+    const count = () => db.prisma.channel.count({ where: { workspace: { hostname } } });
+    const before = await count();
+    const without = (flag: string) => {
+      const i = whatsapp.indexOf(flag);
+      return [...whatsapp.slice(0, i), ...whatsapp.slice(i + 2)];
+    };
+    await fails(1, ['channel:create', '--hostname', hostname, '--name', 'X', '--provider', 'whatsapp_cloud', ...without('--app-secret')], /^error: --app-secret is required for provider whatsapp_cloud$/);
+    await fails(1, ['channel:create', '--hostname', hostname, '--name', 'X', '--type', 'sms', '--provider', 'whatsapp_cloud', ...whatsapp], /--provider whatsapp_cloud carries whatsapp channels, not sms ones/);
+    await fails(1, ['channel:create', '--hostname', hostname, '--name', 'X', '--access-token', 'T'], /^error: --access-token is not a setting of provider webhook$/);
+    await fails(1, ['channel:create', '--hostname', hostname, '--name', 'X', '--provider', 'whatsapp_cloud', ...whatsapp.slice(2), '--phone-number-id', '+31 6'], /--phone-number-id must be the numeric phone number id/);
+    await fails(1, ['channel:create', '--hostname', hostname, '--name', 'X', '--provider', 'whatsapp_cloud', ...whatsapp, '--webhook-url', 'https://hooks.example.com/in'], /--webhook-url is a setting of provider webhook/);
+    await fails(2, ['channel:create', '--hostname', hostname, '--name', 'X', '--provider', 'carrier-pigeon'], /--provider must be one of webhook, whatsapp_cloud/);
+    expect(await count()).toBe(before);
+  });
+
+  it('channel:configure rotates what is given and keeps the rest; switching provider needs every flag', async () => {
+    const { hostname, channel } = await workspace();
+    await fails(1, ['channel:configure', '--channel', channel.id, '--provider', 'whatsapp_cloud', '--access-token', 'T'], /^error: --phone-number-id is required for provider whatsapp_cloud$/);
+    expect(await ok('channel:configure', '--channel', channel.id, '--provider', 'whatsapp_cloud', ...whatsapp)).toEqual({ id: channel.id, provider: 'whatsapp_cloud' });
+    expect(await ok('channel:configure', '--channel', channel.id, '--access-token', 'EAAG-rotated')).toEqual({ id: channel.id, provider: 'whatsapp_cloud' });
+    const stored = await db.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } });
+    expect(JSON.parse(testSealer.open(stored.providerSecrets!))).toEqual({ accessToken: 'EAAG-rotated', appSecret: 'admin-app-secret', verifyToken: 'admin-verify' });
+    expect(stored.providerSettings).toEqual({ phoneNumberId: '109876543210' });
+    await fails(1, ['channel:configure', '--channel', channel.id], /^error: nothing to change/);
+    await fails(1, ['channel:configure', '--channel', channel.id, '--verify-token', 'has space'], /--verify-token must be the verify token as given, without spaces/);
+    expect(await ok('channel:configure', '--channel', channel.id, '--provider', 'webhook')).toEqual({ id: channel.id, provider: 'webhook' });
+    const back = await db.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } });
+    expect([back.providerSettings, back.providerSecrets]).toEqual([{}, null]);
+    expect(hostname).toBeTruthy();
+  });
+
+  it('inbound:reprocess queues a channel’s stored inbound events again', async () => {
+    const { hostname } = await workspace();
+    const created = await ok('channel:create', '--hostname', hostname, '--name', 'WA', '--provider', 'whatsapp_cloud', ...whatsapp);
+    const stored = await db.prisma.channel.findUniqueOrThrow({ where: { id: created.id } });
+    for (const receivedAt of [new Date('2026-01-01T00:00:00Z'), new Date('2026-06-01T00:00:00Z')]) {
+      await db.prisma.inboundEvent.create({ data: { workspaceId: stored.workspaceId, channelId: stored.id, provider: 'whatsapp_cloud', body: Buffer.from('{}'), receivedAt } });
+    }
+    expect(await ok('inbound:reprocess', '--channel', created.id, '--since', '2026-03-01T00:00:00Z')).toEqual({ queued: 1 });
+    expect(await ok('inbound:reprocess', '--channel', created.id)).toEqual({ queued: 2 });
+    expect(await db.prisma.delivery.count({ where: { inboundEvent: { channelId: created.id } } })).toBe(3);
+    await fails(2, ['inbound:reprocess', '--channel', created.id, '--since', 'yesterday'], /--since must be a date and time/);
+    // Queued work of this test is no other test's: the worker of another file must not find it.
+    await db.prisma.delivery.deleteMany({ where: { inboundEvent: { channelId: created.id } } });
+  });
+});
+
 describe('list commands', () => {
   it('lists workspaces, and a workspace’s channels and users, without secrets', async () => {
     const { hostname, channel } = await workspace();
@@ -207,8 +301,8 @@ describe('list commands', () => {
     const channels = await ok('channel:list', '--hostname', hostname);
     expect(channels).toEqual({
       channels: [
-        { id: channel.id, name: 'Support', type: 'whatsapp', status: 'inactive', webhookUrl: null },
-        { id: hooked.id, name: 'Hooked', type: 'sms', status: 'active', webhookUrl: 'https://hooks.example.com/in' },
+        { id: channel.id, name: 'Support', type: 'whatsapp', status: 'inactive', webhookUrl: null, provider: 'webhook', settings: {}, inboundUrl: null },
+        { id: hooked.id, name: 'Hooked', type: 'sms', status: 'active', webhookUrl: 'https://hooks.example.com/in', provider: 'webhook', settings: {}, inboundUrl: null },
       ],
     });
     expect(JSON.stringify(channels)).not.toContain(hooked.webhookSecret);

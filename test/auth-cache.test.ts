@@ -10,6 +10,7 @@ import type { ResolvedCredential } from '../src/context/types.js';
 import { createTestApp, openTestDatabase, type TestApp } from './helpers/app.js';
 import { addChannel, bearer, createConnection, issueChannelKey, workspaceWithChannel } from './helpers/factories.js';
 import { subscribeSse } from './helpers/sse.js';
+import { TEST_SECRETS_KEY } from './helpers/secrets.js';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -62,7 +63,7 @@ async function counted(work: () => Promise<unknown>): Promise<string[]> {
 async function admin(env: Record<string, string>, ...argv: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await runAdmin(argv, loadEnv({ NODE_ENV: 'test', ...env }), { stdout: (line) => out.push(line), stderr: (line) => err.push(line) }, async () => ({
+  const code = await runAdmin(argv, loadEnv({ NODE_ENV: 'test', SECRETS_KEY: TEST_SECRETS_KEY, ...env }), { stdout: (line) => out.push(line), stderr: (line) => err.push(line) }, async () => ({
     ...db,
     close: async () => {},
   }));

@@ -10,6 +10,7 @@ import { startReceiver } from './helpers/receiver.js';
 import { createWorkspace } from '../src/modules/workspaces/workspaces.service.js';
 import { appOnOwnDatabase } from './helpers/fresh-database.js';
 import { testWorker } from './helpers/worker.js';
+import { testSealer } from './helpers/secrets.js';
 
 // A database of its own: workers claim every due delivery, so on the shared run
 // database they would deliver other test files' messages under their feet.
@@ -35,7 +36,7 @@ function worker(overrides: Partial<DeliveryWorkerOptions> = {}) {
 /** A channel (optionally with a webhook URL) and a REST client acting as it. */
 async function channel(webhookUrl?: string) {
   const workspace = await createWorkspace(app.db.prisma, { hostname: uniqueHost(), name: 'Delivery' });
-  const { channel, apiKey } = await createChannel(app.db.prisma, { workspaceId: workspace.id, name: 'Hooked', type: 'whatsapp', webhookUrl });
+  const { channel, apiKey } = await createChannel(app.db.prisma, { workspaceId: workspace.id, name: 'Hooked', type: 'whatsapp', webhookUrl }, testSealer);
   const api = restClient(app, workspace.hostname, apiKey);
   const send = async (body: Record<string, unknown> = {}) => {
     const result = await api.post('/messages', { to: { phone: '+31612345678' }, message: 'Hello', ...body });
@@ -85,8 +86,10 @@ describe('delivery worker', () => {
     const timestamp = Number(request!.headers['webhook-timestamp']);
     expect(Math.abs(timestamp - Date.now() / 1000)).toBeLessThan(30);
     const headers = request!.headers as Record<string, string>;
-    expect(() => new Webhook(ch.webhookSecret!).verify(request!.body, headers)).not.toThrow();
-    expect(() => new Webhook(ch.webhookSecret!).verify(`${request!.body} `, headers)).toThrow(/signature/i);
+    // Stored sealed; the receiver verifies with the secret as it was shown.
+    const secret = testSealer.open(ch.webhookSecret!);
+    expect(() => new Webhook(secret).verify(request!.body, headers)).not.toThrow();
+    expect(() => new Webhook(secret).verify(`${request!.body} `, headers)).toThrow(/signature/i);
     const payload = JSON.parse(request!.body);
     expect(payload).toMatchObject({
       type: 'message.outbound',

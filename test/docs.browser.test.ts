@@ -51,7 +51,7 @@ describe.skipIf(suite.skip)(suite.title, () => {
 
   it('renders every operation of the OpenAPI document, and one expands to its parameters and responses', { timeout: 60_000 }, async () => {
     await page.goto(`${origin}/docs`);
-    await expect.poll(() => page.locator('.opblock').count(), { timeout: 15_000 }).toBe(13);
+    await expect.poll(() => page.locator('.opblock').count(), { timeout: 15_000 }).toBe(14);
     expect(await page.locator('.information-container .title').innerText()).toContain('Connect API');
 
     const update = operation('Contacts', 'updateContact');
@@ -83,7 +83,7 @@ describe.skipIf(suite.skip)(suite.title, () => {
 
   it('sends a request with a key entered in Authorize, and keeps the key nowhere in the browser', { timeout: 60_000 }, async () => {
     await page.goto(`${origin}/docs`);
-    await expect.poll(() => page.locator('.opblock').count(), { timeout: 15_000 }).toBe(13);
+    await expect.poll(() => page.locator('.opblock').count(), { timeout: 15_000 }).toBe(14);
     expect((await page.content()).includes(apiKey), 'the page carries no key').toBe(false);
 
     await page.locator('.auth-wrapper .authorize').click();
@@ -103,7 +103,7 @@ describe.skipIf(suite.skip)(suite.title, () => {
     const stored = () => page.evaluate(() => JSON.stringify({ local: { ...localStorage }, session: { ...sessionStorage }, cookie: document.cookie }));
     expect(await stored()).not.toContain(apiKey);
     await page.reload();
-    await expect.poll(() => page.locator('.opblock').count(), { timeout: 15_000 }).toBe(13);
+    await expect.poll(() => page.locator('.opblock').count(), { timeout: 15_000 }).toBe(14);
     expect(await stored()).not.toContain(apiKey);
     await page.locator('.auth-wrapper .authorize').click();
     expect(await page.locator('.modal-ux').innerText()).not.toContain('Authorized');

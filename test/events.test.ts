@@ -13,6 +13,7 @@ import { testWorker } from './helpers/worker.js';
 import { executeOperation } from './helpers/graphql.js';
 import { startReceiver, type ReceivedRequest } from './helpers/receiver.js';
 import { restClient } from './helpers/rest.js';
+import { testSealer } from './helpers/secrets.js';
 
 // A database of its own: workers claim every due delivery, so on the shared run
 // database they would deliver other test files' events under their feet.
@@ -56,7 +57,10 @@ async function receiver(respond?: Parameters<typeof startReceiver>[0]) {
 async function workspace() {
   const s = await workspaceWithChannel(app.db.prisma);
   const api = restClient(app, s.host, s.apiKey);
-  const subscribe = (url: string, events: string[] = []) => createWebhook(app.db.prisma, { workspaceId: s.workspace.id, url, events });
+  const subscribe = async (url: string, events: string[] = []) => {
+    const { endpoint, secret } = await createWebhook(app.db.prisma, { workspaceId: s.workspace.id, url, events }, testSealer);
+    return { ...endpoint, secret };
+  };
   return { ...s, api, subscribe };
 }
 
@@ -224,7 +228,7 @@ describe('event webhooks', () => {
     try {
       const s = await workspaceWithChannel(local.db.prisma);
       const api = restClient(local, s.host, s.apiKey);
-      const endpoint = await createWebhook(local.db.prisma, { workspaceId: s.workspace.id, url: 'http://127.0.0.1:9/unused', events: [] });
+      const { endpoint } = await createWebhook(local.db.prisma, { workspaceId: s.workspace.id, url: 'http://127.0.0.1:9/unused', events: [] }, testSealer);
       const refused = restClient(local, s.host, s.apiKey, { 'idempotency-key': 'refuse' });
       const failed = await refused.post('/messages', { to: { phone: '+31612340077' }, message: 'lost' });
       expect(failed.status).toBe(500);

@@ -64,7 +64,7 @@ const contactView = z.strictObject({
   createdAt: iso,
   updatedAt: iso,
 });
-const actor = z.strictObject({ type: z.enum(['channel', 'user', 'external']), id: uuid.nullable(), name: z.string().nullable() });
+const actor = z.strictObject({ type: z.enum(['channel', 'user', 'external', 'contact']), id: uuid.nullable(), name: z.string().nullable() });
 const messageView = z.strictObject({
   id: uuid,
   conversationId: uuid,
@@ -75,10 +75,12 @@ const messageView = z.strictObject({
   body: z.string().nullable(),
   placeholder: z.literal('Encrypted message hidden').optional(),
   isEncrypted: z.boolean(),
-  status: z.enum(['queued', 'sent', 'delivered', 'failed']),
+  status: z.enum(['queued', 'sent', 'delivered', 'read', 'failed', 'received']),
+  failureReason: z.string().nullable(),
   sender: actor,
   silent: z.boolean(),
   mediaUrls: z.array(z.string()),
+  media: z.array(z.strictObject({ index: z.int(), contentType: z.string().nullable(), filename: z.string().nullable() })),
   createdAt: iso,
 });
 const conversationView = z.strictObject({

@@ -185,20 +185,25 @@ function expectNo5xx(what: string, result: { status: number; text: string }) {
 
 // ───────────────────────────── REST ─────────────────────────────
 
-type Resource = 'contact' | 'conversation';
+type Resource = 'contact' | 'conversation' | 'message';
 
-/** How to call each route that takes an id in its path. */
-const PATH_ROUTES: Record<string, { resource: Resource; body?: unknown }> = {
+/**
+ * How to call each route that takes an id in its path. `own`: what the caller's own id answers
+ * when it is not a success (a message without files has no media 0), so that the refusal of
+ * another's id is still told apart from a wrongly built call.
+ */
+const PATH_ROUTES: Record<string, { resource: Resource; body?: unknown; own?: { status: number; message: string } }> = {
   'GET /contacts/:contact': { resource: 'contact' },
   'PATCH /contacts/:contact': { resource: 'contact', body: { name: 'Renamed by another tenant' } },
   'GET /conversations/:id': { resource: 'conversation' },
   'POST /conversations/:id/close': { resource: 'conversation' },
   'POST /conversations/:id/reopen': { resource: 'conversation' },
+  'GET /messages/:id/media/:index': { resource: 'message', own: { status: 404, message: 'Media not found.' } },
 };
 
 /** Channel-scoped resources are invisible to another channel of the same workspace too; contacts are workspace-wide. */
-const CHANNEL_SCOPED: Record<Resource, boolean> = { contact: false, conversation: true };
-const NOT_FOUND: Record<Resource, string> = { contact: 'Contact not found.', conversation: 'Conversation not found.' };
+const CHANNEL_SCOPED: Record<Resource, boolean> = { contact: false, conversation: true, message: true };
+const NOT_FOUND: Record<Resource, string> = { contact: 'Contact not found.', conversation: 'Conversation not found.', message: 'Message not found.' };
 
 /** Each route without a path id: the id-bearing query parameters it filters by, or the probes it needs. */
 const LIST_ROUTES: Record<string, { idFilters: Record<string, Resource>; search?: boolean }> = {
@@ -247,11 +252,12 @@ describe('REST: ids in paths', () => {
       const entry = PATH_ROUTES[route];
       if (!entry) throw new Error(`${route} has a path parameter and no entry in PATH_ROUTES`);
       const [method, pattern] = route.split(' ') as [string, string];
-      const fill = (id: string) => pattern.replace(/:[A-Za-z_]+/g, id);
+      const fill = (id: string) => pattern.replace(':index', '0').replace(/:[A-Za-z_]+/g, id);
       const before = await world.invisibleState();
 
       const own = await world.asHome(method, fill(world.ids.own[entry.resource]), entry.body);
-      expect(own.status, `${route} with the caller's own id: ${own.text}`).toBeLessThan(300);
+      if (entry.own) expect([own.status, own.json], `${route} with the caller's own id: ${own.text}`).toEqual([entry.own.status, { status: 'error', message: entry.own.message }]);
+      else expect(own.status, `${route} with the caller's own id: ${own.text}`).toBeLessThan(300);
 
       const invisible = [...world.ids.foreign[entry.resource], ...(CHANNEL_SCOPED[entry.resource] ? world.ids.sibling[entry.resource] : [])];
       for (const id of invisible) {

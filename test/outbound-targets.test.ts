@@ -3,13 +3,13 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../src/cli/run-admin.js';
 import { loadEnv } from '../src/env.js';
 import { checkTarget, createOutboundClient, nonPublicClass, type Resolver } from '../src/lib/outbound-http.js';
-import { defaultProviders } from '../src/modules/delivery/providers.js';
 import { createWebhook } from '../src/modules/webhooks/webhooks.service.js';
 import { workspaceWithChannel } from './helpers/factories.js';
 import { appOnOwnDatabase } from './helpers/fresh-database.js';
 import { startReceiver } from './helpers/receiver.js';
 import { restClient } from './helpers/rest.js';
-import { testWorker } from './helpers/worker.js';
+import { testProviders, testWorker } from './helpers/worker.js';
+import { TEST_SECRETS_KEY, testSealer } from './helpers/secrets.js';
 
 /** CONTRACT §5: outbound targets (event subscription and channel webhook URLs) under WEBHOOK_PRIVATE_TARGETS. */
 
@@ -52,7 +52,7 @@ async function admin(env: Record<string, string>, resolve: Resolver | undefined,
   const err: string[] = [];
   const code = await runAdmin(
     argv,
-    loadEnv({ NODE_ENV: 'test', ...env }),
+    loadEnv({ NODE_ENV: 'test', SECRETS_KEY: TEST_SECRETS_KEY, ...env }),
     { stdout: (line) => out.push(line), stderr: (line) => err.push(line) },
     async () => ({ ...app.db, close: async () => {} }),
     resolve ? { resolve } : {},
@@ -143,7 +143,7 @@ describe('URL credentials', () => {
       expect(channel.stderr).toBe('error: --webhook-url must not contain a user name or password');
     }
     // Stored before the rule existed.
-    await createWebhook(app.db.prisma, { workspaceId: ws.workspace.id, url: 'https://olduser:oldsecret@hooks.example/in', events: [] });
+    await createWebhook(app.db.prisma, { workspaceId: ws.workspace.id, url: 'https://olduser:oldsecret@hooks.example/in', events: [] }, testSealer);
     await app.db.prisma.channel.update({ where: { id: ws.channel.id }, data: { webhookUrl: 'https://chanuser:chansecret@hooks.example/c' } });
     const hooks = await admin({}, undefined, 'webhook:list', '--hostname', ws.host);
     const channels = await admin({}, undefined, 'channel:list', '--hostname', ws.host);
@@ -159,10 +159,10 @@ describe('deliveries under WEBHOOK_PRIVATE_TARGETS=deny', () => {
   /** A workspace whose events go to `url`, one event queued, and a worker with the given policy and DNS. */
   async function eventTo(url: string, targets: 'allow' | 'deny', resolve?: Resolver) {
     const ws = await workspaceWithChannel(app.db.prisma);
-    const endpoint = await createWebhook(app.db.prisma, { workspaceId: ws.workspace.id, url, events: ['contact.created'] });
+    const { endpoint } = await createWebhook(app.db.prisma, { workspaceId: ws.workspace.id, url, events: ['contact.created'] }, testSealer);
     const created = await restClient(app, ws.host, ws.apiKey).post('/contacts', { name: 'Target', email: `t${Date.now()}@example.com` });
     expect(created.status).toBe(201);
-    const w = testWorker(app.db.prisma, { providers: defaultProviders({ timeoutMs: 2000, targets, ...(resolve ? { resolve } : {}) }) });
+    const w = testWorker(app.db.prisma, { providers: testProviders({ targets, ...(resolve ? { resolve } : {}) }) });
     cleanups.push(() => w.stop());
     w.start();
     const delivery = () => app.db.prisma.delivery.findFirstOrThrow({ where: { endpointId: endpoint.id } });

@@ -11,6 +11,7 @@ import { createTemporaryDatabase } from '../src/db/temporary.js';
 import { onPostgres } from './helpers/app.js';
 import { startReceiver } from './helpers/receiver.js';
 import { startServer, type ServerProcess } from './helpers/server-process.js';
+import { testSealer } from './helpers/secrets.js';
 
 /** One request to the real server; fetch cannot set Host, which names the workspace. */
 function call(base: string, host: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
@@ -50,13 +51,13 @@ describe.skipIf(!onPostgres)('no secret in any log line of a full run at trace l
     const prisma = db.prisma;
     const host = `secrets-${randomBytes(4).toString('hex')}.test`;
     const workspace = await createWorkspace(prisma, { hostname: host, name: 'Secrets' });
-    const { channel, apiKey } = await createChannel(prisma, { workspaceId: workspace.id, name: 'Hooked', type: 'whatsapp', webhookUrl: receiver.url });
-    const { secret: channelSecret } = await rotateWebhookSecret(prisma, channel.id);
+    const { channel, apiKey } = await createChannel(prisma, { workspaceId: workspace.id, name: 'Hooked', type: 'whatsapp', webhookUrl: receiver.url }, testSealer);
+    const { secret: channelSecret } = await rotateWebhookSecret(prisma, channel.id, testSealer);
     const second = await createChannel(prisma, { workspaceId: workspace.id, name: 'Second', type: 'sms' });
     const connection = await createConnection(prisma, { workspaceId: workspace.id, name: 'CRM', channelIds: [channel.id, second.channel.id] });
     const revoked = await issueChannelKey(prisma, channel);
     await revokeToken(prisma, revoked.token);
-    const endpoint = await createWebhook(prisma, { workspaceId: workspace.id, url: receiver.url, events: ['message.created'] });
+    const { secret: endpointSecret } = await createWebhook(prisma, { workspaceId: workspace.id, url: receiver.url, events: ['message.created'] }, testSealer);
     const mistyped = `${apiKey.slice(0, 20)}${apiKey[20] === 'a' ? 'b' : 'a'}${apiKey.slice(21)}`;
     const ciphertexts = Array.from({ length: 3 }, () => `CIPHERTEXT-${randomBytes(24).toString('base64')}`);
 
@@ -110,8 +111,8 @@ describe.skipIf(!onPostgres)('no secret in any log line of a full run at trace l
       'revoked key': revoked.token,
       'connection token': connection.token,
       'channel webhook secret': channelSecret,
-      'event webhook secret': endpoint.secret,
-      'event webhook secret key': endpoint.secret.replace(/^whsec_/, ''),
+      'event webhook secret': endpointSecret,
+      'event webhook secret key': endpointSecret.replace(/^whsec_/, ''),
       ...Object.fromEntries(ciphertexts.map((c, i) => [`ciphertext ${i}`, c])),
     };
     for (const [what, secret] of Object.entries(secrets)) {

@@ -133,6 +133,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/messages/{id}/media/{index}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a file of an inbound message
+         * @description A file a contact sent (listed in the message's `media`), streamed from the channel's provider with the channel's credentials; at most 16 MiB.
+         */
+        get: operations["getMessageMedia"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/connect/conversations": {
         parameters: {
             query?: never;
@@ -335,11 +355,18 @@ export interface components {
              */
             placeholder?: "Encrypted message hidden";
             isEncrypted: boolean;
-            /** @enum {string} */
-            status: "queued" | "sent" | "delivered" | "failed";
+            /**
+             * @description Outbound: queued, then sent, delivered and read as the provider reports them (never backwards), or failed. Inbound: received.
+             * @enum {string}
+             */
+            status: "queued" | "sent" | "delivered" | "read" | "failed" | "received";
+            /** @description Why the provider refused the message for good: its error code and text; null otherwise. */
+            failureReason: string | null;
             sender: components["schemas"]["Actor"];
             silent: boolean;
             mediaUrls: string[];
+            /** @description Files received with an inbound message; fetch each from `/messages/{id}/media/{index}`. */
+            media: components["schemas"]["MessageMedia"][];
             /**
              * Format: date-time
              * @example 2026-01-31T09:30:00.000Z
@@ -348,10 +375,15 @@ export interface components {
         };
         Actor: {
             /** @enum {string} */
-            type: "channel" | "user" | "external";
-            /** @description The channel's or user's id; null for an external actor. */
+            type: "channel" | "user" | "external" | "contact";
+            /** @description The channel's, user's or contact's id; null for an external actor. */
             id: string | null;
             name: string | null;
+        };
+        MessageMedia: {
+            index: number;
+            contentType: string | null;
+            filename: string | null;
         };
         Conversation: {
             /**
@@ -534,6 +566,18 @@ export interface components {
         };
         /** @description The resource does not exist in this workspace (a malformed id included), or no route has this path. */
         NotFound: {
+            headers: {
+                "RateLimit-Limit"?: number;
+                "RateLimit-Remaining"?: number;
+                "RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The channel's provider could not hand the file over (an error, no answer, or more than the size limit). */
+        BadGateway: {
             headers: {
                 "RateLimit-Limit"?: number;
                 "RateLimit-Remaining"?: number;
@@ -1012,6 +1056,43 @@ export interface operations {
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMessageMedia: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path: {
+                /** @description The message UUID. */
+                id: string;
+                /** @description The `index` of the file in the message’s `media`. */
+                index: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file's bytes, with its type and, when it has one, its name (`Content-Disposition`). */
+            200: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            502: components["responses"]["BadGateway"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

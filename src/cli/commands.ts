@@ -1,13 +1,17 @@
 import { z } from 'zod';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { privateTargets, type Env } from '../env.js';
+import { privateTargets, publicUrl, type Env } from '../env.js';
+import type { Sealer } from '../lib/sealed.js';
+import { PROVIDERS, PROVIDER_FLAGS, inboundUrl, providerConfig, providerSchema, type ProviderName } from '../modules/channels/providers.schemas.js';
+import { openProviderSecrets } from '../modules/channels/channel-secrets.js';
+import { requireSealer, resealSecrets } from '../modules/secrets/secrets.service.js';
 import { InputError } from '../errors/domain.js';
 import { OutboundTargetError, checkTarget, withoutCredentials, type Resolver } from '../lib/outbound-http.js';
 import { hostnameSchema, labelSchema } from '../modules/workspaces/workspaces.schemas.js';
 import { createWorkspace, workspaceByHostname } from '../modules/workspaces/workspaces.service.js';
 import { createUser } from '../modules/users/users.service.js';
 import { channelTypeSchema, webhookUrlSchema } from '../modules/channels/channels.schemas.js';
-import { channelById, createChannel, deactivateChannel, rotateWebhookSecret } from '../modules/channels/channels.service.js';
+import { channelById, configureChannel, createChannel, deactivateChannel, rotateWebhookSecret } from '../modules/channels/channels.service.js';
 import { createConnection, issueChannelKey, revokeToken } from '../modules/credentials/credentials.service.js';
 import type { CredentialInvalidation } from '../context/credential-invalidation.js';
 import { hashToken } from '../lib/tokens.js';
@@ -23,6 +27,8 @@ type FlagKind = 'string' | 'boolean';
 /** What a command may need beyond the database. */
 export interface AdminContext {
   env: Env;
+  /** Seals and opens stored secrets; null on PostgreSQL without SECRETS_KEY. */
+  sealer: Sealer | null;
   /** Resolves host names when a command checks an outbound target (the system's DNS unless given). */
   resolve?: Resolver;
 }
@@ -63,6 +69,10 @@ const commaList = z.string().transform((value) => value.split(',').map((part) =>
 
 const OLDEST_FIRST = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
 
+/** Every provider setting as a string flag; which belong to the chosen provider is checked by providerConfig. */
+const providerFlags = Object.fromEntries(PROVIDER_FLAGS.map((flag) => [flag, 'string' as const]));
+const providerFlagSchemas = Object.fromEntries(PROVIDER_FLAGS.map((flag) => [flag, z.string().optional()])) as Record<string, z.ZodOptional<z.ZodString>>;
+
 function define<T, R>(command: AdminCommand<T, R>): AdminCommand<T, R> {
   return command;
 }
@@ -90,32 +100,65 @@ export const commands: Record<string, AdminCommand> = {
   }),
 
   'channel:create': define({
-    summary: '--hostname H --name N [--type whatsapp|sms|email|webchat] [--webhook-url U]',
-    flags: { hostname: 'string', name: 'string', type: 'string', 'webhook-url': 'string' },
+    summary:
+      '--hostname H --name N [--type whatsapp|sms|email|webchat] [--webhook-url U] [--provider webhook|whatsapp_cloud] ' +
+      '[--phone-number-id P --access-token T --app-secret S --verify-token V]',
+    flags: { hostname: 'string', name: 'string', type: 'string', 'webhook-url': 'string', provider: 'string', ...providerFlags },
     input: z.object({
       hostname: hostnameSchema,
       name: labelSchema,
       type: channelTypeSchema.default('whatsapp'),
       'webhook-url': webhookUrlSchema.optional(),
+      provider: providerSchema.default('webhook'),
+      ...providerFlagSchemas,
     }),
     async run(prisma, input, context) {
       const workspace = await workspaceByHostname(prisma, input.hostname);
+      const config = providerConfig(input.provider, input.type, input);
+      if (!config.ok) throw new InputError(config.message);
+      if (input['webhook-url'] && input.provider !== 'webhook') throw new InputError(`--webhook-url is a setting of provider webhook, not ${input.provider}`);
       if (input['webhook-url']) await checkOutboundTarget('webhook-url', input['webhook-url'], context);
-      const { channel, apiKey } = await createChannel(prisma, {
-        workspaceId: workspace.id,
-        name: input.name,
-        type: input.type,
-        webhookUrl: input['webhook-url'],
-      });
+      const { channel, apiKey, webhookSecret } = await createChannel(
+        prisma,
+        {
+          workspaceId: workspace.id,
+          name: input.name,
+          type: input.type,
+          webhookUrl: input['webhook-url'],
+          provider: { provider: input.provider, settings: config.settings, secrets: config.secrets },
+        },
+        context.sealer,
+      );
       // The signing secret is shown only now, like the key; webhook receivers need it to verify deliveries.
       return {
         id: channel.id,
         name: channel.name,
         type: channel.type,
         apiKey,
-        ...(channel.webhookSecret ? { webhookSecret: channel.webhookSecret } : {}),
+        ...(webhookSecret ? { webhookSecret } : {}),
+        provider: channel.provider,
+        inboundUrl: inboundUrl(publicUrl(context.env), channel),
       };
     },
+  }),
+
+  'channel:configure': define({
+    summary: '--channel ID [--provider webhook|whatsapp_cloud] [--phone-number-id P] [--access-token T] [--app-secret S] [--verify-token V]',
+    flags: { channel: 'string', provider: 'string', ...providerFlags },
+    input: z.object({ channel: id, provider: providerSchema.optional(), ...providerFlagSchemas }),
+    async run(prisma, input, context) {
+      const channel = await channelById(prisma, input.channel);
+      const provider = input.provider ?? (channel.provider as ProviderName);
+      if (!(provider in PROVIDERS)) throw new InputError(`channel ${channel.id} has provider ${channel.provider}, which this command cannot configure`);
+      const current = { provider: channel.provider, settings: channel.providerSettings as Record<string, string>, secrets: openProviderSecrets(channel, context.sealer) };
+      const config = providerConfig(provider, channel.type, input, current);
+      if (!config.ok) throw new InputError(config.message);
+      const given = PROVIDER_FLAGS.filter((flag) => input[flag as keyof typeof input] !== undefined);
+      if (!given.length && provider === channel.provider) throw new InputError(`nothing to change: give --provider or a setting of provider ${provider}`);
+      const updated = await configureChannel(prisma, channel.id, { provider, settings: config.settings, secrets: config.secrets }, context.sealer);
+      return { id: updated.id, provider: updated.provider };
+    },
+    invalidates: (_input, result) => ({ channelId: result.id }),
   }),
 
   'channel:key': define({
@@ -133,8 +176,8 @@ export const commands: Record<string, AdminCommand> = {
     summary: '--channel ID',
     flags: { channel: 'string' },
     input: z.object({ channel: id }),
-    async run(prisma, input) {
-      const { channel, secret } = await rotateWebhookSecret(prisma, input.channel);
+    async run(prisma, input, context) {
+      const { channel, secret } = await rotateWebhookSecret(prisma, input.channel, context.sealer);
       return { id: channel.id, webhookSecret: secret };
     },
     // Cached credentials carry their channels whole, the webhook secret included.
@@ -251,8 +294,8 @@ export const commands: Record<string, AdminCommand> = {
     async run(prisma, input, context) {
       const workspace = await workspaceByHostname(prisma, input.hostname);
       await checkOutboundTarget('url', input.url, context);
-      const webhook = await createWebhook(prisma, { workspaceId: workspace.id, url: input.url, events: input.events ?? [] });
-      return { id: webhook.id, url: webhook.url, events: eventsOf(webhook.events), secret: webhook.secret };
+      const { endpoint, secret } = await createWebhook(prisma, { workspaceId: workspace.id, url: input.url, events: input.events ?? [] }, context.sealer);
+      return { id: endpoint.id, url: endpoint.url, events: eventsOf(endpoint.events), secret };
     },
   }),
 
@@ -281,12 +324,23 @@ export const commands: Record<string, AdminCommand> = {
     summary: '--hostname H',
     flags: { hostname: 'string' },
     input: z.object({ hostname: hostnameSchema }),
-    async run(prisma, input) {
+    async run(prisma, input, context) {
       const workspace = await workspaceByHostname(prisma, input.hostname);
       const channels = await prisma.channel.findMany({ where: { workspaceId: workspace.id }, orderBy: OLDEST_FIRST });
       // No secrets: the signing secret is shown at creation and by channel:webhook-secret only.
+      const base = publicUrl(context.env);
       return {
-        channels: channels.map((c) => ({ id: c.id, name: c.name, type: c.type, status: c.status, webhookUrl: c.webhookUrl && withoutCredentials(c.webhookUrl) })),
+        channels: channels.map((c) => ({
+          id: c.id,
+          name: c.name,
+          type: c.type,
+          status: c.status,
+          webhookUrl: c.webhookUrl && withoutCredentials(c.webhookUrl),
+          provider: c.provider,
+          // Only the settings that may be shown: credentials are sealed and never listed.
+          settings: c.providerSettings,
+          inboundUrl: inboundUrl(base, c),
+        })),
       };
     },
   }),
@@ -310,6 +364,34 @@ export const commands: Record<string, AdminCommand> = {
       const workspace = await workspaceByHostname(prisma, input.hostname);
       const users = await prisma.user.findMany({ where: { workspaceId: workspace.id }, orderBy: OLDEST_FIRST });
       return { users: users.map((u) => ({ id: u.id, name: u.name, email: u.email })) };
+    },
+  }),
+
+  'inbound:reprocess': define({
+    summary: '--channel ID [--since ISO-8601]',
+    flags: { channel: 'string', since: 'string' },
+    input: z.object({
+      channel: id,
+      since: z.iso.datetime({ offset: true, error: 'must be a date and time such as 2026-11-20T00:00:00Z' }).transform((value) => new Date(value)).optional(),
+    }),
+    async run(prisma, input) {
+      const channel = await channelById(prisma, input.channel);
+      // Processing is idempotent (messages once, statuses forward only): queueing an event again is safe.
+      const queued = await prisma.$executeRaw`
+        INSERT INTO deliveries (id, workspace_id, inbound_event_id)
+        SELECT gen_random_uuid(), workspace_id, id FROM inbound_events
+         WHERE channel_id = ${channel.id}::uuid AND received_at >= ${input.since ?? new Date(0)}::timestamptz`;
+      return { queued };
+    },
+  }),
+
+  'secrets:rotate': define({
+    summary: '',
+    flags: {},
+    input: z.object({}),
+    async run(prisma, _input, context) {
+      // Every secret sealed with SECRETS_KEY_PREVIOUS (or not sealed) is sealed again with SECRETS_KEY.
+      return resealSecrets(prisma, requireSealer(context.sealer));
     },
   }),
 

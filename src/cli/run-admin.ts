@@ -5,6 +5,8 @@ import { migrate } from '../db/migrate.js';
 import type { Env } from '../env.js';
 import { DomainError } from '../errors/domain.js';
 import { commands } from './commands.js';
+import { loadSealer } from '../lib/secrets-key.js';
+import { SecretsKeyError, prepareSecrets } from '../modules/secrets/secrets.service.js';
 import type { Resolver } from '../lib/outbound-http.js';
 import { publishInvalidation } from '../context/credential-invalidation.js';
 
@@ -93,7 +95,9 @@ export async function runAdmin(
   if (!db) return 1;
   try {
     await db.withSession((session) => migrate(session));
-    const result = await command.run(db.prisma, input, { env, ...(options.resolve ? { resolve: options.resolve } : {}) });
+    const sealer = loadSealer({ key: env.SECRETS_KEY, previous: env.SECRETS_KEY_PREVIOUS, kind: db.kind, pgliteDir: env.PGLITE_DIR });
+    await prepareSecrets(db.prisma, sealer);
+    const result = await command.run(db.prisma, input, { env, sealer, ...(options.resolve ? { resolve: options.resolve } : {}) });
     const change = command.invalidates?.(input, result);
     // Without Redis there is nobody to tell: servers stop trusting their copies within AUTH_CACHE_MS.
     if (change && env.REDIS_URL) {
@@ -104,7 +108,7 @@ export async function runAdmin(
     io.stdout(JSON.stringify(result));
     return 0;
   } catch (error) {
-    if (error instanceof DomainError) {
+    if (error instanceof DomainError || error instanceof SecretsKeyError) {
       io.stderr(`error: ${error.message}`);
       return 1;
     }

@@ -6,6 +6,8 @@ import { isDatabaseUnavailable } from '../db/errors.js';
 import { AuthenticationError, ServiceUnavailableError } from '../errors/domain.js';
 import { hashToken, isWellFormedToken } from '../lib/tokens.js';
 import { admitRequest } from './rate-limit.js';
+import { MediaUnavailable } from '../providers/whatsapp/media.js';
+import { providerChannel } from '../modules/channels/channel-secrets.js';
 
 /**
  * Resolves the caller of an HTTP request, the same way for REST and GraphQL:
@@ -44,5 +46,10 @@ export function requestContext(deps: AppDeps, auth: AuthContext): RequestContext
     onMessageQueued: deps.onMessageQueued,
     events: deps.events,
     streams: deps.streams,
+    openMedia: (channel, ref, limitBytes) => {
+      const fetcher = deps.providers?.media(channel.provider);
+      if (!fetcher) throw new MediaUnavailable(`channels of provider ${channel.provider} keep no media`);
+      return fetcher.open(providerChannel(channel, deps.sealer), ref, limitBytes);
+    },
   };
 }

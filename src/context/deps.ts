@@ -5,6 +5,8 @@ import type { EventBus } from '../events/bus.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { CredentialCache } from './credential-cache.js';
 import type { OpenStreams } from '../lib/streams.js';
+import type { Sealer } from '../lib/sealed.js';
+import type { Providers } from '../providers/registry.js';
 
 /** What the whole process shares: built once at start, passed explicitly. */
 export interface AppDeps {
@@ -21,4 +23,8 @@ export interface AppDeps {
   credentialCache?: CredentialCache | null;
   /** The subscription streams open on this app; created by the app when not given. */
   streams?: OpenStreams;
+  /** Opens and seals stored secrets (null: none can be stored, as on PostgreSQL without SECRETS_KEY). */
+  sealer?: Sealer | null;
+  /** The channels' providers: the media endpoint fetches inbound files through them. */
+  providers?: Providers;
 }

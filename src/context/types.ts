@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { EventBus } from '../events/bus.js';
 import type { OpenStreams } from '../lib/streams.js';
+import type { OpenedMedia } from '../providers/whatsapp/media.js';
 import type { Channel, PrismaClient, Workspace } from '../generated/prisma/client.js';
 
 /** The authenticated caller, resolved once per request for both transports. */
@@ -25,6 +26,8 @@ export interface RequestContext {
   events?: EventBus;
   /** The subscription streams this process holds open, ended at once on shutdown. */
   streams?: OpenStreams;
+  /** Opens a file a channel's provider holds (an inbound message's media), with the channel's credentials. */
+  openMedia?: (channel: Channel, ref: string, limitBytes: number) => Promise<OpenedMedia>;
 }
 
 /**

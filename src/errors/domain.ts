@@ -68,6 +68,9 @@ export class RateLimitedError extends DomainError {
 /** A request the operator tools reject (unknown hostname, duplicate, bad flag). */
 export class InputError extends DomainError {}
 
+/** A channel's provider could not hand over what was asked of it (a file of an inbound message): 502. */
+export class ProviderUnavailableError extends DomainError {}
+
 /** The database does not answer: every request gets 503 until it does again. */
 export class ServiceUnavailableError extends DomainError {
   constructor() {

@@ -4,6 +4,7 @@ import {
   ChannelSelectionError,
   DomainError,
   NotFoundError,
+  ProviderUnavailableError,
   RateLimitedError,
   RequestInFlightError,
   ServiceUnavailableError,
@@ -39,6 +40,7 @@ export function expectedRestError(error: unknown): RestError | null {
       body: { message: error.message, errors: error.errors, ...(error.conflict ? { conflict: error.conflict } : {}) },
     };
   }
+  if (error instanceof ProviderUnavailableError) return { status: 502, body: { status: 'error', message: error.message } };
   if (error instanceof HttpError) return { status: error.status, body: { status: 'error', message: error.message }, headers: error.headers };
   if (error instanceof ServiceUnavailableError || isDatabaseUnavailable(error)) {
     return { status: 503, body: { status: 'error', message: 'Service unavailable' }, headers: { 'retry-after': '1' } };

@@ -8,13 +8,29 @@ import { collectDefaultMetrics, Counter, Registry } from 'prom-client';
  */
 export const processRegistry = new Registry();
 
-export type DeliveryKind = 'message' | 'event';
+export type DeliveryKind = 'message' | 'event' | 'inbound';
 export type DeliveryOutcome = 'delivered' | 'retry' | 'failed';
 
 export const deliveryAttempts = new Counter<'kind' | 'outcome'>({
   name: 'connect_delivery_attempts_total',
-  help: 'Delivery attempts by kind (message, event) and outcome (delivered, retry, failed).',
+  help: 'Delivery attempts by kind (message, event, inbound: processing a stored inbound event) and outcome (delivered, retry, failed).',
   labelNames: ['kind', 'outcome'],
+  registers: [processRegistry],
+});
+
+/** Provider webhooks as they arrive, by provider and outcome (accepted, or why refused). */
+export const inboundReceived = new Counter<'provider' | 'outcome'>({
+  name: 'connect_inbound_events_total',
+  help: 'Provider webhooks received, by provider and outcome: accepted (stored), verified (handshake), not_found, bad_signature, too_large, malformed, forbidden.',
+  labelNames: ['provider', 'outcome'],
+  registers: [processRegistry],
+});
+
+/** What processing the stored inbound events made of their messages and statuses. */
+export const inboundProcessed = new Counter<'provider' | 'outcome'>({
+  name: 'connect_inbound_items_total',
+  help: 'Inbound messages and statuses processed, by provider and outcome: message, duplicate, status_applied, status_stale, status_unknown, status_other_channel, unrouted.',
+  labelNames: ['provider', 'outcome'],
   registers: [processRegistry],
 });
 

@@ -70,6 +70,9 @@ export function createRestHandler(deps: AppDeps) {
   };
   return async (request: Request, url: URL): Promise<Response> => {
     const response = await serve(request, url);
-    return request.method === 'HEAD' ? new ServerResponse(null, { status: response.status, headers: response.headers }) : response;
+    if (request.method !== 'HEAD') return response;
+    // A streamed body (a provider's file) is let go of, not left half-read.
+    await response.body?.cancel();
+    return new ServerResponse(null, { status: response.status, headers: response.headers });
   };
 }

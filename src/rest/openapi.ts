@@ -87,6 +87,12 @@ const failures = {
     headers: z.object({ 'Retry-After': retryAfter, ...rateLimitHeaders }),
     content: jsonContent(errorSchema.extend({ message: z.literal('Too many requests.') })),
   },
+  502: {
+    id: 'BadGateway',
+    description: "The channel's provider could not hand the file over (an error, no answer, or more than the size limit).",
+    headers: z.object(rateLimitHeaders),
+    content: jsonContent(errorSchema),
+  },
   500: {
     id: 'InternalError',
     description: 'An unexpected failure; every change of the request was rolled back.',
@@ -140,14 +146,14 @@ function operation(route: RouteDeclaration): ZodOpenApiOperationObject {
     ...(route.idempotent ? { 'Idempotency-Key': idempotencyKeyHeader } : {}),
   };
   const responses: Record<string, ZodOpenApiResponseObject> = {};
-  for (const [status, { description, schema }] of Object.entries(route.responses)) {
+  for (const [status, { description, schema, contentType }] of Object.entries(route.responses)) {
     responses[status] = {
       description,
       headers: z.object({
         ...rateLimitHeaders,
         ...(route.idempotent ? { 'Idempotent-Replayed': replayedHeader } : {}),
       }),
-      content: jsonContent(schema),
+      content: contentType ? { [contentType]: { schema } } : jsonContent(schema),
     };
   }
   for (const status of routeFailures(route)) responses[status] = failures[status];

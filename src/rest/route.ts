@@ -14,7 +14,7 @@ export type RouteMethod = 'GET' | 'POST' | 'PATCH';
  * 429, 500, 503) and those its declaration implies (a body: 400, 413, 422; a
  * query: 422; an acting channel: 400; idempotency: 409, 422).
  */
-export type RouteFailure = 404 | 422;
+export type RouteFailure = 404 | 422 | 502;
 
 export interface RouteRequest<Params, Query> {
   request: Request;
@@ -48,8 +48,8 @@ export interface RouteDeclaration<Params extends z.ZodType = z.ZodType, Query ex
   query?: Query;
   /** The request body's schema: the one the service parses it with. */
   body?: z.ZodType;
-  /** The successful answers, by status. */
-  responses: { [status: number]: { description: string; schema: z.ZodType } };
+  /** The successful answers, by status: JSON unless `contentType` says otherwise (a file). */
+  responses: { [status: number]: { description: string; schema: z.ZodType; contentType?: string } };
   failures?: readonly RouteFailure[];
   handler(request: RouteRequest<z.output<Params>, z.output<Query>>): Promise<Response>;
 }

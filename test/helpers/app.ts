@@ -6,6 +6,11 @@ import { migrate } from '../../src/db/migrate.js';
 import { loadEnv, type Env } from '../../src/env.js';
 import { createLogger } from '../../src/logger.js';
 import { checkAgainstDocument } from './openapi.js';
+import { TEST_SECRETS_KEY, testSealer } from './secrets.js';
+import { testProviders } from './worker.js';
+import type { Providers } from '../../src/providers/registry.js';
+import { createEventBus, type EventBus } from '../../src/events/bus.js';
+import type { Logger } from 'pino';
 
 export const dbKind = inject('dbKind');
 export const onPostgres = dbKind === 'postgres';
@@ -23,6 +28,12 @@ export interface TestApp {
   env: Env;
   /** Every log line the app wrote, as JSON text. */
   logs: string[];
+  /** The app's logger (writing into `logs`), for workers built beside it. */
+  logger: Logger;
+  /** The app's domain events (GraphQL subscriptions): a worker processing inbound events publishes here. */
+  events: EventBus;
+  /** The app's providers. */
+  providers: Providers;
   /** Calls the real HTTP surface through yoga's fetch, with Host set to `host`. */
   fetch(host: string, path: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
@@ -32,11 +43,11 @@ export interface TestApp {
 export async function createTestApp(
   envOverrides: Record<string, string> = {},
   database?: Database,
-  parts: AppParts = {},
+  parts: AppParts & { providers?: Providers } = {},
 ): Promise<TestApp> {
   const db = database ?? (await openTestDatabase());
   // A budget no suite reaches by accident; the rate-limit tests set their own.
-  const env = loadEnv({ NODE_ENV: 'test', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000', ...envOverrides });
+  const env = loadEnv({ NODE_ENV: 'test', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000', SECRETS_KEY: TEST_SECRETS_KEY, ...envOverrides });
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -46,11 +57,16 @@ export async function createTestApp(
   });
   // The production logger (redaction included), writing into `logs`.
   const logger = createLogger({ ...env, LOG_LEVEL: 'debug' }, sink);
-  const yoga = createApp({ db, env, logger }, parts);
+  const { providers = testProviders(), ...appParts } = parts;
+  const events = createEventBus({ redisUrl: env.REDIS_URL, logger });
+  const yoga = createApp({ db, env, logger, sealer: testSealer, providers, events }, appParts);
   return {
     db,
     env,
     logs,
+    logger,
+    events,
+    providers,
     fetch: async (host, path, init = {}) => {
       const headers = new Headers(init.headers);
       headers.set('host', host);
@@ -61,6 +77,8 @@ export async function createTestApp(
     },
     async close() {
       await yoga.dispose();
+      await events.dispose();
+      await providers.close();
       await db.close();
     },
   };

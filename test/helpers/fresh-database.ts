@@ -3,6 +3,7 @@ import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createTemporaryDatabase } from '../../src/db/temporary.js';
 import { createTestApp, onPostgres, type TestApp } from './app.js';
+import type { Providers } from '../../src/providers/registry.js';
 
 /**
  * An empty, unmigrated database of this project's kind: a new PostgreSQL database
@@ -31,14 +32,14 @@ export async function freshDatabase(options: { onQuery?: (sql: string) => void }
  * hears every statement the app's database runs.
  */
 export async function appOnOwnDatabase(
-  options: { setupSql?: string; onQuery?: (sql: string) => void } = {},
+  options: { setupSql?: string; onQuery?: (sql: string) => void; env?: Record<string, string>; providers?: Providers } = {},
 ): Promise<TestApp & { drop(): Promise<void> }> {
   const fresh = await freshDatabase(options.onQuery ? { onQuery: options.onQuery } : {});
   await fresh.db.withSession(async (session) => {
     await migrate(session);
     if (options.setupSql) await session.exec(options.setupSql);
   });
-  const app = await createTestApp({}, fresh.db);
+  const app = await createTestApp(options.env ?? {}, fresh.db, options.providers ? { providers: options.providers } : {});
   return {
     ...app,
     async drop() {

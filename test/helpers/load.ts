@@ -6,6 +6,7 @@ import { createTemporaryDatabase } from '../../src/db/temporary.js';
 import { createChannel } from '../../src/modules/channels/channels.service.js';
 import { createWorkspace } from '../../src/modules/workspaces/workspaces.service.js';
 import { uniqueHost } from './factories.js';
+import { testSealer } from './secrets.js';
 
 /**
  * A migrated PostgreSQL database of its own on the run's server, with its URL: for
@@ -28,7 +29,7 @@ export async function migratedDatabase(prefix: string, poolSize = 4): Promise<{ 
 /** A workspace with one channel (optionally delivering to `webhookUrl`) and that channel's key. */
 export async function loadChannel(db: Database, webhookUrl?: string) {
   const workspace = await createWorkspace(db.prisma, { hostname: uniqueHost('load'), name: 'Load' });
-  const { channel, apiKey } = await createChannel(db.prisma, { workspaceId: workspace.id, name: 'Load channel', type: 'whatsapp', webhookUrl });
+  const { channel, apiKey } = await createChannel(db.prisma, { workspaceId: workspace.id, name: 'Load channel', type: 'whatsapp', webhookUrl }, testSealer);
   return { workspace, channel, apiKey, host: workspace.hostname };
 }
 

@@ -6,6 +6,8 @@ import type { Database } from '../../src/db/database.js';
 import type { Env } from '../../src/env.js';
 import { createLogger } from '../../src/logger.js';
 import { createHttpServer } from '../../src/server.js';
+import { testSealer } from './secrets.js';
+import { testProviders } from './worker.js';
 
 export interface ServedApp {
   port: number;
@@ -25,7 +27,7 @@ export async function serveOnPort(db: Database, env: Env): Promise<ServedApp> {
     },
   });
   const logger = createLogger({ ...env, LOG_LEVEL: 'debug' }, sink);
-  const yoga = createApp({ db, env, logger });
+  const yoga = createApp({ db, env, logger, sealer: testSealer, providers: testProviders() });
   const server = createHttpServer(yoga, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import net from 'node:net';
+import { TEST_SECRETS_KEY } from './secrets.js';
 
 /** A port nothing listens on (just released by the system). */
 export async function freePort(): Promise<number> {
@@ -28,7 +29,8 @@ export function accepts(port: number): Promise<boolean> {
 export function startServer(env: Record<string, string>, command: 'node' | 'npm' = 'node') {
   const [file, args] = command === 'npm' ? ['npm', ['start', '--silent']] : [process.execPath, ['--import', 'tsx', 'src/main.ts']];
   const child = spawn(file as string, args as string[], {
-    env: { ...process.env, DATABASE_URL: '', PORT: '0', LOG_LEVEL: 'info', NODE_ENV: 'development', DELIVERY_WORKER: '0', ...env },
+    // The suite's key, so that a server opens what the tests sealed; SECRETS_KEY: '' leaves it unset.
+    env: { ...process.env, DATABASE_URL: '', PORT: '0', LOG_LEVEL: 'info', NODE_ENV: 'development', DELIVERY_WORKER: '0', SECRETS_KEY: TEST_SECRETS_KEY, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -1,17 +1,42 @@
 import { pino } from 'pino';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/modules/delivery/delivery.worker.js';
-import { defaultProviders } from '../../src/modules/delivery/providers.js';
+import { createProviders, type ProviderOptions, type Providers } from '../../src/providers/registry.js';
+import { testSealer } from './secrets.js';
+import type { EventBus } from '../../src/events/bus.js';
+import { processInboundEvent } from '../../src/modules/inbound/inbound.worker.js';
+
+/** Providers as a test process builds them: private targets allowed, WhatsApp at `whatsappUrl` (a local fake). */
+export function testProviders(overrides: Partial<ProviderOptions> = {}): Providers {
+  return createProviders({ timeoutMs: 2000, targets: 'allow', whatsapp: { baseUrl: 'http://127.0.0.1:9', version: 'v21.0' }, ...overrides });
+}
 
 /** A delivery worker for tests: silent, polling and backing off in milliseconds. Not started. */
 export function testWorker(prisma: PrismaClient, overrides: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
   return new DeliveryWorker({
     prisma,
     logger: pino({ level: 'silent' }),
-    providers: defaultProviders({ timeoutMs: 2000, targets: 'allow' }),
+    providers: testProviders(),
+    sealer: testSealer,
     leaseMs: 5000,
     pollMs: 20,
     backoffMs: 20,
+    ...overrides,
+  });
+}
+
+/**
+ * A worker beside a test app, as a server process builds one: the app's providers, and inbound
+ * events processed onto the app's event bus (so GraphQL subscriptions hear replies). Not started.
+ */
+export function appWorker(
+  app: { db: { prisma: PrismaClient }; logger: import('pino').Logger; events: EventBus; providers: Providers },
+  overrides: Partial<DeliveryWorkerOptions> = {},
+): DeliveryWorker {
+  const { prisma } = app.db;
+  return testWorker(prisma, {
+    providers: app.providers,
+    inbound: (eventId) => processInboundEvent({ prisma, logger: app.logger, events: app.events, parsers: app.providers.parsers }, eventId),
     ...overrides,
   });
 }

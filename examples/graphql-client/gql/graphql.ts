@@ -6,6 +6,7 @@ export type Incremental<T> = T | { [P in keyof T]?: P extends ' $fragmentName' |
 import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-node/core';
 export type ActorType =
   | 'channel'
+  | 'contact'
   | 'external'
   | 'user';
 
@@ -27,6 +28,8 @@ export type MessageStatus =
   | 'delivered'
   | 'failed'
   | 'queued'
+  | 'read'
+  | 'received'
   | 'sent';
 
 export type MessageType =

@@ -1,4 +1,7 @@
-import type { Channel, ChannelType, PrismaClient } from '../../generated/prisma/client.js';
+import type { Channel, ChannelProvider, ChannelType, PrismaClient } from '../../generated/prisma/client.js';
+import type { Sealer } from '../../lib/sealed.js';
+import { requireSealer } from '../secrets/secrets.service.js';
+import { sealProviderSecrets } from './channel-secrets.js';
 import type { RequestContext } from '../../context/types.js';
 import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 import { InputError } from '../../errors/domain.js';
@@ -11,23 +14,55 @@ export function channelView(channel: Channel): ChannelView {
   return { id: channel.id, name: channel.name, type: channel.type, status: channel.status };
 }
 
-/** Creates a channel with its first API key; the key is returned once. */
+/** A channel's provider and its settings, as the admin commands give them (credentials in clear, sealed when stored). */
+export interface ProviderConfig {
+  provider: ChannelProvider;
+  settings: Record<string, string>;
+  secrets: Record<string, string>;
+}
+
+/**
+ * Creates a channel with its first API key; the key, and the webhook signing secret when the
+ * channel has a webhook URL, are returned once. Secrets are stored sealed with `sealer`.
+ */
 export async function createChannel(
   prisma: PrismaClient,
-  input: { workspaceId: string; name: string; type: ChannelType; webhookUrl?: string | undefined },
-): Promise<{ channel: Channel; apiKey: string }> {
+  input: { workspaceId: string; name: string; type: ChannelType; webhookUrl?: string | undefined; provider?: ProviderConfig | undefined },
+  sealer?: Sealer | null,
+): Promise<{ channel: Channel; apiKey: string; webhookSecret: string | null }> {
+  const webhookSecret = input.webhookUrl ? newWebhookSecret() : null;
+  const provider = input.provider;
+  const data = {
+    workspaceId: input.workspaceId,
+    name: input.name,
+    type: input.type,
+    webhookUrl: input.webhookUrl ?? null,
+    webhookSecret: webhookSecret && requireSealer(sealer).seal(webhookSecret),
+    ...(provider
+      ? {
+          provider: provider.provider,
+          providerSettings: provider.settings,
+          providerSecrets: Object.keys(provider.secrets).length ? sealProviderSecrets(provider.secrets, sealer) : null,
+        }
+      : {}),
+  };
   return prisma.$transaction(async (tx) => {
-    const channel = await tx.channel.create({
-      data: {
-        workspaceId: input.workspaceId,
-        name: input.name,
-        type: input.type,
-        webhookUrl: input.webhookUrl ?? null,
-        webhookSecret: input.webhookUrl ? newWebhookSecret() : null,
-      },
-    });
+    const channel = await tx.channel.create({ data });
     const { token } = await issueChannelKey(tx, channel);
-    return { channel, apiKey: token };
+    return { channel, apiKey: token, webhookSecret };
+  });
+}
+
+/** Changes a channel's provider settings and credentials (a rotation included); credentials are stored sealed. */
+export async function configureChannel(prisma: PrismaClient, id: string, config: ProviderConfig, sealer?: Sealer | null): Promise<Channel> {
+  await channelById(prisma, id);
+  return prisma.channel.update({
+    where: { id },
+    data: {
+      provider: config.provider,
+      providerSettings: config.settings,
+      providerSecrets: Object.keys(config.secrets).length ? sealProviderSecrets(config.secrets, sealer) : null,
+    },
   });
 }
 
@@ -37,12 +72,12 @@ export async function channelById(prisma: PrismaClient, id: string): Promise<Cha
   return channel;
 }
 
-/** Gives a channel a new webhook signing secret and returns it (it is shown only now). */
-export async function rotateWebhookSecret(prisma: PrismaClient, id: string): Promise<{ channel: Channel; secret: string }> {
+/** Gives a channel a new webhook signing secret, stored sealed, and returns it (it is shown only now). */
+export async function rotateWebhookSecret(prisma: PrismaClient, id: string, sealer?: Sealer | null): Promise<{ channel: Channel; secret: string }> {
   const channel = await channelById(prisma, id);
   if (!channel.webhookUrl) throw new InputError(`Channel ${id} has no webhook URL; its messages are not delivered by webhook.`);
   const secret = newWebhookSecret();
-  return { channel: await prisma.channel.update({ where: { id }, data: { webhookSecret: secret } }), secret };
+  return { channel: await prisma.channel.update({ where: { id }, data: { webhookSecret: requireSealer(sealer).seal(secret) } }), secret };
 }
 
 export async function deactivateChannel(prisma: PrismaClient, id: string): Promise<Channel> {

@@ -8,11 +8,11 @@ export const conversationFiltersSchema = z.object({
   contact_id: uuidParam('contact_id'),
 });
 
-/** Who did something: the acting channel, a workspace user, or a named external actor. */
+/** Who did something: the acting channel, a workspace user, a named external actor, or a contact (a reply). */
 export const actorViewSchema = z
   .object({
-    type: z.enum(['channel', 'user', 'external']),
-    id: apiUuid.nullable().meta({ description: "The channel's or user's id; null for an external actor." }),
+    type: z.enum(['channel', 'user', 'external', 'contact']),
+    id: apiUuid.nullable().meta({ description: "The channel's, user's or contact's id; null for an external actor." }),
     name: z.string().nullable(),
   })
   .meta({ id: 'Actor' });

@@ -12,17 +12,19 @@ import { conversationFiltersSchema, type ActorView, type ConversationView } from
 import { recordEvents, type DomainEvent } from '../events/events.service.js';
 import { isoTimestamp } from '../../lib/time.js';
 
-/** Who did something: the acting channel, a workspace user, or a named external actor. */
+/** Who did something: the acting channel, a workspace user, a named external actor, or a contact (a reply). */
 export type Actor =
   | { type: 'channel'; id: string; name: string }
   | { type: 'user'; id: string; name: string }
-  | { type: 'external'; id: null; name: string };
+  | { type: 'external'; id: null; name: string }
+  | { type: 'contact'; id: string; name: string };
 
 export function actorColumns(actor: Actor) {
   return {
     actorType: actor.type,
     actorChannelId: actor.type === 'channel' ? actor.id : null,
     actorUserId: actor.type === 'user' ? actor.id : null,
+    actorContactId: actor.type === 'contact' ? actor.id : null,
     actorName: actor.name,
   };
 }
@@ -33,7 +35,14 @@ type StateChangeRow = ConversationStateChange & { actorUser?: Pick<User, 'name'>
 export function stateChangeActor(change: StateChangeRow): ActorView {
   return {
     type: change.actorType,
-    id: change.actorType === 'channel' ? change.actorChannelId : change.actorType === 'user' ? change.actorUserId : null,
+    id:
+      change.actorType === 'channel'
+        ? change.actorChannelId
+        : change.actorType === 'user'
+          ? change.actorUserId
+          : change.actorType === 'contact'
+            ? change.actorContactId
+            : null,
     name: change.actorUser?.name ?? change.actorName,
   };
 }

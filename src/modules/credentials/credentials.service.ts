@@ -117,6 +117,9 @@ interface CredentialRow {
   status: Channel['status'];
   webhook_url: string | null;
   webhook_secret: string | null;
+  provider: Channel['provider'];
+  provider_settings: Channel['providerSettings'];
+  provider_secrets: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -136,7 +139,7 @@ export async function resolveCredential(
            w.id AS workspace_id, w.hostname AS workspace_hostname, w.name AS workspace_name,
            w.created_at AS workspace_created_at, w.updated_at AS workspace_updated_at,
            c.id, c.name, c.type::text AS type, c.status::text AS status, c.webhook_url, c.webhook_secret,
-           c.created_at, c.updated_at
+           c.provider::text AS provider, c.provider_settings, c.provider_secrets, c.created_at, c.updated_at
       FROM access_tokens t
       JOIN workspaces w ON w.id = t.workspace_id
       LEFT JOIN connection_channels l ON t.kind = 'connection' AND l.connection_id = t.connection_id
@@ -167,6 +170,9 @@ export async function resolveCredential(
       status: row.status,
       webhookUrl: row.webhook_url,
       webhookSecret: row.webhook_secret,
+      provider: row.provider,
+      providerSettings: row.provider_settings,
+      providerSecrets: row.provider_secrets,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     })),

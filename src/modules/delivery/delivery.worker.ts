@@ -2,17 +2,24 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import type { PrismaClient } from '../../generated/prisma/client.js';
-import type { ProviderChoice } from './providers.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { describeError } from '../../errors/log.js';
+import type { Sealer } from '../../lib/sealed.js';
 import { deliveryAttempts } from '../../metrics/process.js';
+import type { SendJob, SendOutcome } from '../../providers/provider.js';
+import type { Providers } from '../../providers/registry.js';
+import { providerChannel } from '../channels/channel-secrets.js';
 import { recordEvents } from '../events/events.service.js';
-import { messageInclude, messageView } from '../messages/messages.service.js';
+import { messageInclude, messageView, type MessageRow } from '../messages/messages.service.js';
 
 export interface DeliveryWorkerOptions {
   prisma: PrismaClient;
   logger: Logger;
-  providers: ProviderChoice;
+  providers: Pick<Providers, 'outbound' | 'events'>;
+  /** Opens the channels' and endpoints' stored secrets (null: none can be stored, as on PostgreSQL without SECRETS_KEY). */
+  sealer: Sealer | null;
+  /** Processes one stored inbound event (src/modules/inbound/inbound.worker.ts); throws to have it retried. */
+  inbound?: (eventId: string) => Promise<void>;
   /** How long a claim lasts; a worker that dies mid-delivery loses it after this. */
   leaseMs: number;
   /** Idle wait between polls (a queued message wakes the worker at once). */
@@ -33,14 +40,22 @@ export interface DeliveryWorkerOptions {
 /** Default for `stopGraceMs`: well inside the time an orchestrator allows a stopping container. */
 export const STOP_GRACE_MS = 5000;
 
-/** A claimed delivery: a message to its channel, or an event to an endpoint. */
+/** A claimed delivery: a message to its channel, an event to an endpoint, or an inbound event to process. */
 interface Claimed {
   id: string;
   message_id: string | null;
   endpoint_id: string | null;
+  inbound_event_id: string | null;
   attempts: number;
   max_attempts: number;
 }
+
+type Kind = 'message' | 'event' | 'inbound';
+
+const kindOf = (row: Claimed): Kind => (row.message_id ? 'message' : row.inbound_event_id ? 'inbound' : 'event');
+
+/** What an attempt came to, for `finish`: delivered, to be retried, or failed for good (with the provider's reason). */
+type Outcome = { kind: 'sent'; providerIds?: string[] } | { kind: 'retry'; reason: string } | { kind: 'failed'; reason: string; failureReason?: string };
 
 /**
  * Delivers queued messages and workspace events from the deliveries outbox. Workers claim due rows with
@@ -202,7 +217,7 @@ export class DeliveryWorker {
               ORDER BY run_at
               LIMIT ${limit}
               FOR UPDATE SKIP LOCKED)
-      RETURNING d.id, d.message_id, d.endpoint_id, d.attempts, d.max_attempts`;
+      RETURNING d.id, d.message_id, d.endpoint_id, d.inbound_event_id, d.attempts, d.max_attempts`;
   }
 
   private track<T>(id: string, promise: Promise<T>): Promise<T> {
@@ -214,74 +229,140 @@ export class DeliveryWorker {
   }
 
   private async attempt(row: Claimed): Promise<void> {
-    const { prisma, logger } = this.options;
-    let context: Record<string, unknown>;
-    let send: () => Promise<void>;
-    if (row.message_id) {
-      const message = await prisma.message.findUnique({ where: { id: row.message_id }, include: { channel: true, contact: true } });
-      if (!message) return;
-      const provider = this.options.providers(message.channel);
-      context = { deliveryId: row.id, messageId: message.id, attempt: row.attempts, provider: provider.name, worker: this.id };
-      send = () => provider.deliver({ deliveryId: row.id, attempt: row.attempts, message, channel: message.channel, contact: message.contact });
-    } else {
-      const delivery = await prisma.delivery.findUnique({ where: { id: row.id }, include: { endpoint: true } });
-      if (!delivery?.endpoint) return;
-      const { endpoint } = delivery;
-      const provider = this.options.providers.events;
-      context = { deliveryId: row.id, endpointId: endpoint.id, event: delivery.eventType, attempt: row.attempts, provider: provider.name, worker: this.id };
-      send = () => provider.deliver({ deliveryId: row.id, url: endpoint.url, secret: endpoint.secret, body: JSON.stringify(delivery.payload) });
-    }
+    const { logger } = this.options;
+    const kind = kindOf(row);
+    const context: Record<string, unknown> = { deliveryId: row.id, attempt: row.attempts, worker: this.id };
+    let outcome: Outcome;
     try {
-      await send();
+      outcome =
+        kind === 'message' ? await this.sendMessage(row, context) : kind === 'event' ? await this.sendEvent(row, context) : await this.processInbound(row, context);
     } catch (error) {
-      const reason = ((error as Error).message || 'delivery failed').slice(0, 1000);
-      const final = row.attempts >= row.max_attempts;
-      deliveryAttempts.labels(row.message_id ? 'message' : 'event', final ? 'failed' : 'retry').inc();
-      const recorded = await this.finish(row, final ? 'failed' : 'retry', reason);
-      logger.warn({ ...context, reason, final, recorded }, final ? 'delivery failed for good' : 'delivery failed, will retry');
+      outcome = { kind: 'retry', reason: ((error as Error).message || 'delivery failed').slice(0, 1000) };
+    }
+    if (outcome.kind === 'sent') {
+      deliveryAttempts.labels(kind, 'delivered').inc();
+      const recorded = await this.finish(row, outcome);
+      const done = kind === 'message' ? 'message delivered' : kind === 'event' ? 'event delivered' : 'inbound event processed';
+      logger.info({ ...context, recorded }, done);
       return;
     }
-    deliveryAttempts.labels(row.message_id ? 'message' : 'event', 'delivered').inc();
-    const recorded = await this.finish(row, 'sent');
-    logger.info({ ...context, recorded }, row.message_id ? 'message delivered' : 'event delivered');
+    // A reason to retry on the last attempt fails the delivery for good.
+    const final: Outcome = outcome.kind === 'retry' && row.attempts >= row.max_attempts ? { kind: 'failed', reason: outcome.reason } : outcome;
+    deliveryAttempts.labels(kind, final.kind === 'failed' ? 'failed' : 'retry').inc();
+    const recorded = await this.finish(row, final);
+    const failedForGood = final.kind === 'failed';
+    logger.warn({ ...context, reason: outcome.reason, final: failedForGood, recorded }, failedForGood ? 'delivery failed for good' : 'delivery failed, will retry');
+  }
+
+  /** A message to its channel's provider; a message no longer queued (sent, failed) is never sent again. */
+  private async sendMessage(row: Claimed, context: Record<string, unknown>): Promise<Outcome> {
+    const { prisma } = this.options;
+    const message = await prisma.message.findUnique({
+      where: { id: row.message_id! },
+      include: { channel: true, contact: true, template: { select: { name: true, language: true } }, providerIds: { orderBy: { part: 'asc' } } },
+    });
+    if (!message) return { kind: 'sent' };
+    context.messageId = message.id;
+    const provider = this.options.providers.outbound(message.channel);
+    context.provider = provider.name;
+    if (message.status !== 'queued') return { kind: 'sent' };
+    const job: SendJob = {
+      deliveryId: row.id,
+      attempt: row.attempts,
+      message: {
+        id: message.id,
+        conversationId: message.conversationId,
+        type: message.type,
+        body: message.body,
+        isEncrypted: message.isEncrypted,
+        mediaUrls: message.mediaUrls,
+        silent: message.silent,
+        createdAt: message.createdAt,
+        template: message.template
+          ? { name: message.template.name, language: message.template.language, parameters: (message.templateParameters as string[] | null) ?? [] }
+          : null,
+      },
+      recipient: { id: message.contact.id, name: message.contact.name, email: message.contact.email, phone: message.contact.phone, isGroup: message.contact.isGroup },
+      channel: providerChannel(message.channel, this.options.sealer),
+      sentParts: message.providerIds.map((part) => part.providerId),
+      recordPart: async (providerId, part) => {
+        await prisma.$executeRaw`
+          INSERT INTO provider_message_ids (channel_id, provider_id, message_id, part)
+          VALUES (${message.channelId}::uuid, ${providerId}, ${message.id}::uuid, ${part})
+          ON CONFLICT DO NOTHING`;
+      },
+    };
+    if (job.sentParts.length) this.options.logger.warn({ ...context, parts: job.sentParts.length }, 'message partly sent by an earlier attempt: sending the rest');
+    const outcome: SendOutcome = await provider.send(job);
+    if (outcome.kind === 'failed') return { kind: 'failed', reason: `${outcome.code}: ${outcome.text}`.slice(0, 1000), failureReason: `${outcome.code}: ${outcome.text}` };
+    return outcome;
+  }
+
+  /** One workspace event to one endpoint, signed with the endpoint's secret. */
+  private async sendEvent(row: Claimed, context: Record<string, unknown>): Promise<Outcome> {
+    const delivery = await this.options.prisma.delivery.findUnique({ where: { id: row.id }, include: { endpoint: true } });
+    if (!delivery?.endpoint) return { kind: 'sent' };
+    const { endpoint } = delivery;
+    const provider = this.options.providers.events;
+    Object.assign(context, { endpointId: endpoint.id, event: delivery.eventType, provider: provider.name });
+    const secret = this.options.sealer ? this.options.sealer.open(endpoint.secret) : endpoint.secret;
+    const failure = await provider.deliver({ deliveryId: row.id, url: endpoint.url, secret, body: JSON.stringify(delivery.payload) });
+    return failure ? { kind: 'retry', reason: failure } : { kind: 'sent' };
+  }
+
+  /** A stored inbound event: its messages and statuses applied (src/modules/inbound). */
+  private async processInbound(row: Claimed, context: Record<string, unknown>): Promise<Outcome> {
+    context.inboundEventId = row.inbound_event_id;
+    if (!this.options.inbound) return { kind: 'retry', reason: 'this worker does not process inbound events' };
+    await this.options.inbound(row.inbound_event_id!);
+    return { kind: 'sent' };
   }
 
   /**
    * Records an outcome, only while this attempt still holds the lease: the row is
    * still claimed by this worker for this attempt's number, so neither another
    * worker's nor this worker's own later claim of the same row (after the lease ran
-   * out) is overwritten by a late answer. A message's final outcome (sent or
-   * failed) changes its status, which is itself an event.
+   * out) is overwritten by a late answer. A message's final outcome (sent or failed)
+   * moves its status forward only — a provider's status may already have moved it
+   * further — and a change of status is itself an event.
    */
-  private async finish(row: Claimed, outcome: 'sent' | 'retry' | 'failed', reason?: string): Promise<boolean> {
+  private async finish(row: Claimed, outcome: Outcome): Promise<boolean> {
     const { prisma } = this.options;
     const delay = Math.min(this.options.maxBackoffMs ?? 3_600_000, this.options.backoffMs * 2 ** (row.attempts - 1));
     const retryIn = Math.round(delay * (0.5 + Math.random() / 2));
+    const reason = outcome.kind === 'sent' ? null : outcome.reason;
     let queued = 0;
     const owned = await prisma.$transaction(async (tx) => {
       const owned = await tx.$executeRaw`
         UPDATE deliveries
-           SET status = ${outcome === 'sent' ? 'succeeded' : outcome === 'failed' ? 'failed' : 'pending'}::delivery_status,
+           SET status = ${outcome.kind === 'sent' ? 'succeeded' : outcome.kind === 'failed' ? 'failed' : 'pending'}::delivery_status,
                locked_by = NULL,
                locked_until = NULL,
-               last_error = ${reason ?? null},
-               run_at = CASE WHEN ${outcome === 'retry'} THEN now() + ${retryIn} * interval '1 millisecond' ELSE run_at END,
+               last_error = ${reason},
+               run_at = CASE WHEN ${outcome.kind === 'retry'} THEN now() + ${retryIn} * interval '1 millisecond' ELSE run_at END,
                updated_at = now()
          WHERE id = ${row.id}::uuid AND locked_by = ${this.id} AND attempts = ${row.attempts} AND status = 'pending'`;
       if (owned === 0) return false;
       if (!row.message_id) return true;
       const now = new Date();
-      const message = await tx.message.update({
-        where: { id: row.message_id },
-        include: messageInclude,
-        data:
-          outcome === 'sent'
-            ? { status: 'sent', sentAt: now, deliveryAttempts: row.attempts, lastError: null }
-            : outcome === 'failed'
-              ? { status: 'failed', failedAt: now, deliveryAttempts: row.attempts, lastError: reason ?? null }
-              : { deliveryAttempts: row.attempts, lastError: reason ?? null },
-      });
-      if (outcome !== 'retry') queued = await recordEvents(tx, message.workspaceId, [{ type: 'message.status_changed', data: messageView(message) }], now);
+      const next = outcome.kind === 'sent' ? Prisma.sql`'sent'` : outcome.kind === 'failed' ? Prisma.sql`'failed'` : Prisma.sql`before.status`;
+      const failureReason = outcome.kind === 'failed' ? (outcome.failureReason ?? outcome.reason).slice(0, 1024) : null;
+      const [changed] = await tx.$queryRaw<{ changed: boolean }[]>`
+        WITH before AS (SELECT status FROM messages WHERE id = ${row.message_id}::uuid FOR UPDATE)
+        UPDATE messages AS m
+           SET status = CASE WHEN before.status = 'queued' THEN ${next}::message_status ELSE before.status END,
+               sent_at = CASE WHEN ${outcome.kind === 'sent'} AND m.sent_at IS NULL THEN ${now}::timestamptz ELSE m.sent_at END,
+               failed_at = CASE WHEN ${outcome.kind === 'failed'} AND before.status = 'queued' THEN ${now}::timestamptz ELSE m.failed_at END,
+               failure_reason = CASE WHEN ${outcome.kind === 'failed'} AND before.status = 'queued' THEN ${failureReason} ELSE m.failure_reason END,
+               delivery_attempts = ${row.attempts},
+               last_error = ${reason},
+               updated_at = now()
+          FROM before
+         WHERE m.id = ${row.message_id}::uuid
+        RETURNING m.status IS DISTINCT FROM before.status AS changed`;
+      if (!changed?.changed) return true;
+      const message = (await tx.message.findUniqueOrThrow({ where: { id: row.message_id }, include: messageInclude })) as MessageRow;
+      queued = await recordEvents(tx, message.workspaceId, [{ type: 'message.status_changed', data: messageView(message) }], now);
       return true;
     });
     // The status change's events are due at once.

@@ -9,11 +9,20 @@ import { actingChannel } from '../../context/request.js';
 import { MessageDirection, MessageStatus, MessageType } from '../../generated/prisma/enums.js';
 import { NEWEST_FIRST, afterCursor, toPage } from '../../lib/pagination.js';
 import { Actor } from '../conversations/conversations.graphql.js';
-import { ENCRYPTED_PLACEHOLDER, listMessages, messageSender, sendMessage, visibleBody } from './messages.service.js';
+import { ENCRYPTED_PLACEHOLDER, listMessages, mediaView, messageSender, sendMessage, visibleBody } from './messages.service.js';
+import type { MediaView } from './messages.schemas.js';
 
 const MessageTypeEnum = builder.enumType(MessageType, { name: 'MessageType' });
 const MessageStatusEnum = builder.enumType(MessageStatus, { name: 'MessageStatus' });
 const MessageDirectionEnum = builder.enumType(MessageDirection, { name: 'MessageDirection' });
+
+const MessageMedia = builder.objectRef<MediaView>('MessageMedia').implement({
+  fields: (t) => ({
+    index: t.exposeInt('index'),
+    contentType: t.exposeString('contentType', { nullable: true }),
+    filename: t.exposeString('filename', { nullable: true }),
+  }),
+});
 
 export const MessageObject = builder.prismaObject('Message', {
   fields: (t) => ({
@@ -34,14 +43,26 @@ export const MessageObject = builder.prismaObject('Message', {
       resolve: (message) => (message.isEncrypted ? ENCRYPTED_PLACEHOLDER : null),
     }),
     isEncrypted: t.exposeBoolean('isEncrypted'),
-    status: t.expose('status', { type: MessageStatusEnum }),
+    status: t.expose('status', {
+      type: MessageStatusEnum,
+      description: 'Outbound: queued, then sent, delivered and read as the provider reports them (never backwards), or failed. Inbound: received.',
+    }),
+    failureReason: t.exposeString('failureReason', {
+      nullable: true,
+      description: "Why the provider refused the message for good: its error code and text; null otherwise.",
+    }),
     sender: t.field({
       type: Actor,
-      select: { channel: { select: { name: true } }, senderUser: { select: { name: true } } },
+      select: { channel: { select: { name: true } }, senderUser: { select: { name: true } }, senderContact: { select: { name: true } } },
       resolve: (message) => messageSender(message),
     }),
     silent: t.exposeBoolean('silent'),
     mediaUrls: t.exposeStringList('mediaUrls'),
+    media: t.field({
+      type: [MessageMedia],
+      description: 'Files received with an inbound message; REST serves each at /api/connect/messages/{id}/media/{index}.',
+      resolve: (message) => mediaView(message.media),
+    }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     contact: t.relation('contact'),
     conversation: t.relation('conversation'),

@@ -1,8 +1,11 @@
+import { z } from 'zod';
 import { collection } from '../../rest/collection.js';
+import { ServerResponse } from '../../lib/response.js';
+import { openMessageMedia } from './media.service.js';
 import { idempotentWrite } from '../../rest/idempotency.js';
 import { pageQuerySchema } from '../../lib/pagination.js';
 import { route } from '../../rest/route.js';
-import { collectionEnvelope, resourceEnvelope } from '../../rest/schemas.js';
+import { apiUuid, collectionEnvelope, resourceEnvelope } from '../../rest/schemas.js';
 import { listMessages, messageView, sendMessage, type MessageRow } from './messages.service.js';
 import { messageFiltersSchema, messageViewSchema, sendMessageSchema } from './messages.schemas.js';
 
@@ -26,6 +29,39 @@ export const messageRoutes = [
         render: (message) => ({ status: 202, body: { data: { message: messageView(message) } } }),
         run: (guard) => sendMessage(ctx, input, guard),
       });
+    },
+  }),
+
+  route({
+    method: 'GET',
+    path: '/messages/:id/media/:index',
+    operationId: 'getMessageMedia',
+    tag: 'Messages',
+    summary: 'Download a file of an inbound message',
+    description:
+      "A file a contact sent (listed in the message's `media`), streamed from the channel's provider with the channel's credentials; at most 16 MiB.",
+    params: z.object({
+      id: apiUuid.meta({ description: 'The message UUID.' }),
+      index: z.string().meta({ description: 'The `index` of the file in the message’s `media`.', example: '0' }),
+    }),
+    failures: [404, 502],
+    responses: {
+      200: {
+        description: "The file's bytes, with its type and, when it has one, its name (`Content-Disposition`).",
+        schema: z.string().meta({ format: 'binary' }),
+        contentType: 'application/octet-stream',
+      },
+    },
+    handler: async ({ ctx, params }) => {
+      const media = await openMessageMedia(ctx, params.id, params.index);
+      const headers: Record<string, string> = {
+        'content-type': media.contentType ?? 'application/octet-stream',
+        'x-content-type-options': 'nosniff',
+        'cache-control': 'private, no-store',
+        'content-disposition': media.filename ? `attachment; filename*=UTF-8''${encodeURIComponent(media.filename)}` : 'attachment',
+      };
+      if (media.length !== null) headers['content-length'] = String(media.length);
+      return new ServerResponse(media.body, { status: 200, headers });
     },
   }),
 

@@ -9,6 +9,10 @@ export const MESSAGE_LIMITS = { text: 4096, encrypted: 65536, mediaUrls: 10, med
 
 export const MESSAGES = {
   recipientRequired: 'A recipient is required: give to, contact or sender.',
+  recipientNeedsPhone: (provider: string) => `This channel sends through ${provider}: the recipient needs a phone number.`,
+  recipientNeedsEmail: (provider: string) => `This channel sends through ${provider}: the recipient needs an email address.`,
+  recipientIsGroup: (provider: string) => `This channel sends through ${provider}, which cannot message a group contact.`,
+  outsideWindow: "Outside WhatsApp's 24-hour window only template messages can be sent.",
   recipientShape: 'The recipient must be a contact UUID or an object with name, email or phone.',
   recipientDetails: 'The recipient needs an email or a phone.',
   recipientUnknown: 'The selected contact does not exist.',
@@ -176,6 +180,19 @@ export const messageFiltersSchema = z.object({
   search: z.string().trim().max(255, 'The search must not be greater than 255 characters.').optional(),
 });
 
+export const MESSAGE_STATUSES = ['queued', 'sent', 'delivered', 'read', 'failed', 'received'] as const;
+
+/** A file received with an inbound message, as views list it. */
+export const mediaViewSchema = z
+  .object({
+    index: z.int().min(0),
+    contentType: z.string().nullable(),
+    filename: z.string().nullable(),
+  })
+  .meta({ id: 'MessageMedia' });
+
+export type MediaView = z.output<typeof mediaViewSchema>;
+
 /** The API view of a message; an encrypted message's content never appears in it. */
 export const messageViewSchema = z
   .object({
@@ -188,10 +205,15 @@ export const messageViewSchema = z
     body: z.string().nullable().meta({ description: 'The text; null for an encrypted message.' }),
     placeholder: z.literal('Encrypted message hidden').optional().meta({ description: 'Present on encrypted messages only.' }),
     isEncrypted: z.boolean(),
-    status: z.enum(['queued', 'sent', 'delivered', 'failed']),
+    status: z.enum(MESSAGE_STATUSES).meta({
+      description:
+        'Outbound: queued, then sent, delivered and read as the provider reports them (never backwards), or failed. Inbound: received.',
+    }),
+    failureReason: z.string().nullable().meta({ description: "Why the provider refused the message for good: its error code and text; null otherwise." }),
     sender: actorViewSchema,
     silent: z.boolean(),
     mediaUrls: z.array(z.string()),
+    media: z.array(mediaViewSchema).meta({ description: 'Files received with an inbound message; fetch each from `/messages/{id}/media/{index}`.' }),
     createdAt: apiDateTime,
   })
   .meta({ id: 'Message' });

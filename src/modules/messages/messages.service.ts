@@ -1,4 +1,4 @@
-import { Prisma, type Channel, type Message, type User } from '../../generated/prisma/client.js';
+import { Prisma, type Channel, type Contact, type Message, type User } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
 import type { RequestContext } from '../../context/types.js';
 import { actingChannel } from '../../context/request.js';
@@ -13,15 +13,19 @@ import type { ActorView } from '../conversations/conversations.schemas.js';
 import type { PrismaQuery } from '../../db/query.js';
 import type { WriteGuard } from '../idempotency/idempotency.service.js';
 import { jsonObjectSql, queueEventsSql, type DomainEvent } from '../events/events.service.js';
-import { MESSAGES, MESSAGE_LIMITS, type MessageView, type Recipient, messageFiltersSchema, sendMessageSchema, type SendMessageInput } from './messages.schemas.js';
+import { MESSAGES, MESSAGE_LIMITS, type MediaView, type MessageView, type Recipient, messageFiltersSchema, sendMessageSchema, type SendMessageInput } from './messages.schemas.js';
 import { chooseRecipient, resolveRecipient } from './recipients.js';
 import { isoTimestamp } from '../../lib/time.js';
 
 export const ENCRYPTED_PLACEHOLDER = 'Encrypted message hidden';
 
-export type MessageRow = Message & { channel: Pick<Channel, 'name'>; senderUser: Pick<User, 'name'> | null };
+export type MessageRow = Message & { channel: Pick<Channel, 'name'>; senderUser: Pick<User, 'name'> | null; senderContact?: Pick<Contact, 'name'> | null };
 
-export const messageInclude = { channel: { select: { name: true } }, senderUser: { select: { name: true } } } as const;
+export const messageInclude = {
+  channel: { select: { name: true } },
+  senderUser: { select: { name: true } },
+  senderContact: { select: { name: true } },
+} as const;
 
 /** A message's content as views may show it: never an encrypted message's ciphertext. */
 export function visibleBody(message: Pick<Message, 'isEncrypted' | 'body'>): string | null {
@@ -30,14 +34,29 @@ export function visibleBody(message: Pick<Message, 'isEncrypted' | 'body'>): str
 
 /** Who a message is attributed to, with the name of the channel or user behind it. */
 export function messageSender(
-  message: Pick<Message, 'senderType' | 'senderChannelId' | 'senderUserId' | 'senderName'> & {
+  message: Pick<Message, 'senderType' | 'senderChannelId' | 'senderUserId' | 'senderContactId' | 'senderName'> & {
     channel: Pick<Channel, 'name'>;
     senderUser: Pick<User, 'name'> | null;
+    senderContact?: Pick<Contact, 'name'> | null;
   },
 ): ActorView {
   if (message.senderType === 'channel') return { type: 'channel', id: message.senderChannelId, name: message.channel.name };
   if (message.senderType === 'user') return { type: 'user', id: message.senderUserId, name: message.senderUser?.name ?? message.senderName };
+  if (message.senderType === 'contact') return { type: 'contact', id: message.senderContactId, name: message.senderContact?.name ?? message.senderName };
   return { type: 'external', id: null, name: message.senderName };
+}
+
+/** Files received with a message, as views list them: never where the provider keeps them. */
+export function mediaView(media: Message['media']): MediaView[] {
+  if (!Array.isArray(media)) return [];
+  return media.map((item, index) => {
+    const entry = (item ?? {}) as { contentType?: unknown; filename?: unknown };
+    return {
+      index,
+      contentType: typeof entry.contentType === 'string' ? entry.contentType : null,
+      filename: typeof entry.filename === 'string' ? entry.filename : null,
+    };
+  });
 }
 
 /**
@@ -56,9 +75,11 @@ export function messageView(message: MessageRow): MessageView {
     ...(message.isEncrypted ? { placeholder: ENCRYPTED_PLACEHOLDER } : {}),
     isEncrypted: message.isEncrypted,
     status: message.status,
+    failureReason: message.failureReason,
     sender: messageSender(message),
     silent: message.silent,
     mediaUrls: message.mediaUrls,
+    media: mediaView(message.media),
     createdAt: isoTimestamp(message.createdAt),
   };
 }
@@ -125,15 +146,19 @@ function messageRow(message: Outgoing, conversationId: string): MessageRow {
     senderChannelId: sender.type === 'channel' ? sender.id : null,
     senderUserId: sender.type === 'user' ? sender.id : null,
     senderName: sender.name,
+    senderContactId: null,
     status: 'queued',
     deliveryAttempts: 0,
     lastError: null,
+    failureReason: null,
+    media: [],
     sentAt: null,
     failedAt: null,
     createdAt: at,
     updatedAt: at,
     channel: { name: message.channel.name },
     senderUser: sender.type === 'user' ? { name: sender.name } : null,
+    senderContact: null,
   };
 }
 
@@ -201,7 +226,8 @@ export async function sendMessage(ctx: RequestContext, body: unknown, guard?: Wr
   const workspaceId = ctx.auth.workspace.id;
   const input = parseInput(sendMessageSchema, body);
   const { field, recipient } = chooseRecipient(input);
-  const direct = input.type === 'text' && !input.from && 'contactId' in recipient ? recipient.contactId : null;
+  // The one-statement path skips the recipient checks a provider needs: a webhook channel's sends only.
+  const direct = channel.provider === 'webhook' && input.type === 'text' && !input.from && 'contactId' in recipient ? recipient.contactId : null;
 
   for (let attempt = 1; ; attempt++) {
     try {
@@ -245,11 +271,42 @@ async function sendInTransaction(
   const { workspaceId, channel, input, at, events, field, recipient } = message;
   const content = await resolveContent(tx, channel, input);
   const contact = await resolveRecipient(tx, { workspaceId, field, recipient, events });
+  await checkReachable(tx, channel, contact, field, input.type);
   const sender = await resolveSender(tx, workspaceId, channel, input.from);
   const conversation = await conversationForSend(tx, { workspaceId, channelId: channel.id, contactId: contact.id, silent: input.silent, actor: sender, at, events });
   const stored = await storeMessage(tx, { ...message, contactId: contact.id, content, sender }, conversation);
   // The conversation was chosen and locked in this transaction, so the message was stored.
   return stored!;
+}
+
+/** How each provider names itself in a refusal, and what it needs of a recipient. */
+const REACHES: Partial<Record<Channel['provider'], { label: string; needs: 'phone' | 'email' }>> = {
+  whatsapp_cloud: { label: 'WhatsApp', needs: 'phone' },
+  twilio: { label: 'SMS', needs: 'phone' },
+  smtp: { label: 'email', needs: 'email' },
+};
+
+/** WhatsApp's customer-service window: free-form messages only within 24 hours of the contact's last message. */
+const WHATSAPP_WINDOW_MS = 24 * 3600_000;
+
+/**
+ * A recipient the channel's provider cannot reach is the caller's error (CONTRACT §6): a phone for
+ * WhatsApp and SMS, an email for email, never a group; and on WhatsApp a text needs the contact to
+ * have written on this channel within 24 hours (templates always go).
+ */
+async function checkReachable(tx: Db, channel: Channel, contact: Contact, field: string, type: SendMessageInput['type']): Promise<void> {
+  const reach = REACHES[channel.provider];
+  if (!reach) return;
+  if (contact.isGroup) throw ValidationError.field(field, MESSAGES.recipientIsGroup(reach.label));
+  if (reach.needs === 'phone' && !contact.phone) throw ValidationError.field(field, MESSAGES.recipientNeedsPhone(reach.label));
+  if (reach.needs === 'email' && !contact.email) throw ValidationError.field(field, MESSAGES.recipientNeedsEmail(reach.label));
+  if (channel.provider !== 'whatsapp_cloud' || type !== 'text') return;
+  const since = new Date(Date.now() - WHATSAPP_WINDOW_MS);
+  const [recent] = await tx.$queryRaw<unknown[]>`
+    SELECT 1 FROM messages
+     WHERE contact_id = ${contact.id}::uuid AND channel_id = ${channel.id}::uuid AND direction = 'inbound' AND created_at > ${since}::timestamptz
+     LIMIT 1`;
+  if (!recent) throw ValidationError.field('type', MESSAGES.outsideWindow);
 }
 
 /** GET /messages: the acting channel's messages, newest first; search never sees encrypted content. */

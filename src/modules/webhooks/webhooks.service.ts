@@ -2,12 +2,20 @@ import type { PrismaClient, WebhookEndpoint } from '../../generated/prisma/clien
 import { InputError } from '../../errors/domain.js';
 import { isUuid } from '../../lib/uuid.js';
 import { newWebhookSecret } from '../../lib/webhook-signature.js';
+import type { Sealer } from '../../lib/sealed.js';
+import { requireSealer } from '../secrets/secrets.service.js';
 
-export function createWebhook(
+/** Subscribes a URL to a workspace's events; the signing secret is stored sealed and returned once. */
+export async function createWebhook(
   prisma: PrismaClient,
   input: { workspaceId: string; url: string; events: string[] },
-): Promise<WebhookEndpoint> {
-  return prisma.webhookEndpoint.create({ data: { ...input, events: [...new Set(input.events)], secret: newWebhookSecret() } });
+  sealer: Sealer | null | undefined,
+): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
+  const secret = newWebhookSecret();
+  const endpoint = await prisma.webhookEndpoint.create({
+    data: { ...input, events: [...new Set(input.events)], secret: requireSealer(sealer).seal(secret) },
+  });
+  return { endpoint, secret };
 }
 
 export function listWebhooks(prisma: PrismaClient, workspaceId: string): Promise<WebhookEndpoint[]> {

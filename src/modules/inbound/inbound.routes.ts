@@ -1,0 +1,132 @@
+import type { AppDeps } from '../../context/deps.js';
+import type { Channel, ChannelProvider } from '../../generated/prisma/client.js';
+import { describeError } from '../../errors/log.js';
+import { isDatabaseUnavailable } from '../../db/errors.js';
+import { isUuid, uuid7 } from '../../lib/uuid.js';
+import { labelRoute } from '../../metrics/labels.js';
+import { inboundReceived } from '../../metrics/process.js';
+import { HttpError, json, readBody } from '../../rest/http.js';
+import { ServerResponse } from '../../lib/response.js';
+import { SIGNATURE_HEADER, parseableBody, signatureWellFormed, verifySignature } from '../../providers/whatsapp/inbound.js';
+import { openProviderSecrets } from '../channels/channel-secrets.js';
+
+/** Where providers post replies and statuses (CONTRACT §6); no API key: each is verified its provider's way. */
+export const WEBHOOKS_PREFIX = '/webhooks/';
+
+/** The most a provider webhook may carry. */
+export const INBOUND_BODY_LIMIT = 1024 * 1024;
+
+/** A channel as a webhook needs it, with its credentials opened; kept for a few seconds between webhooks. */
+interface InboundChannel {
+  channel: Pick<Channel, 'id' | 'workspaceId' | 'provider' | 'status'>;
+  secrets: Record<string, string>;
+}
+
+const text = (status: number, body: string) => new ServerResponse(body, { status, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+const refusal = (status: number, message: string) => json(status, { status: 'error', message });
+
+/**
+ * The channels webhooks name, with their credentials opened, each kept for `ttlMs` (AUTH_CACHE_MS):
+ * a provider posting steadily costs one read per channel per period, not one per webhook. A
+ * rotated credential is used within that time.
+ */
+function channelCache(deps: AppDeps) {
+  const kept = new Map<string, { until: number; value: InboundChannel | null }>();
+  const ttlMs = deps.env.AUTH_CACHE_MS;
+  return async (id: string): Promise<InboundChannel | null> => {
+    const now = Date.now();
+    const hit = kept.get(id);
+    if (hit && hit.until > now) return hit.value;
+    const row = await deps.db.prisma.channel.findUnique({
+      where: { id },
+      select: { id: true, workspaceId: true, provider: true, status: true, providerSecrets: true },
+    });
+    const value = row ? { channel: row, secrets: openProviderSecrets(row, deps.sealer) } : null;
+    if (ttlMs > 0) {
+      if (kept.size >= 10_000) kept.delete(kept.keys().next().value!);
+      kept.set(id, { until: now + ttlMs, value });
+    }
+    return value;
+  };
+}
+
+/**
+ * Serves provider webhooks under /webhooks/: null for any other path. Checks in the contract's
+ * order — an unknown, inactive or other-provider channel is 404; a bad or missing signature 401;
+ * a body over 1 MiB 413; a verified body that cannot be read 400 — then stores the event raw,
+ * with the delivery that will process it, in one statement before answering 200. Each refusal is
+ * logged, never with the body.
+ */
+export function inboundRoutes(deps: AppDeps) {
+  const channelOf = channelCache(deps);
+
+  /** The stored event and its processing, in one statement: both or neither. */
+  async function store(channel: InboundChannel['channel'], provider: ChannelProvider, headers: Record<string, string>, body: Buffer): Promise<void> {
+    const id = uuid7();
+    await deps.db.prisma.$executeRaw`
+      WITH event AS (
+        INSERT INTO inbound_events (id, workspace_id, channel_id, provider, headers, body)
+        VALUES (${id}::uuid, ${channel.workspaceId}::uuid, ${channel.id}::uuid, ${provider}::channel_provider, ${JSON.stringify(headers)}::jsonb, ${body})
+        RETURNING id, workspace_id)
+      INSERT INTO deliveries (id, workspace_id, inbound_event_id) SELECT ${uuid7()}::uuid, workspace_id, id FROM event`;
+    deps.onMessageQueued?.();
+  }
+
+  function refuse(provider: string, outcome: string, status: number, message: string, channelId: string): Response {
+    inboundReceived.labels(provider, outcome).inc();
+    deps.logger.info({ provider, channelId, outcome, status }, 'inbound webhook refused');
+    return refusal(status, message);
+  }
+
+  async function whatsapp(request: Request, url: URL, channelId: string): Promise<Response> {
+    const found = isUuid(channelId) ? await channelOf(channelId.toLowerCase()) : null;
+    if (!found || found.channel.status !== 'active' || found.channel.provider !== 'whatsapp_cloud') {
+      return refuse('whatsapp_cloud', 'not_found', 404, 'Channel not found.', channelId);
+    }
+    if (request.method === 'GET') {
+      labelRoute(request, 'GET /webhooks/whatsapp/{channelId}');
+      const params = url.searchParams;
+      const token = found.secrets.verifyToken;
+      if (params.get('hub.mode') !== 'subscribe' || !token || params.get('hub.verify_token') !== token) {
+        return refuse('whatsapp_cloud', 'forbidden', 403, 'The verify token does not match this channel’s.', channelId);
+      }
+      inboundReceived.labels('whatsapp_cloud', 'verified').inc();
+      return text(200, params.get('hub.challenge') ?? '');
+    }
+    labelRoute(request, 'POST /webhooks/whatsapp/{channelId}');
+    const signature = request.headers.get(SIGNATURE_HEADER);
+    if (!signatureWellFormed(signature)) return refuse('whatsapp_cloud', 'bad_signature', 401, 'Missing or malformed X-Hub-Signature-256.', channelId);
+    let body: Buffer;
+    try {
+      body = (await readBody(request, INBOUND_BODY_LIMIT)) ?? Buffer.alloc(0);
+    } catch (error) {
+      if (error instanceof HttpError && error.status === 413) return refuse('whatsapp_cloud', 'too_large', 413, 'Request body too large.', channelId);
+      throw error;
+    }
+    if (!verifySignature(signature, body, found.secrets.appSecret ?? '')) {
+      return refuse('whatsapp_cloud', 'bad_signature', 401, 'The signature does not match the body.', channelId);
+    }
+    if (!parseableBody(body)) return refuse('whatsapp_cloud', 'malformed', 400, 'The body is not a JSON object.', channelId);
+    await store(found.channel, 'whatsapp_cloud', { 'content-type': request.headers.get('content-type') ?? '' }, body);
+    inboundReceived.labels('whatsapp_cloud', 'accepted').inc();
+    return text(200, 'OK');
+  }
+
+  return async (request: Request, url: URL): Promise<Response | null> => {
+    if (!url.pathname.startsWith(WEBHOOKS_PREFIX)) return null;
+    const match = /^\/webhooks\/whatsapp\/([^/]+)$/.exec(url.pathname);
+    if (!match) return json(404, { status: 'error', message: 'Route not found.' });
+    if (request.method !== 'GET' && request.method !== 'POST') {
+      return json(405, { status: 'error', message: 'Method not allowed.' }, { allow: 'GET, POST' });
+    }
+    try {
+      const answer = await deps.db.health.race(whatsapp(request, url, match[1]!));
+      return answer === 'unavailable' ? json(503, { status: 'error', message: 'Service unavailable' }, { 'retry-after': '1' }) : answer;
+    } catch (error) {
+      if (isDatabaseUnavailable(error)) return json(503, { status: 'error', message: 'Service unavailable' }, { 'retry-after': '1' });
+      // The provider tries again on anything but a 2xx: nothing was stored.
+      deps.logger.error({ err: describeError(error), channelId: match[1] }, 'inbound webhook failed');
+      return json(500, { status: 'error', message: 'Internal server error' });
+    }
+  };
+}

@@ -1,0 +1,149 @@
+import type { Logger } from 'pino';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import type { EventBus } from '../../events/bus.js';
+import { isUniqueViolation } from '../../db/errors.js';
+import { deriveE164 } from '../../lib/phone.js';
+import { uuid7 } from '../../lib/uuid.js';
+import { characterCount } from '../../lib/validation.js';
+import type { InboundMessage, InboundStatus } from '../../providers/provider.js';
+import { conversationForSend, type Actor } from '../conversations/conversations.service.js';
+import { recordEvents, type DomainEvent } from '../events/events.service.js';
+import { resolveRecipient } from '../messages/recipients.js';
+import { messageInclude, messageView, type MessageRow } from '../messages/messages.service.js';
+
+/**
+ * What replies and delivery statuses do to the domain, whatever provider brought them
+ * (CONTRACT §6): a message from a contact lands on a conversation of its channel; a status moves
+ * an outbound message forward. Provider-neutral: the events come parsed.
+ */
+
+export interface InboundContext {
+  prisma: PrismaClient;
+  logger: Logger;
+  /** Where GraphQL subscriptions hear of a new message. */
+  events?: EventBus | undefined;
+}
+
+/** The channel an event is applied to. */
+export interface InboundChannel {
+  id: string;
+  workspaceId: string;
+  name: string;
+}
+
+/** Attempts for a message that lost a race creating the same contact or conversation. */
+const ATTEMPTS = 3;
+
+/**
+ * Stores a message a contact sent, once: the provider's id is claimed in the transaction that
+ * stores the message, so a repeated webhook, a retried event or a concurrent copy finds it taken
+ * (a unique key, not a read-then-write) and stores nothing. The contact is matched by phone, then
+ * email, or created and linked to the channel; the conversation is the contact's open one, else
+ * its latest closed one, reopened by the contact, else a new one.
+ */
+export async function receiveMessage(ctx: InboundContext, channel: InboundChannel, message: InboundMessage): Promise<'stored' | 'duplicate'> {
+  const phone = message.from.phone ? (deriveE164(message.from.phone) ?? message.from.phone) : undefined;
+  const email = message.from.email?.trim() || undefined;
+  // A contact's name is 2–255 characters: a profile name outside that leaves the phone or email as the name.
+  const given = message.from.name?.trim();
+  const name = given && characterCount(given) >= 2 && characterCount(given) <= 255 ? given : undefined;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const stored = await ctx.prisma.$transaction(async (tx) => {
+        const id = uuid7();
+        const claimed = await tx.$queryRaw<{ message_id: string }[]>`
+          INSERT INTO provider_message_ids (channel_id, provider_id, message_id, part)
+          VALUES (${channel.id}::uuid, ${message.providerId}, ${id}::uuid, 0)
+          ON CONFLICT DO NOTHING
+          RETURNING message_id`;
+        if (claimed.length === 0) return null;
+        const events: DomainEvent[] = [];
+        const contact = await resolveRecipient(tx, {
+          workspaceId: channel.workspaceId,
+          field: 'from',
+          recipient: { ...(phone ? { phone } : {}), ...(email ? { email } : {}), ...(name ? { name } : {}) },
+          events,
+        });
+        const actor: Actor = { type: 'contact', id: contact.id, name: contact.name };
+        const conversation = await conversationForSend(tx, {
+          workspaceId: channel.workspaceId,
+          channelId: channel.id,
+          contactId: contact.id,
+          silent: false,
+          actor,
+          at: message.at,
+          events,
+        });
+        const row = (await tx.message.create({
+          data: {
+            id,
+            workspaceId: channel.workspaceId,
+            channelId: channel.id,
+            conversationId: conversation.id,
+            contactId: contact.id,
+            direction: 'inbound',
+            type: 'text',
+            body: message.body,
+            senderType: 'contact',
+            senderContactId: contact.id,
+            senderName: contact.name,
+            status: 'received',
+            media: message.media.map((item, index) => ({ index, contentType: item.contentType, filename: item.filename, ref: item.ref })),
+            createdAt: message.at,
+          },
+          include: messageInclude,
+        })) as MessageRow;
+        await tx.$executeRaw`
+          UPDATE conversations SET last_message_at = GREATEST(coalesce(last_message_at, ${message.at}::timestamptz), ${message.at}::timestamptz), updated_at = now()
+           WHERE id = ${conversation.id}::uuid`;
+        await tx.$executeRaw`INSERT INTO contact_channels (contact_id, channel_id) VALUES (${contact.id}::uuid, ${channel.id}::uuid) ON CONFLICT DO NOTHING`;
+        await recordEvents(tx, channel.workspaceId, [...events, { type: 'message.created', data: messageView(row) }]);
+        return row;
+      });
+      if (!stored) return 'duplicate';
+      const ids = { conversationId: stored.conversationId, workspaceId: channel.workspaceId, channelId: channel.id };
+      ctx.events?.publish({ type: 'message.created', messageId: stored.id, ...ids });
+      ctx.events?.publish({ type: 'conversation.updated', ...ids });
+      return 'stored';
+    } catch (error) {
+      // Another copy created the same contact or conversation first: the next attempt finds it.
+      if (attempt < ATTEMPTS && isUniqueViolation(error)) continue;
+      throw error;
+    }
+  }
+}
+
+/** How a status ended: applied, older than what the message already has, or for a message not found here. */
+export type StatusResult = 'applied' | 'stale' | 'unknown' | 'other-channel';
+
+/** The order statuses move in; `failed` applies only to a message not yet delivered. */
+const RANK = Prisma.sql`CASE status WHEN 'queued' THEN 0 WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 WHEN 'read' THEN 3 ELSE 9 END`;
+const TARGET_RANK: Record<InboundStatus['status'], number> = { sent: 1, delivered: 2, failed: 2, read: 3 };
+
+/**
+ * Moves an outbound message forward only (`queued < sent < delivered < read`; `failed` unless it
+ * is already delivered or read, and nothing after `failed`): a status older than the message's
+ * changes nothing. A change emits `message.status_changed`. A provider id this channel does not
+ * know is `unknown` (the caller retries it: the send may not be recorded yet), or `other-channel`
+ * when it is another channel's.
+ */
+export async function applyStatus(ctx: InboundContext, channel: InboundChannel, status: InboundStatus): Promise<StatusResult> {
+  const owners = await ctx.prisma.$queryRaw<{ channel_id: string; message_id: string }[]>`
+    SELECT channel_id, message_id FROM provider_message_ids WHERE provider_id = ${status.providerId}`;
+  const own = owners.find((owner) => owner.channel_id === channel.id);
+  if (!own) return owners.length ? 'other-channel' : 'unknown';
+  const reason = status.error ? `${status.error.code}: ${status.error.text}`.slice(0, 1024) : null;
+  return ctx.prisma.$transaction(async (tx) => {
+    const changed = await tx.$executeRaw`
+      UPDATE messages
+         SET status = ${status.status}::message_status,
+             failure_reason = CASE WHEN ${status.status} = 'failed' THEN ${reason} ELSE failure_reason END,
+             failed_at = CASE WHEN ${status.status} = 'failed' THEN ${status.at}::timestamptz ELSE failed_at END,
+             updated_at = now()
+       WHERE id = ${own.message_id}::uuid AND direction = 'outbound' AND ${RANK} < ${TARGET_RANK[status.status]}`;
+    if (changed === 0) return 'stale' as const;
+    const row = (await tx.message.findUniqueOrThrow({ where: { id: own.message_id }, include: messageInclude })) as MessageRow;
+    await recordEvents(tx, channel.workspaceId, [{ type: 'message.status_changed', data: messageView(row) }]);
+    return 'applied' as const;
+  });
+}

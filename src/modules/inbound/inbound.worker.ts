@@ -1,0 +1,62 @@
+import type { Channel } from '../../generated/prisma/client.js';
+import type { InboundEvent } from '../../providers/provider.js';
+import type { InboundParsers } from '../../providers/registry.js';
+import { inboundProcessed } from '../../metrics/process.js';
+import { applyStatus, receiveMessage, type InboundContext } from './inbound.service.js';
+
+/** How long a status for a provider id that is not stored yet is retried before it is dropped. */
+export const UNKNOWN_STATUS_RETRY_MS = 10 * 60_000;
+
+/** A status that named a message not stored yet: the event is processed again later. */
+export class StatusAheadOfSend extends Error {
+  override name = 'StatusAheadOfSend';
+}
+
+/**
+ * Processes one stored inbound event (CONTRACT §6): parses it with its provider and applies
+ * every message and status, each to the channel it was sent to. Messages are idempotent and
+ * statuses forward-only, so processing an event again (a retry, a reprocess) changes nothing twice.
+ * Throws to be retried: a failure, or a status ahead of its send while the event is younger than
+ * UNKNOWN_STATUS_RETRY_MS.
+ */
+export async function processInboundEvent(ctx: InboundContext & { parsers: InboundParsers }, eventId: string): Promise<void> {
+  const event = await ctx.prisma.inboundEvent.findUnique({ where: { id: eventId }, include: { channel: true } });
+  if (!event) return;
+  const parser = ctx.parsers(event.provider);
+  const groups = parser.parse({ body: Buffer.from(event.body), headers: event.headers as Record<string, string>, receivedAt: event.receivedAt, channel: event.channel });
+  let ahead = 0;
+  for (const group of groups) {
+    const channel = group.route === undefined ? event.channel : await routedChannel(ctx, event.channel, parser.routeSetting!, group.route);
+    if (!channel) {
+      ctx.logger.warn({ inboundEventId: event.id, channelId: event.channelId, events: group.events.length }, 'inbound events for a number no channel of the workspace has: ignored');
+      inboundProcessed.labels(event.provider, 'unrouted').inc(group.events.length);
+      continue;
+    }
+    for (const item of group.events) ahead += (await apply(ctx, channel, item, event.provider)) ? 0 : 1;
+  }
+  if (ahead === 0) return;
+  const age = Date.now() - event.receivedAt.getTime();
+  if (age < UNKNOWN_STATUS_RETRY_MS) throw new StatusAheadOfSend(`${ahead} status(es) for messages not stored yet; retrying`);
+  ctx.logger.warn({ inboundEventId: event.id, statuses: ahead }, 'statuses for provider ids never stored: dropped after 10 minutes');
+}
+
+/** Applies one event; false for a status whose message is not stored yet. */
+async function apply(ctx: InboundContext, channel: Channel, item: InboundEvent, provider: string): Promise<boolean> {
+  if (item.kind === 'message') {
+    const result = await receiveMessage(ctx, channel, item);
+    inboundProcessed.labels(provider, result === 'stored' ? 'message' : 'duplicate').inc();
+    return true;
+  }
+  const result = await applyStatus(ctx, channel, item);
+  inboundProcessed.labels(provider, `status_${result.replace('-', '_')}`).inc();
+  if (result === 'other-channel') ctx.logger.info({ channelId: channel.id }, 'status for another channel’s message: ignored');
+  return result !== 'unknown';
+}
+
+/** The active channel of the same workspace and provider whose `setting` is `value` (a WhatsApp number's id). */
+async function routedChannel(ctx: InboundContext, receiving: Channel, setting: string, value: string): Promise<Channel | null> {
+  if ((receiving.providerSettings as Record<string, unknown>)[setting] === value) return receiving;
+  return ctx.prisma.channel.findFirst({
+    where: { workspaceId: receiving.workspaceId, provider: receiving.provider, status: 'active', providerSettings: { path: [setting], equals: value } },
+  });
+}

@@ -1,0 +1,42 @@
+import type { RequestContext } from '../../context/types.js';
+import { actingChannel } from '../../context/request.js';
+import { NotFoundError, ProviderUnavailableError } from '../../errors/domain.js';
+import { isUuid } from '../../lib/uuid.js';
+import { MediaUnavailable, type OpenedMedia } from '../../providers/whatsapp/media.js';
+
+/** The most a media download may stream (CONTRACT §6). */
+export const MEDIA_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/** A file of an inbound message, opened from its provider for streaming. */
+export interface MessageMedia extends OpenedMedia {
+  filename: string | null;
+}
+
+/**
+ * GET /messages/{id}/media/{index}: a file received with an inbound message of the acting
+ * channel, fetched from the channel's provider with the channel's credentials. An unknown message
+ * or index is a 404; a provider that cannot hand it over (an error, no answer, over the size
+ * limit) a 502.
+ */
+export async function openMessageMedia(ctx: RequestContext, id: string, index: string): Promise<MessageMedia> {
+  const channel = actingChannel(ctx.auth);
+  const message = isUuid(id)
+    ? await ctx.prisma.message.findFirst({ where: { id: id.toLowerCase(), channelId: channel.id, workspaceId: ctx.auth.workspace.id }, select: { media: true } })
+    : null;
+  if (!message) throw new NotFoundError('Message');
+  const position = /^\d{1,4}$/.test(index) ? Number(index) : -1;
+  const item = Array.isArray(message.media) ? (message.media[position] as { ref?: unknown; contentType?: unknown; filename?: unknown } | undefined) : undefined;
+  if (!item || typeof item.ref !== 'string') throw new NotFoundError('Media');
+  if (!ctx.openMedia) throw new ProviderUnavailableError('This server cannot fetch media from providers.');
+  try {
+    const opened = await ctx.openMedia(channel, item.ref, MEDIA_LIMIT_BYTES);
+    return {
+      ...opened,
+      contentType: opened.contentType ?? (typeof item.contentType === 'string' ? item.contentType : null),
+      filename: typeof item.filename === 'string' ? item.filename : null,
+    };
+  } catch (error) {
+    if (error instanceof MediaUnavailable) throw new ProviderUnavailableError(`The channel's provider could not hand the file over: ${error.message}.`);
+    throw error;
+  }
+}

@@ -1,0 +1,104 @@
+/**
+ * What a channel's provider does, in terms neither side owns: the outbox worker hands it a
+ * message and gets an outcome back; a webhook route hands it a request and gets provider-neutral
+ * inbound events back. A provider knows nothing of contacts or conversations; the domain knows
+ * nothing of WhatsApp, Twilio or SMTP.
+ */
+
+export type ProviderName = 'webhook' | 'whatsapp_cloud' | 'twilio' | 'smtp';
+
+/** How an attempt to send ended. */
+export type SendOutcome =
+  /** Taken by the provider, under these ids (one per part the message was sent as). */
+  | { kind: 'sent'; providerIds: string[] }
+  /** Not taken, for a reason that may pass (network, timeout, 429, 5xx): the outbox tries again later. */
+  | { kind: 'retry'; reason: string }
+  /** Refused for good: the message fails with the provider's code and text as its failure reason. */
+  | { kind: 'failed'; code: string; text: string };
+
+/** A message as a provider sends it. The body goes as stored: an encrypted message's ciphertext stays ciphertext. */
+export interface OutboundMessage {
+  id: string;
+  conversationId: string;
+  type: 'text' | 'template';
+  body: string;
+  isEncrypted: boolean;
+  mediaUrls: string[];
+  silent: boolean;
+  createdAt: Date;
+  /** For a template message: the template as the provider knows it, and the values of its placeholders. */
+  template: { name: string; language: string; parameters: string[] } | null;
+}
+
+export interface OutboundRecipient {
+  id: string;
+  name: string;
+  email: string | null;
+  /** E.164, when the contact has one. */
+  phone: string | null;
+  isGroup: boolean;
+}
+
+/** The channel as its provider sees it: its settings and, opened, its credentials. */
+export interface ProviderChannel {
+  id: string;
+  name: string;
+  webhookUrl: string | null;
+  /** The webhook signing secret, opened. */
+  webhookSecret: string | null;
+  settings: Record<string, string>;
+  secrets: Record<string, string>;
+}
+
+export interface SendJob {
+  /** Stable across attempts and workers: receivers de-duplicate on it. */
+  deliveryId: string;
+  attempt: number;
+  message: OutboundMessage;
+  recipient: OutboundRecipient;
+  channel: ProviderChannel;
+  /**
+   * The ids of the parts an earlier attempt already sent, in order: an attempt sends only the
+   * parts after them, so a retry never sends a part twice.
+   */
+  sentParts: string[];
+  /** Records a part the provider took, before the next is sent. */
+  recordPart(providerId: string, part: number): Promise<void>;
+}
+
+/** Sends a channel's messages. Never throws for a provider's answer: every answer is an outcome. */
+export interface OutboundProvider {
+  readonly name: ProviderName;
+  send(job: SendJob): Promise<SendOutcome>;
+}
+
+/** A file received with an inbound message, fetched from the provider when asked for. */
+export interface InboundMedia {
+  contentType: string | null;
+  filename: string | null;
+  /** Where the provider keeps it (a media id, a URL): never shown. */
+  ref: string;
+}
+
+/** A message a person sent to the channel. */
+export interface InboundMessage {
+  kind: 'message';
+  /** The provider's id of the message: a repeat of it is the same message. */
+  providerId: string;
+  from: { phone?: string; email?: string; name?: string };
+  at: Date;
+  body: string;
+  media: InboundMedia[];
+}
+
+/** How far an outbound message got, as the provider reports it. */
+export interface InboundStatus {
+  kind: 'status';
+  providerId: string;
+  status: 'sent' | 'delivered' | 'read' | 'failed';
+  at: Date;
+  /** For `failed`: the provider's code and text. */
+  error?: { code: string; text: string };
+}
+
+export type InboundEvent = InboundMessage | InboundStatus;

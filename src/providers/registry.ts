@@ -1,0 +1,78 @@
+import type { Channel } from '../generated/prisma/client.js';
+import { createOutboundClient, type OutboundClient, type Resolver, type TargetPolicy } from '../lib/outbound-http.js';
+import type { InboundEvent, OutboundProvider, ProviderName } from './provider.js';
+import { acceptProvider, eventWebhookProvider, webhookProvider, type EventProvider } from './webhook/send.js';
+import { whatsappProvider } from './whatsapp/send.js';
+import { parseWebhook } from './whatsapp/inbound.js';
+import { whatsappMedia, type MediaFetcher } from './whatsapp/media.js';
+
+/** A stored inbound event as a parser reads it. */
+export interface InboundRaw {
+  body: Buffer;
+  headers: Record<string, string>;
+  receivedAt: Date;
+  channel: Pick<Channel, 'providerSettings'>;
+}
+
+/**
+ * Reads a provider's stored webhook into events, in groups by the channel they are for: a group
+ * without `route` is the receiving channel's; one with a route belongs to the workspace's channel
+ * whose `routeSetting` has that value (WhatsApp sends every number of an app to one URL).
+ */
+export interface InboundParser {
+  routeSetting?: string;
+  parse(raw: InboundRaw): { route?: string; events: InboundEvent[] }[];
+}
+
+export type InboundParsers = (provider: ProviderName) => InboundParser;
+
+export interface ProviderOptions {
+  /** How long a provider API or webhook receiver may take to answer. */
+  timeoutMs: number;
+  /** WEBHOOK_PRIVATE_TARGETS, for URLs the gateway did not choose (webhooks, media links). */
+  targets: TargetPolicy;
+  whatsapp: { baseUrl: string; version: string };
+  /** Replaces the system's DNS for guarded targets (tests). */
+  resolve?: Resolver;
+}
+
+/** Everything the delivery worker and the inbound routes need of the providers, built once per process. */
+export interface Providers {
+  outbound(channel: Pick<Channel, 'provider' | 'webhookUrl'>): OutboundProvider;
+  parsers: InboundParsers;
+  media(provider: ProviderName): MediaFetcher | null;
+  events: EventProvider;
+  close(): Promise<void>;
+}
+
+export function createProviders(options: ProviderOptions): Providers {
+  // URLs an operator or a person typed go through the target policy; provider APIs are the operator's own settings.
+  const guarded: OutboundClient = createOutboundClient({ policy: options.targets, timeoutMs: options.timeoutMs, ...(options.resolve ? { resolve: options.resolve } : {}) });
+  const api: OutboundClient = createOutboundClient({ policy: 'allow', timeoutMs: options.timeoutMs });
+  const http = { fetch: api.fetch as never, timeoutMs: options.timeoutMs };
+  const webhook = webhookProvider({ timeoutMs: options.timeoutMs, client: guarded });
+  const whatsapp = whatsappProvider({ ...options.whatsapp, http });
+  const whatsappParser: InboundParser = {
+    routeSetting: 'phoneNumberId',
+    parse(raw) {
+      const own = (raw.channel.providerSettings as Record<string, unknown>).phoneNumberId;
+      return [...parseWebhook(raw.body, raw.receivedAt)].map(([number, events]) => (number === '' || number === own ? { events } : { route: number, events }));
+    },
+  };
+  const media = whatsappMedia({ ...options.whatsapp, api, guarded });
+  return {
+    outbound(channel) {
+      if (channel.provider === 'whatsapp_cloud') return whatsapp;
+      return channel.webhookUrl ? webhook : acceptProvider;
+    },
+    parsers(provider) {
+      if (provider === 'whatsapp_cloud') return whatsappParser;
+      throw new Error(`no inbound parser for provider ${provider}`);
+    },
+    media: (provider) => (provider === 'whatsapp_cloud' ? media : null),
+    events: eventWebhookProvider({ timeoutMs: options.timeoutMs, client: guarded }),
+    async close() {
+      await Promise.all([guarded.close(), api.close()]);
+    },
+  };
+}

@@ -1,0 +1,94 @@
+import type { OutboundProvider, SendJob, SendOutcome } from '../provider.js';
+import { providerRequest, type ProviderHttp } from '../http.js';
+
+/** The WhatsApp Cloud API's media message types, by the extension of the link's path. */
+const MEDIA_TYPES: [type: 'image' | 'video' | 'audio' | 'document', extensions: string[]][] = [
+  ['image', ['jpg', 'jpeg', 'png', 'webp']],
+  ['video', ['mp4', '3gp', '3gpp']],
+  ['audio', ['aac', 'amr', 'mp3', 'm4a', 'ogg', 'opus']],
+];
+
+/** `image`, `video`, `audio` or (anything else) `document`, from the URL path's extension. */
+export function mediaType(url: string): 'image' | 'video' | 'audio' | 'document' {
+  let path: string;
+  try {
+    path = new URL(url).pathname.toLowerCase();
+  } catch {
+    return 'document';
+  }
+  const extension = /\.([a-z0-9]+)$/.exec(path)?.[1] ?? '';
+  return MEDIA_TYPES.find(([, extensions]) => extensions.includes(extension))?.[0] ?? 'document';
+}
+
+/** The bodies of the Graph API requests a message is sent as: its text or template, then one per media link. */
+export function whatsappParts(job: Pick<SendJob, 'message' | 'recipient'>): Record<string, unknown>[] {
+  const { message, recipient } = job;
+  const envelope = { messaging_product: 'whatsapp', recipient_type: 'individual', to: recipient.phone!.replace(/^\+/, '') };
+  const first = message.template
+    ? {
+        ...envelope,
+        type: 'template',
+        template: {
+          name: message.template.name,
+          language: { code: message.template.language },
+          ...(message.template.parameters.length
+            ? { components: [{ type: 'body', parameters: message.template.parameters.map((text) => ({ type: 'text', text })) }] }
+            : {}),
+        },
+      }
+    : { ...envelope, type: 'text', text: { body: message.body, preview_url: false } };
+  const media = message.mediaUrls.map((link) => {
+    const type = mediaType(link);
+    return { ...envelope, type, [type]: { link } };
+  });
+  return [first, ...media];
+}
+
+interface GraphError {
+  error?: { message?: string; code?: number | string; error_subcode?: number; type?: string; error_data?: { details?: string } };
+}
+
+/**
+ * The Graph API's answer as an outcome: the first message id when taken; a 429 or 5xx is tried
+ * again; any other 4xx fails with the error's code and message (its details when given).
+ */
+function outcomeOf(status: number, body: unknown): { id: string } | SendOutcome {
+  if (status >= 200 && status < 300) {
+    const id = (body as { messages?: { id?: unknown }[] } | null)?.messages?.[0]?.id;
+    if (typeof id === 'string' && id) return { id };
+    return { kind: 'retry', reason: `WhatsApp answered HTTP ${status} without a message id` };
+  }
+  const error = (body as GraphError | null)?.error;
+  const text = [error?.message, error?.error_data?.details].filter(Boolean).join(': ') || `HTTP ${status}`;
+  if (status === 429 || status >= 500) return { kind: 'retry', reason: `WhatsApp answered HTTP ${status}: ${text}` };
+  return { kind: 'failed', code: String(error?.code ?? status), text };
+}
+
+/**
+ * Sends through the WhatsApp Cloud API (CONTRACT §6): `POST {base}/{version}/{phone-number-id}/messages`
+ * with the channel's access token, one request per part; the parts an earlier attempt sent are skipped.
+ */
+export function whatsappProvider(options: { baseUrl: string; version: string; http: ProviderHttp }): OutboundProvider {
+  return {
+    name: 'whatsapp_cloud',
+    async send(job): Promise<SendOutcome> {
+      const { settings, secrets } = job.channel;
+      const url = `${options.baseUrl.replace(/\/+$/, '')}/${options.version}/${encodeURIComponent(settings.phoneNumberId ?? '')}/messages`;
+      const ids = [...job.sentParts];
+      const parts = whatsappParts(job);
+      for (let part = ids.length; part < parts.length; part++) {
+        const answer = await providerRequest(options.http, url, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${secrets.accessToken ?? ''}`, 'content-type': 'application/json' },
+          body: JSON.stringify(parts[part]),
+        });
+        if ('kind' in answer) return answer;
+        const outcome = outcomeOf(answer.status, answer.json);
+        if ('kind' in outcome) return outcome;
+        await job.recordPart(outcome.id, part);
+        ids.push(outcome.id);
+      }
+      return { kind: 'sent', providerIds: ids };
+    },
+  };
+}

@@ -1,0 +1,534 @@
+import { parse } from 'graphql';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { DeliveryWorker } from '../src/modules/delivery/delivery.worker.js';
+import { createWebhook } from '../src/modules/webhooks/webhooks.service.js';
+import { onPostgres } from './helpers/app.js';
+import { bearer } from './helpers/factories.js';
+import { appOnOwnDatabase } from './helpers/fresh-database.js';
+import { restClient } from './helpers/rest.js';
+import { testSealer } from './helpers/secrets.js';
+import { subscribeSse } from './helpers/sse.js';
+import { startReceiver } from './helpers/receiver.js';
+import {
+  WHATSAPP_SETTINGS,
+  signedHeaders,
+  startWhatsAppFake,
+  statusUpdate,
+  textMessage,
+  webhookBody,
+  whatsappWorkspace,
+  type WhatsAppFake,
+} from './helpers/whatsapp-fake.js';
+import { appWorker, testProviders } from './helpers/worker.js';
+
+/** CONTRACT §6 for WhatsApp Cloud API channels, against a local fake of the Graph API. */
+
+let fake: WhatsAppFake;
+let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
+
+beforeAll(async () => {
+  fake = await startWhatsAppFake({ token: WHATSAPP_SETTINGS.accessToken });
+  // A database of its own: the worker claims every due delivery and inbound event.
+  app = await appOnOwnDatabase({ providers: testProviders({ whatsapp: { baseUrl: fake.url, version: 'v21.0' } }) });
+});
+afterAll(async () => {
+  await app.drop();
+  await fake.close();
+});
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+  fake.answerAll(null);
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+async function until(done: () => boolean | Promise<boolean>, what = 'condition', ms = 8000) {
+  const deadline = Date.now() + ms;
+  while (!(await done())) {
+    if (Date.now() > deadline) throw new Error(`${what} not reached in time`);
+    await sleep(20);
+  }
+}
+
+function startWorker(): DeliveryWorker {
+  const w = appWorker(app);
+  cleanups.push(() => w.stop());
+  w.start();
+  return w;
+}
+
+async function setup() {
+  const ws = await whatsappWorkspace(app.db.prisma);
+  const api = restClient(app, ws.host, ws.apiKey);
+  /** Posts a webhook body to the channel, signed with `secret` (the channel's app secret unless given). */
+  const post = (body: string, options: { secret?: string; headers?: Record<string, string>; channelId?: string } = {}) =>
+    app.fetch(ws.host, `/webhooks/whatsapp/${options.channelId ?? ws.channel.id}`, {
+      method: 'POST',
+      headers: { ...signedHeaders(body, options.secret ?? ws.settings.appSecret), ...options.headers },
+      body,
+    });
+  /** A text from `phone` to the channel, as Meta posts it. */
+  const inbound = (phone: string, text: string, options: { id?: string; at?: Date; name?: string } = {}) =>
+    post(
+      webhookBody([
+        {
+          phoneNumberId: ws.settings.phoneNumberId,
+          contacts: [{ waId: phone.replace('+', ''), name: options.name ?? 'Ann Example' }],
+          messages: [textMessage(phone, text, options)],
+        },
+      ]),
+    );
+  const messages = () => app.db.prisma.message.findMany({ where: { channelId: ws.channel.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  const stored = () => app.db.prisma.inboundEvent.count({ where: { channelId: ws.channel.id } });
+  return { ...ws, api, post, inbound, messages, stored };
+}
+
+const sendsTo = (phoneNumberId: string) => fake.sent.filter((send) => send.phoneNumberId === phoneNumberId);
+
+describe('outbound', () => {
+  it('a text inside the 24-hour window: exactly the Graph API request, its wamid stored, status sent', async () => {
+    const s = await setup();
+    startWorker();
+    expect((await s.inbound('+31612345678', 'Hi there')).status).toBe(200);
+    await until(async () => (await s.messages()).length === 1, 'the inbound message');
+    const contactId = (await s.messages())[0]!.contactId;
+    const before = fake.sent.length;
+    const sent = await s.api.post('/messages', { to: contactId, message: 'Hello Ann' });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    const id = sent.body.data.message.id as string;
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id } })).status === 'sent', 'sent');
+    const request = fake.sent.slice(before);
+    expect(request).toEqual([
+      {
+        version: 'v21.0',
+        phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId,
+        authorization: `Bearer ${WHATSAPP_SETTINGS.accessToken}`,
+        body: { messaging_product: 'whatsapp', recipient_type: 'individual', to: '31612345678', type: 'text', text: { body: 'Hello Ann', preview_url: false } },
+      },
+    ]);
+    const ids = await app.db.prisma.providerMessageId.findMany({ where: { messageId: id } });
+    expect(ids.map((row) => row.providerId)).toEqual([expect.stringMatching(/^wamid\./)]);
+  });
+
+  it('media links go as one more message each, after the text, typed by extension', async () => {
+    const s = await setup();
+    startWorker();
+    await s.inbound('+31612345679', 'Send me the files');
+    await until(async () => (await s.messages()).length === 1);
+    const contactId = (await s.messages())[0]!.contactId;
+    const before = fake.sent.length;
+    const urls = ['https://cdn.example.com/a.JPG', 'https://cdn.example.com/clip.mp4', 'https://cdn.example.com/voice.ogg', 'https://cdn.example.com/invoice.pdf?v=2'];
+    const sent = await s.api.post('/messages', { to: contactId, message: 'Here', media_urls: urls });
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: sent.body.data.message.id } })).status === 'sent');
+    const bodies = fake.sent.slice(before).map((send) => send.body);
+    expect(bodies.map((body) => body.type)).toEqual(['text', 'image', 'video', 'audio', 'document']);
+    expect(bodies[1]).toEqual({ messaging_product: 'whatsapp', recipient_type: 'individual', to: '31612345679', type: 'image', image: { link: urls[0] } });
+    expect(bodies[4].document).toEqual({ link: urls[3] });
+    expect(await app.db.prisma.providerMessageId.count({ where: { messageId: sent.body.data.message.id } })).toBe(5);
+  });
+
+  it('a template goes outside the window, with its body parameters; a text there is a 422 on type', async () => {
+    const s = await setup();
+    await app.db.prisma.channelTemplate.create({
+      data: { workspaceId: s.workspace.id, channelId: s.channel.id, name: 'order_ready', language: 'en_US', body: 'Hi {{1}}, order {{2}} is ready.', parameterCount: 2 },
+    });
+    await app.db.prisma.channelTemplate.create({
+      data: { workspaceId: s.workspace.id, channelId: s.channel.id, name: 'hello_world', language: 'en_US', body: 'Hello world', parameterCount: 0 },
+    });
+    const before = await app.db.prisma.message.count({ where: { channelId: s.channel.id } });
+    const refused = await s.api.post('/messages', { to: { phone: '+31612345680' }, message: 'Hello' });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toEqual({
+      message: "Outside WhatsApp's 24-hour window only template messages can be sent.",
+      errors: { type: ["Outside WhatsApp's 24-hour window only template messages can be sent."] },
+    });
+    // Nothing stored: not even the contact the details named.
+    expect(await app.db.prisma.message.count({ where: { channelId: s.channel.id } })).toBe(before);
+    expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id } })).toBe(0);
+
+    startWorker();
+    const start = fake.sent.length;
+    const templated = await s.api.post('/messages', { to: { phone: '+31612345680' }, type: 'template', template: { name: 'order_ready', parameters: ['Ann', '42'] } });
+    expect(templated.status).toBe(202);
+    const bare = await s.api.post('/messages', { to: { phone: '+31612345680' }, type: 'template', template: { name: 'hello_world', parameters: [] } });
+    expect(bare.status).toBe(202);
+    await until(() => fake.sent.length === start + 2);
+    // Two deliveries, sent side by side: in either order.
+    const templates = fake.sent.slice(start).map((send) => send.body);
+    templates.sort((a, b) => a.template.name.localeCompare(b.template.name));
+    expect(templates).toEqual([
+      { messaging_product: 'whatsapp', recipient_type: 'individual', to: '31612345680', type: 'template', template: { name: 'hello_world', language: { code: 'en_US' } } },
+      {
+        messaging_product: 'whatsapp',
+        recipient_type: 'individual',
+        to: '31612345680',
+        type: 'template',
+        template: { name: 'order_ready', language: { code: 'en_US' }, components: [{ type: 'body', parameters: [{ type: 'text', text: 'Ann' }, { type: 'text', text: '42' }] }] },
+      },
+    ]);
+  });
+
+  it('a recipient WhatsApp cannot reach is a 422 on the recipient field, and nothing is stored', async () => {
+    const s = await setup();
+    const emailOnly = await s.api.post('/contacts', { name: 'Mail Only', email: 'mail@example.com' });
+    const group = await app.db.prisma.contact.create({ data: { workspaceId: s.workspace.id, name: 'A group', phone: '+31612345681', isGroup: true } });
+    const before = await s.messages();
+    const cases = [
+      [{ to: emailOnly.body.data.contact.id, type: 'template', template: { name: 'x', parameters: [] } }, 'to', 'This channel sends through WhatsApp: the recipient needs a phone number.'],
+      [{ contact: { email: 'new@example.com' }, message: 'hi' }, 'contact', 'This channel sends through WhatsApp: the recipient needs a phone number.'],
+      [{ to: group.id, message: 'hi' }, 'to', 'This channel sends through WhatsApp, which cannot message a group contact.'],
+    ] as const;
+    await app.db.prisma.channelTemplate.create({ data: { workspaceId: s.workspace.id, channelId: s.channel.id, name: 'x', language: 'en', body: 'x', parameterCount: 0 } });
+    for (const [body, field, message] of cases) {
+      const result = await s.api.post('/messages', body);
+      expect(result.status, JSON.stringify(result.body)).toBe(422);
+      expect(result.body.errors).toEqual({ [field]: [message] });
+    }
+    expect(await s.messages()).toEqual(before);
+    expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id, email: 'new@example.com' } })).toBe(0);
+  });
+
+  it('a 4xx fails the message at once with the provider’s error as failureReason; 429, 5xx and a dropped connection are retried', async () => {
+    const s = await setup();
+    await s.inbound('+31612345682', 'hello');
+    const w = startWorker();
+    await until(async () => (await s.messages()).length === 1);
+    const contactId = (await s.messages())[0]!.contactId;
+
+    fake.failNext({ status: 400, body: { error: { message: '(#131026) Message Undeliverable.', type: 'OAuthException', code: 131026, error_data: { details: 'Receiver is incapable of receiving this message' } } } });
+    const failed = await s.api.post('/messages', { to: contactId, message: 'will fail' });
+    const failedId = failed.body.data.message.id as string;
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: failedId } })).status === 'failed', 'failed');
+    const view = await s.api.get(`/messages?limit=10`);
+    const shown = view.body.data.find((m: { id: string }) => m.id === failedId);
+    expect(shown).toMatchObject({ status: 'failed', failureReason: '131026: (#131026) Message Undeliverable.: Receiver is incapable of receiving this message' });
+    expect(await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: failedId } })).toMatchObject({ status: 'failed', attempts: 1 });
+
+    fake.failNext({ status: 429, body: { error: { message: 'Too many', code: 130429 } } }, { status: 503, body: {} }, 'drop');
+    const before = fake.sent.length;
+    const retried = await s.api.post('/messages', { to: contactId, message: 'eventually' });
+    const retriedId = retried.body.data.message.id as string;
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: retriedId } })).status === 'sent', 'sent after retries');
+    expect(fake.sent.length - before).toBe(4);
+    expect(await app.db.prisma.message.findUniqueOrThrow({ where: { id: retriedId } })).toMatchObject({ deliveryAttempts: 4, failureReason: null, lastError: null });
+    await w.stop();
+  });
+
+  it('never sends a part twice: an attempt that failed after the text sends only the media left', async () => {
+    const s = await setup();
+    await s.inbound('+31612345683', 'hello');
+    startWorker();
+    await until(async () => (await s.messages()).length === 1);
+    const contactId = (await s.messages())[0]!.contactId;
+    const before = fake.sent.length;
+    // The text is taken, the first media part fails once: the retry sends the media, not the text.
+    fake.failNext('take', { status: 500, body: {} });
+    const sent = await s.api.post('/messages', { to: contactId, message: 'text first', media_urls: ['https://cdn.example.com/a.png', 'https://cdn.example.com/b.pdf'] });
+    const id = sent.body.data.message.id as string;
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id } })).status === 'sent', 'sent');
+    // text, image (500), then the retry: image, document. The text went once.
+    expect(fake.sent.slice(before).map((send) => send.body.type)).toEqual(['text', 'image', 'image', 'document']);
+    expect(await app.db.prisma.providerMessageId.count({ where: { messageId: id } })).toBe(3);
+  });
+});
+
+describe('the verify handshake', () => {
+  it('answers the challenge for the channel’s verify token, 403 otherwise, 404 for no such channel', async () => {
+    const s = await setup();
+    const verify = (query: string, channelId = s.channel.id) => app.fetch(s.host, `/webhooks/whatsapp/${channelId}?${query}`);
+    const ok = await verify(`hub.mode=subscribe&hub.verify_token=${WHATSAPP_SETTINGS.verifyToken}&hub.challenge=1158201444`);
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(await ok.text()).toBe('1158201444');
+    expect((await verify('hub.mode=subscribe&hub.verify_token=wrong&hub.challenge=1')).status).toBe(403);
+    expect((await verify(`hub.mode=unsubscribe&hub.verify_token=${WHATSAPP_SETTINGS.verifyToken}&hub.challenge=1`)).status).toBe(403);
+    expect((await verify('hub.challenge=1')).status).toBe(403);
+    expect((await verify(`hub.mode=subscribe&hub.verify_token=${WHATSAPP_SETTINGS.verifyToken}&hub.challenge=1`, '00000000-0000-4000-8000-000000000000')).status).toBe(404);
+    expect((await verify('hub.mode=subscribe', 'not-a-uuid')).status).toBe(404);
+  });
+});
+
+describe('inbound webhooks refused', () => {
+  it('each with its status, storing nothing and logging nothing of the body', async () => {
+    const s = await setup();
+    const marker = `SECRET-BODY-${Date.now()}`;
+    const body = webhookBody([{ phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, messages: [textMessage('+31612345690', marker)] }]);
+    const other = await app.db.prisma.channel.create({ data: { workspaceId: s.workspace.id, name: 'Plain', type: 'whatsapp' } });
+    const inactive = await whatsappWorkspace(app.db.prisma);
+    await app.db.prisma.channel.update({ where: { id: inactive.channel.id }, data: { status: 'inactive' } });
+    const cases: [string, Promise<Response>, number][] = [
+      ['no signature', s.post(body, { headers: { 'x-hub-signature-256': '' } }), 401],
+      ['a malformed signature', s.post(body, { headers: { 'x-hub-signature-256': 'sha1=abc' } }), 401],
+      ['a forged signature', s.post(body, { secret: 'not-the-app-secret' }), 401],
+      ['a signature of other bytes', s.post(`${body} `, { headers: { 'x-hub-signature-256': signedHeaders(body, WHATSAPP_SETTINGS.appSecret)['x-hub-signature-256']! } }), 401],
+      ['an unknown channel', s.post(body, { channelId: '00000000-0000-4000-8000-000000000000' }), 404],
+      ['a channel of another provider', s.post(body, { channelId: other.id }), 404],
+      ['an inactive channel', s.post(body, { channelId: inactive.channel.id, secret: inactive.settings.appSecret }), 404],
+      ['a body over 1 MiB', s.post(JSON.stringify({ entry: [], pad: 'x'.repeat(1024 * 1024) })), 413],
+      ['a signed body that is not JSON', s.post(`{${marker}`), 400],
+      ['a signed body that is a JSON array', s.post('[]'), 400],
+    ];
+    for (const [what, response, status] of cases) {
+      const answer = await response;
+      expect(answer.status, what).toBe(status);
+      await answer.body?.cancel();
+    }
+    expect(await s.stored()).toBe(0);
+    expect(await app.db.prisma.inboundEvent.count({ where: { channelId: { in: [other.id, inactive.channel.id] } } })).toBe(0);
+    expect(app.logs.join('\n')).not.toContain(marker);
+    expect(app.logs.filter((line) => line.includes('inbound webhook refused')).length).toBeGreaterThanOrEqual(cases.length);
+  });
+});
+
+describe('inbound messages', () => {
+  it('store the event before 200, then a received message from a new contact on a new conversation, heard by messageAdded', async () => {
+    const s = await setup();
+    const r = await startReceiver();
+    cleanups.push(r.close);
+    await createWebhook(app.db.prisma, { workspaceId: s.workspace.id, url: r.url, events: ['message.created', 'contact.created'] }, testSealer);
+    const stream = await subscribeSse((path, init) => app.fetch(s.host, path, init), bearer(s.apiKey), parse('subscription { messageAdded { id direction status body sender { type id name } } }') as never);
+    cleanups.push(() => stream.close());
+
+    const at = new Date(Date.now() - 60_000);
+    at.setMilliseconds(0);
+    const answer = await s.inbound('+31612345691', 'Hello from WhatsApp', { at, name: 'Ann Example', id: 'wamid.inbound-1' });
+    expect(answer.status).toBe(200);
+    // Stored before the answer, with the delivery that processes it: nothing runs yet.
+    expect(await s.stored()).toBe(1);
+    expect(await s.messages()).toEqual([]);
+
+    startWorker();
+    await until(async () => (await s.messages()).length === 1, 'processed');
+    const [message] = await s.messages();
+    const contact = await app.db.prisma.contact.findUniqueOrThrow({ where: { id: message!.contactId }, include: { channels: true } });
+    expect(contact).toMatchObject({ name: 'Ann Example', phone: '+31612345691' });
+    expect(contact.channels.map((link) => link.channelId)).toEqual([s.channel.id]);
+    const view = (await s.api.get(`/messages?conversation_id=${message!.conversationId}`)).body.data[0];
+    expect(view).toEqual({
+      id: message!.id,
+      conversationId: message!.conversationId,
+      contactId: contact.id,
+      channelId: s.channel.id,
+      direction: 'inbound',
+      type: 'text',
+      body: 'Hello from WhatsApp',
+      isEncrypted: false,
+      status: 'received',
+      failureReason: null,
+      sender: { type: 'contact', id: contact.id, name: 'Ann Example' },
+      silent: false,
+      mediaUrls: [],
+      media: [],
+      createdAt: at.toISOString(),
+    });
+    expect((await s.api.get('/messages?search=whatsapp')).body.data.map((m: { id: string }) => m.id)).toEqual([message!.id]);
+    const conversation = (await s.api.get(`/conversations/${message!.conversationId}`)).body.data.conversation;
+    expect(conversation).toMatchObject({ status: 'open', lastMessageAt: at.toISOString(), stateChanges: [{ type: 'opened', actor: { type: 'contact', id: contact.id, name: 'Ann Example' } }] });
+
+    await stream.waitFor(1);
+    expect(stream.received[0]!.data).toEqual({ messageAdded: { id: message!.id, direction: 'inbound', status: 'received', body: 'Hello from WhatsApp', sender: { type: 'contact', id: contact.id, name: 'Ann Example' } } });
+    await until(() => r.received.length >= 2, 'events');
+    expect(r.received.map((request) => JSON.parse(request.body).type).sort()).toEqual(['contact.created', 'message.created']);
+    expect(app.logs.join('\n')).not.toContain('Hello from WhatsApp');
+  });
+
+  it('process every entry, change, message and status of one webhook', async () => {
+    const s = await setup();
+    startWorker();
+    await s.inbound('+31612345692', 'first');
+    await until(async () => (await s.messages()).length === 1);
+    const contactId = (await s.messages())[0]!.contactId;
+    const sent = await s.api.post('/messages', { to: contactId, message: 'out' });
+    const outId = sent.body.data.message.id as string;
+    await until(async () => (await app.db.prisma.providerMessageId.count({ where: { messageId: outId } })) === 1);
+    const wamid = (await app.db.prisma.providerMessageId.findFirstOrThrow({ where: { messageId: outId } })).providerId;
+    const number = WHATSAPP_SETTINGS.phoneNumberId;
+    const body = webhookBody(
+      [
+        { phoneNumberId: number, messages: [textMessage('+31612345692', 'second'), textMessage('+31612345693', 'from Bo')], contacts: [{ waId: '31612345693', name: 'Bo' }] },
+        { phoneNumberId: number, statuses: [statusUpdate(wamid, 'delivered')] },
+      ],
+      [{ phoneNumberId: number, messages: [textMessage('+31612345692', 'third')], statuses: [statusUpdate(wamid, 'read')] }],
+    );
+    expect((await s.post(body)).status).toBe(200);
+    await until(async () => (await s.messages()).filter((m) => m.direction === 'inbound').length === 4, 'all four inbound');
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: outId } })).status === 'read', 'read');
+    const inbound = (await s.messages()).filter((m) => m.direction === 'inbound').map((m) => m.body).sort();
+    expect(inbound).toEqual(['first', 'from Bo', 'second', 'third']);
+  });
+
+  it('are stored once however many copies arrive, one after another or at once', async () => {
+    const s = await setup();
+    const body = webhookBody([{ phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, contacts: [{ waId: '31612345694', name: 'Dup' }], messages: [textMessage('+31612345694', 'only once', { id: 'wamid.dup' })] }]);
+    const copies = onPostgres ? 12 : 4;
+    const answers = await Promise.all(Array.from({ length: copies }, () => s.post(body)));
+    expect(answers.map((a) => a.status)).toEqual(Array(copies).fill(200));
+    expect(await s.stored()).toBe(copies);
+    // Several workers at once, each claiming some of the copies.
+    const workers = [startWorker(), startWorker(), startWorker()];
+    await until(async () => (await app.db.prisma.delivery.count({ where: { inboundEvent: { channelId: s.channel.id }, status: 'pending' } })) === 0, 'all processed');
+    expect((await s.messages()).map((m) => m.body)).toEqual(['only once']);
+    expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id } })).toBe(1);
+    expect(await app.db.prisma.conversation.count({ where: { channelId: s.channel.id } })).toBe(1);
+    expect(workers).toHaveLength(3);
+  });
+
+  it('reopen the contact’s closed conversation, the contact as actor, with conversation.reopened', async () => {
+    const s = await setup();
+    startWorker();
+    await s.inbound('+31612345695', 'one');
+    await until(async () => (await s.messages()).length === 1);
+    const conversationId = (await s.messages())[0]!.conversationId;
+    expect((await s.api.post(`/conversations/${conversationId}/close`)).status).toBe(200);
+    await s.inbound('+31612345695', 'two', { name: 'Ann Again' });
+    await until(async () => (await s.messages()).length === 2);
+    const conversation = (await s.api.get(`/conversations/${conversationId}`)).body.data.conversation;
+    expect(conversation.status).toBe('open');
+    expect(conversation.stateChanges.map((change: { type: string; actor: { type: string } }) => [change.type, change.actor.type])).toEqual([
+      ['opened', 'contact'],
+      ['closed', 'channel'],
+      ['reopened', 'contact'],
+    ]);
+    expect((await s.messages()).map((m) => m.conversationId)).toEqual([conversationId, conversationId]);
+  });
+
+  it('a message type the gateway does not know is kept with a placeholder, never dropped', async () => {
+    const s = await setup();
+    startWorker();
+    const message = { from: '31612345696', id: 'wamid.odd', timestamp: String(Math.floor(Date.now() / 1000)), type: 'ephemeral_order', ephemeral_order: { anything: true } };
+    expect((await s.post(webhookBody([{ phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, messages: [message] }]))).status).toBe(200);
+    await until(async () => (await s.messages()).length === 1);
+    expect((await s.messages())[0]!.body).toBe('[Unsupported WhatsApp message type: ephemeral_order]');
+  });
+});
+
+describe('statuses', () => {
+  async function sentMessage(s: Awaited<ReturnType<typeof setup>>, phone: string) {
+    await s.inbound(phone, 'hi');
+    await until(async () => (await s.messages()).some((m) => m.direction === 'inbound'));
+    const contactId = (await s.messages()).find((m) => m.direction === 'inbound')!.contactId;
+    const id = (await s.api.post('/messages', { to: contactId, message: 'out' })).body.data.message.id as string;
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id } })).status === 'sent');
+    const wamid = (await app.db.prisma.providerMessageId.findFirstOrThrow({ where: { messageId: id } })).providerId;
+    return { id, wamid };
+  }
+  const statusOf = async (id: string) => (await app.db.prisma.message.findUniqueOrThrow({ where: { id } })).status;
+  const send = (s: Awaited<ReturnType<typeof setup>>, ...statuses: ReturnType<typeof statusUpdate>[]) =>
+    s.post(webhookBody([{ phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, statuses }]));
+
+  it('move forward only, each change an event; failed applies before delivery only', async () => {
+    const s = await setup();
+    startWorker();
+    const r = await startReceiver();
+    cleanups.push(r.close);
+    await createWebhook(app.db.prisma, { workspaceId: s.workspace.id, url: r.url, events: ['message.status_changed'] }, testSealer);
+    const { id, wamid } = await sentMessage(s, '+31612345697');
+    await send(s, statusUpdate(wamid, 'read'));
+    await until(async () => (await statusOf(id)) === 'read');
+    // Older than what the message has: nothing changes.
+    await send(s, statusUpdate(wamid, 'delivered'), statusUpdate(wamid, 'sent'), statusUpdate(wamid, 'failed', { error: { code: 131047, title: 'Re-engagement message' } }));
+    await until(async () => (await app.db.prisma.delivery.count({ where: { inboundEvent: { channelId: s.channel.id }, status: 'pending' } })) === 0);
+    expect(await statusOf(id)).toBe('read');
+    await until(() => r.received.length >= 2);
+    await sleep(100);
+    const changes = r.received.map((request) => JSON.parse(request.body)).filter((event) => event.data.id === id);
+    // The worker's own sent, then read; none for the stale ones.
+    expect(changes.map((event) => event.data.status)).toEqual(['sent', 'read']);
+
+    const second = await sentMessage(s, '+31612345697');
+    await send(s, statusUpdate(second.wamid, 'failed', { error: { code: 131047, title: 'Re-engagement message', details: 'More than 24 hours have passed' } }));
+    await until(async () => (await statusOf(second.id)) === 'failed');
+    const failed = await app.db.prisma.message.findUniqueOrThrow({ where: { id: second.id } });
+    expect(failed.failureReason).toBe('131047: Re-engagement message: More than 24 hours have passed');
+    await send(s, statusUpdate(second.wamid, 'delivered'));
+    await sleep(300);
+    expect(await statusOf(second.id)).toBe('failed');
+  });
+
+  it('a status ahead of its send is retried until the id is stored; after 10 minutes it is dropped', async () => {
+    const s = await setup();
+    startWorker();
+    await s.inbound('+31612345698', 'hi');
+    await until(async () => (await s.messages()).length === 1);
+    const contactId = (await s.messages())[0]!.contactId;
+    const id = (await s.api.post('/messages', { to: contactId, message: 'out' })).body.data.message.id as string;
+    await until(async () => (await statusOf(id)) === 'sent');
+    // A status for an id nobody stored yet: retried, not dropped.
+    await send(s, statusUpdate('wamid.later', 'delivered'));
+    await until(async () => (await app.db.prisma.delivery.findFirst({ where: { inboundEvent: { channelId: s.channel.id, body: { not: undefined } }, attempts: { gte: 2 } } })) !== null, 'retried');
+    await app.db.prisma.providerMessageId.create({ data: { channelId: s.channel.id, providerId: 'wamid.later', messageId: id, part: 1 } });
+    await until(async () => (await statusOf(id)) === 'delivered', 'applied once stored');
+
+    await send(s, statusUpdate('wamid.never', 'read'));
+    const event = await app.db.prisma.inboundEvent.findFirstOrThrow({ where: { channelId: s.channel.id }, orderBy: { receivedAt: 'desc' } });
+    await app.db.prisma.inboundEvent.update({ where: { id: event.id }, data: { receivedAt: new Date(Date.now() - 11 * 60_000) } });
+    await until(async () => (await app.db.prisma.delivery.findFirstOrThrow({ where: { inboundEventId: event.id } })).status === 'succeeded', 'dropped after 10 minutes');
+  });
+
+  it('a status for another channel’s message is ignored', async () => {
+    const s = await setup();
+    const other = await setup();
+    startWorker();
+    const { id, wamid } = await sentMessage(other, '+31612345699');
+    await send(s, statusUpdate(wamid, 'read'));
+    await until(async () => (await app.db.prisma.delivery.count({ where: { inboundEvent: { channelId: s.channel.id }, status: 'pending' } })) === 0);
+    expect(await statusOf(id)).toBe('sent');
+  });
+});
+
+describe('inbound media', () => {
+  it('is listed in the view and streamed from WhatsApp with the channel’s token; a provider error is 502', async () => {
+    const s = await setup();
+    startWorker();
+    const bytes = Buffer.from('\x89PNG fake image bytes');
+    fake.addMedia('media-1', bytes, 'image/png');
+    const image = { from: '31612345700', id: 'wamid.img', timestamp: String(Math.floor(Date.now() / 1000)), type: 'image', image: { id: 'media-1', mime_type: 'image/png', caption: 'Look' } };
+    const doc = { from: '31612345700', id: 'wamid.doc', timestamp: String(Math.floor(Date.now() / 1000)), type: 'document', document: { id: 'media-missing', mime_type: 'application/pdf', filename: 'quote.pdf' } };
+    await s.post(webhookBody([{ phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, messages: [image, doc] }]));
+    await until(async () => (await s.messages()).length === 2);
+    const [first, second] = await s.messages();
+    const view = (await s.api.get(`/messages?conversation_id=${first!.conversationId}`)).body.data.find((m: { id: string }) => m.id === first!.id);
+    expect(view).toMatchObject({ body: 'Look', media: [{ index: 0, contentType: 'image/png', filename: null }] });
+    expect(JSON.stringify(view)).not.toContain('media-1');
+
+    const file = await app.fetch(s.host, `/api/connect/messages/${first!.id}/media/0`, { headers: bearer(s.apiKey) });
+    expect(file.status).toBe(200);
+    expect(file.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await file.arrayBuffer())).toEqual(bytes);
+
+    const missing = await app.fetch(s.host, `/api/connect/messages/${second!.id}/media/0`, { headers: bearer(s.apiKey) });
+    expect(missing.status).toBe(502);
+    expect(await missing.json()).toEqual({ status: 'error', message: "The channel's provider could not hand the file over: the provider answered HTTP 400." });
+    expect((await app.fetch(s.host, `/api/connect/messages/${first!.id}/media/1`, { headers: bearer(s.apiKey) })).status).toBe(404);
+    expect((await app.fetch(s.host, `/api/connect/messages/${first!.id}/media/x`, { headers: bearer(s.apiKey) })).status).toBe(404);
+    const other = await setup();
+    expect((await app.fetch(other.host, `/api/connect/messages/${first!.id}/media/0`, { headers: bearer(other.apiKey) })).status).toBe(404);
+  });
+});
+
+describe('secrets at rest', () => {
+  it('the channel’s credentials are stored sealed, never in clear', async () => {
+    const s = await setup();
+    const [row] = await app.db.prisma.$queryRaw<{ row: string }[]>`SELECT row_to_json(c)::text AS row FROM channels c WHERE id = ${s.channel.id}::uuid`;
+    for (const secret of [WHATSAPP_SETTINGS.accessToken, WHATSAPP_SETTINGS.appSecret, WHATSAPP_SETTINGS.verifyToken]) expect(row!.row).not.toContain(secret);
+    expect(row!.row).toContain('sealed:v1:');
+    expect(row!.row).toContain(WHATSAPP_SETTINGS.phoneNumberId);
+  });
+});
+
+describe('metrics', () => {
+  it('count webhooks by provider and outcome, and processed items', async () => {
+    const s = await setup();
+    startWorker();
+    await s.inbound('+31612345701', 'counted');
+    await s.post(webhookBody([]), { secret: 'forged' });
+    await until(async () => (await s.messages()).length === 1);
+    const text = await (await app.fetch(s.host, '/metrics')).text();
+    const value = (line: string) => Number(new RegExp(`^${line.replace(/[{}"]/g, (c) => `\\${c}`)} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
+    expect(value('connect_inbound_events_total{provider="whatsapp_cloud",outcome="accepted"}')).toBeGreaterThanOrEqual(1);
+    expect(value('connect_inbound_events_total{provider="whatsapp_cloud",outcome="bad_signature"}')).toBeGreaterThanOrEqual(1);
+    expect(value('connect_inbound_items_total{provider="whatsapp_cloud",outcome="message"}')).toBeGreaterThanOrEqual(1);
+    expect(value('connect_delivery_attempts_total{kind="inbound",outcome="delivered"}')).toBeGreaterThanOrEqual(1);
+  });
+});
