@@ -178,6 +178,9 @@ function environment(service: Service): Record<string, string> {
   return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
 }
 
+/** What the checks give a variable the compose file requires. */
+const REQUIRED_VALUE = 'given-by-the-operator';
+
 /** `docker compose config` (or `docker-compose config`) when either is installed: it validates and normalises the file. */
 function composeConfig(file: string): { tool: string; text: string } {
   for (const [command, args] of [
@@ -186,14 +189,18 @@ function composeConfig(file: string): { tool: string; text: string } {
   ] as const) {
     const version = spawnSync(command, [...args, 'version'], { encoding: 'utf8', timeout: 20_000 });
     if (version.status !== 0) continue;
-    // Without the caller's variables, so that the file's own defaults are what is checked.
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME };
+    // Without the caller's variables, so that the file's own defaults are what is checked; a
+    // required one (`${VAR:?message}`) is given, as an operator's .env would.
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, SECRETS_KEY: REQUIRED_VALUE };
     const config = spawnSync(command, [...args, '-f', file, 'config'], { cwd: root, env, encoding: 'utf8', timeout: 30_000 });
     if (config.status !== 0) throw new Error(`${command} ${args.join(' ')} config failed: ${config.stderr}`);
     return { tool: `${command} ${args.join(' ')}`.trim(), text: config.stdout };
   }
-  // Compose's interpolation, for the forms the file uses: `${VAR:-default}` and `${VAR-default}`.
-  const text = fs.readFileSync(file, 'utf8').replace(/\$\{\w+:?-([^}]*)\}/g, (_, fallback: string) => fallback);
+  // Compose's interpolation, for the forms the file uses: `${VAR:-default}`, `${VAR-default}` and `${VAR:?message}`.
+  const text = fs
+    .readFileSync(file, 'utf8')
+    .replace(/\$\{\w+:?-([^}]*)\}/g, (_, fallback: string) => fallback)
+    .replace(/\$\{\w+:\?[^}]*\}/g, REQUIRED_VALUE);
   return { tool: 'yaml', text };
 }
 
@@ -226,6 +233,14 @@ describe.skipIf(onPostgres)('docker-compose.yml', () => {
     expect(env.HOST).toBe('0.0.0.0');
     expect(env.NODE_ENV).toBe('production');
     expect(env.SEED_DEMO).toBe('0');
+  });
+
+  it('requires the operator’s SECRETS_KEY (no default) and passes PUBLIC_URL on', () => {
+    const raw = fs.readFileSync(path.join(root, 'docker-compose.yml'), 'utf8');
+    expect(raw).toMatch(/^\s*SECRETS_KEY: \$\{SECRETS_KEY:\?[^}]+\}$/m);
+    const env = environment(services.gateway!);
+    expect(env.SECRETS_KEY).toBe(REQUIRED_VALUE);
+    expect(env.PUBLIC_URL).toMatch(/^https?:\/\//);
   });
 
   it('starts each service once what it needs is healthy', () => {
