@@ -259,3 +259,113 @@ describe('idempotencyKey on GraphQL createContact and sendMessage', () => {
     expect(rest.status).toBe(202);
   });
 });
+
+describe('Idempotency-Key on the one-statement send (a contact id with an open conversation)', () => {
+  /** A contact whose conversation on the channel is open, and a body that sends to it by id. */
+  async function openConversation(s: Awaited<ReturnType<typeof setup>>) {
+    const contact = await s.contact({ email: `open-${Math.random().toString(36).slice(2)}@example.com` });
+    const opened = await s.send({ to: contact.id, message: 'opens the conversation' });
+    return { body: { to: contact.id, message: 'Keyed by id' }, conversationId: opened.body.data.message.conversationId as string };
+  }
+
+  it('stores the answer with the conversation the statement chose, and replays it byte for byte', async () => {
+    const s = await setup();
+    const { body, conversationId } = await openConversation(s);
+    const first = await s.withKey('direct-1').post('/messages', body);
+    expect(first.status).toBe(202);
+    expect(first.body.data.message.conversationId).toBe(conversationId);
+    const row = await app.db.prisma.idempotencyKey.findFirstOrThrow({ where: { key: 'direct-1' } });
+    expect(row.responseStatus).toBe(202);
+    expect(row.responseBody).toEqual(first.body);
+    const again = await s.withKey('direct-1').post('/messages', body);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(JSON.stringify(again.body)).toBe(JSON.stringify(first.body));
+    expect(await s.messages()).toBe(2);
+  });
+
+  it('refuses the key with another body (422, nothing sent) and takes over an expired key', async () => {
+    const s = await setup();
+    const { body } = await openConversation(s);
+    expect((await s.withKey('direct-2').post('/messages', body)).status).toBe(202);
+    const other = await s.withKey('direct-2').post('/messages', { ...body, message: 'Something else' });
+    expect(other.status).toBe(422);
+    expect(other.body.errors).toEqual({ 'Idempotency-Key': ['The Idempotency-Key was already used with a different request body.'] });
+    expect(await s.messages()).toBe(2);
+    await app.db.prisma.idempotencyKey.updateMany({ where: { key: 'direct-2' }, data: { createdAt: new Date(Date.now() - 25 * 3600_000) } });
+    const later = await s.withKey('direct-2').post('/messages', { ...body, message: 'A new day' });
+    expect(later.status).toBe(202);
+    expect(later.headers.get('idempotent-replayed')).toBeNull();
+    expect((await app.db.prisma.idempotencyKey.findFirstOrThrow({ where: { key: 'direct-2' } })).responseBody).toEqual(later.body);
+    expect(await s.messages()).toBe(3);
+  });
+
+  it('on GraphQL too: the replay names the message the first call sent', async () => {
+    const s = await setup();
+    const { body } = await openConversation(s);
+    const SEND = 'mutation($input: SendMessageInput!) { sendMessage(input: $input) { message { id body } userErrors { field message } } }';
+    const input = { to: { contactId: body.to }, message: 'Keyed on GraphQL', idempotencyKey: 'gql-direct' };
+    const gql = () => executeOperation<any, any>(app, s.host, bearer(s.apiKey), parse(SEND), { input });
+    const first = await gql();
+    const again = await gql();
+    expect(first.data.sendMessage.message.id).toEqual(expect.any(String));
+    expect(first.data.sendMessage.userErrors).toEqual([]);
+    expect(again.data).toEqual(first.data);
+    expect(await s.messages()).toBe(2);
+  });
+
+  it.skipIf(!onPostgres)('20 concurrent identical sends make one message; the others replay it or are told it is in flight', async () => {
+    const s = await setup();
+    const { body } = await openConversation(s);
+    const results = await Promise.all(Array.from({ length: 20 }, () => s.withKey('direct-burst').post('/messages', body)));
+    const statuses = results.map((r) => r.status);
+    expect(statuses.every((status) => status === 202 || status === 409), statuses.join(',')).toBe(true);
+    const originals = results.filter((r) => r.status === 202 && r.headers.get('idempotent-replayed') === null);
+    expect(originals).toHaveLength(1);
+    for (const replay of results.filter((r) => r.headers.get('idempotent-replayed') === 'true')) expect(replay.body).toEqual(originals[0]!.body);
+    expect(await s.messages()).toBe(2);
+  });
+
+  it.skipIf(!onPostgres)('answers 409 at once while another request holds the key, and sends once it is gone', async () => {
+    const s = await setup();
+    const { body } = await openConversation(s);
+    const token = await app.db.prisma.accessToken.findUniqueOrThrow({ where: { tokenHash: hashToken(s.apiKey) } });
+    const holder = new pg.Client({ connectionString: inject('databaseUrl') });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(
+        `INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash) VALUES (gen_random_uuid(), $1, $2, 'direct-slow', repeat('0', 64))`,
+        [token.id, `POST /messages ${s.channel.id}`],
+      );
+      const started = Date.now();
+      const during = await s.withKey('direct-slow').post('/messages', body);
+      expect(during.status).toBe(409);
+      expect(Date.now() - started).toBeLessThan(2000);
+      await holder.query('ROLLBACK');
+    } finally {
+      await holder.end();
+    }
+    expect((await s.withKey('direct-slow').post('/messages', body)).status).toBe(202);
+    expect(await s.messages()).toBe(2);
+  });
+
+  it.skipIf(!onPostgres)('waits for a busy conversation instead of refusing the send', async () => {
+    const s = await setup();
+    const { body, conversationId } = await openConversation(s);
+    const holder = new pg.Client({ connectionString: inject('databaseUrl') });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT id FROM conversations WHERE id = $1 FOR UPDATE', [conversationId]);
+      const pending = s.withKey('direct-busy').post('/messages', body);
+      await new Promise((resolve) => setTimeout(resolve, 400));
+      await holder.query('COMMIT');
+      const answer = await pending;
+      expect(answer.status).toBe(202);
+      expect(answer.body.data.message.conversationId).toBe(conversationId);
+    } finally {
+      await holder.end();
+    }
+    expect(await s.messages()).toBe(2);
+  });
+});

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../../db/types.js';
-import type { PrismaClient } from '../../generated/prisma/client.js';
+import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { Logger } from 'pino';
 import type { RequestContext } from '../../context/types.js';
 import { isLockTimeout } from '../../db/errors.js';
@@ -40,10 +40,26 @@ class Replay {
   constructor(readonly response: StoredResponse) {}
 }
 
-/** Hooks a service calls inside the transaction of its write: first and last. */
+/**
+ * Hooks a service calls inside the transaction of its write, first and last; or, for a write that
+ * is one statement outside any transaction, the claim and answer as a part of that statement.
+ */
 export interface WriteGuard<T> {
   begin(tx: Db): Promise<void>;
   end(tx: Db, result: T): Promise<void>;
+  /**
+   * The key's claim with its answer, as the body of a CTE of the write's own statement: one row is
+   * inserted per row of `source` (the write goes ahead) and none without one. The answer is
+   * `result` rendered, with each `placeholder` in it replaced by `column` (a value only the
+   * statement knows, like the conversation it chose). It returns `id` when the key was claimed and
+   * nothing when another request holds it. Waits for a concurrent claim at most IN_FLIGHT_WAIT (a
+   * lock timeout then: the caller takes its transaction instead).
+   */
+  inlineClaim(result: T, placeholder: string, source: Prisma.Sql, column: Prisma.Sql): Prisma.Sql;
+  /** After the statement of an inline claim that claimed the key: its result, the answer. */
+  answered(result: T): void;
+  /** After the statement of an inline claim that did not: the key's answer replayed (or the request refused). */
+  replay(): Promise<never>;
 }
 
 /** `Idempotency-Key`: 1–255 printable ASCII characters (`field` names it in the 422). */
@@ -180,6 +196,30 @@ export async function runIdempotent<T>(
         data: { responseStatus: response.status, responseBody: response.body as object },
         select: { id: true },
       });
+    },
+    inlineClaim: (result, placeholder, source, column) => {
+      claiming = true;
+      const answer = options.render(result);
+      // No reset of lock_timeout: the statement is its own transaction.
+      return Prisma.sql`
+        INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash, response_status, response_body)
+        SELECT gen_random_uuid(), ${scope.credentialId}::uuid, ${scope.route}, ${scope.key}, ${scope.requestHash},
+               ${answer.status}, replace(${JSON.stringify(answer.body)}, ${placeholder}, (${column})::text)::json
+          FROM ${source}, (SELECT set_config('lock_timeout', ${IN_FLIGHT_WAIT}, true)) AS waiting
+        ON CONFLICT (credential_id, route, key) DO UPDATE
+          SET request_hash = EXCLUDED.request_hash, response_status = EXCLUDED.response_status,
+              response_body = EXCLUDED.response_body, created_at = CURRENT_TIMESTAMP
+          WHERE idempotency_keys.created_at < ${fresh()}
+        RETURNING id`;
+    },
+    answered: (result) => {
+      response = options.render(result);
+    },
+    replay: async () => {
+      taken = true;
+      const answer = await stored(prisma, scope, options.field);
+      if (!answer) throw new RequestInFlightError();
+      throw new Replay(answer);
     },
   };
   try {

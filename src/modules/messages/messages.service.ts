@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { Prisma, type Channel, type Contact, type Message, type User } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
 import type { RequestContext } from '../../context/types.js';
 import { actingChannel } from '../../context/request.js';
-import { isUniqueViolation } from '../../db/errors.js';
+import { isLockTimeout, isUniqueViolation } from '../../db/errors.js';
 import { ValidationError } from '../../errors/domain.js';
 import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 import { isUuid, uuid7 } from '../../lib/uuid.js';
@@ -172,7 +173,12 @@ type ConversationChoice = { id: string } | { open: true };
  * contact has no open conversation on the channel (or is no live contact of the
  * workspace), nothing is written and the answer is null.
  */
-async function storeMessage(db: Db, message: Outgoing, conversation: ConversationChoice): Promise<{ row: MessageRow; queued: number } | null> {
+async function storeMessage(
+  db: Db,
+  message: Outgoing,
+  conversation: ConversationChoice,
+  guard?: WriteGuard<MessageRow>,
+): Promise<{ row: MessageRow; queued: number } | null | 'taken'> {
   const { workspaceId, channel, contactId, input, content, sender, at } = message;
   const chosen =
     'id' in conversation
@@ -182,11 +188,24 @@ async function storeMessage(db: Db, message: Outgoing, conversation: Conversatio
   // The view is known before the statement but for the conversation, which the statement chooses.
   const view = messageView(messageRow(message, ''));
   const events = [...message.events, { type: 'message.created' as const, data: jsonObjectSql({ ...view, conversationId: Prisma.sql`message.conversation_id` }) }];
-  const [stored] = await db.$queryRaw<{ conversationId: string; queued: number }[]>`
-    WITH conversation AS (
+  // With an idempotency key outside a transaction: the conversation is locked first, the key
+  // claimed (with its answer) only when there is one, and the write goes ahead only when claimed.
+  const placeholder = guard ? randomUUID() : '';
+  const update = guard
+    ? Prisma.sql`
+    chosen AS (SELECT id FROM conversations WHERE ${chosen} FOR UPDATE),
+    claim AS (${guard.inlineClaim(messageRow(message, placeholder), placeholder, Prisma.sql`chosen`, Prisma.sql`chosen.id`)}),
+    conversation AS (
+      UPDATE conversations SET last_message_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
+       WHERE id = (SELECT id FROM chosen) AND EXISTS (SELECT 1 FROM claim)
+      RETURNING id),`
+    : Prisma.sql`
+    conversation AS (
       UPDATE conversations SET last_message_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
        WHERE ${chosen}
-      RETURNING id),
+      RETURNING id),`;
+  const [stored] = await db.$queryRaw<{ conversationId: string | null; queued: number | null; chosen: string | null }[]>`
+    WITH ${update}
     message AS (
       INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, type, body, is_encrypted, silent,
                             template_id, template_parameters, media_urls, sender_type, sender_channel_id, sender_user_id, sender_name,
@@ -205,8 +224,12 @@ async function storeMessage(db: Db, message: Outgoing, conversation: Conversatio
       INSERT INTO contact_channels (contact_id, channel_id) SELECT ${contactId}::uuid, ${channel.id}::uuid FROM message
       ON CONFLICT DO NOTHING),
     queued AS (${queueEventsSql(workspaceId, events, at, Prisma.sql`message`)} RETURNING 1)
-    SELECT message.conversation_id AS "conversationId", (SELECT count(*) FROM queued)::int AS queued FROM message`;
-  return stored ? { row: messageRow(message, stored.conversationId), queued: stored.queued } : null;
+    SELECT message.conversation_id AS "conversationId", (SELECT count(*) FROM queued)::int AS queued,
+           ${guard ? Prisma.sql`(SELECT id FROM chosen)` : Prisma.sql`NULL::uuid`} AS chosen
+      FROM (SELECT 1) AS once LEFT JOIN message ON true`;
+  if (stored?.conversationId) return { row: messageRow(message, stored.conversationId), queued: stored.queued ?? 0 };
+  // A conversation was there to write to, but another request holds the key.
+  return stored?.chosen ? 'taken' : null;
 }
 
 /**
@@ -233,17 +256,22 @@ export async function sendMessage(ctx: RequestContext, body: unknown, guard?: Wr
     try {
       const at = new Date();
       const outgoing = { id: uuid7(), workspaceId, channel, input, at, events: [] as DomainEvent[] };
-      const onOpenConversation = (db: Db) =>
-        storeMessage(
+      const onOpenConversation = async (db: Db, inline?: WriteGuard<MessageRow>) => {
+        const stored = await storeMessage(
           db,
           { ...outgoing, contactId: direct!, content: { body: input.message!, templateId: null, templateParameters: undefined }, sender: channelSender(channel) },
           { open: true },
+          inline,
         );
+        if (stored === 'taken') return inline!.replay();
+        if (stored) inline?.answered(stored.row);
+        return stored;
+      };
       const sent =
-        (!guard && direct ? await onOpenConversation(ctx.prisma) : null) ??
+        (direct ? await onOpenConversation(ctx.prisma, guard).catch(inlineWaited) : null) ??
         (await ctx.prisma.$transaction(async (tx) => {
           await guard?.begin(tx);
-          const sent = (guard && direct ? await onOpenConversation(tx) : null) ?? (await sendInTransaction(tx, { ...outgoing, field, recipient }));
+          const sent = await sendInTransaction(tx, { ...outgoing, field, recipient });
           await guard?.end(tx, sent.row);
           return sent;
         }));
@@ -257,6 +285,16 @@ export async function sendMessage(ctx: RequestContext, body: unknown, guard?: Wr
       throw error;
     }
   }
+}
+
+/**
+ * The one-statement send waits at most briefly for a lock (a concurrent claim of its key, or its
+ * conversation): past that it takes the transaction, which tells a request in flight from a busy
+ * conversation.
+ */
+function inlineWaited(error: unknown): null {
+  if (isLockTimeout(error)) return null;
+  throw error;
 }
 
 function channelSender(channel: Channel): Actor {
@@ -276,7 +314,7 @@ async function sendInTransaction(
   const conversation = await conversationForSend(tx, { workspaceId, channelId: channel.id, contactId: contact.id, silent: input.silent, actor: sender, at, events });
   const stored = await storeMessage(tx, { ...message, contactId: contact.id, content, sender }, conversation);
   // The conversation was chosen and locked in this transaction, so the message was stored.
-  return stored!;
+  return stored as { row: MessageRow; queued: number };
 }
 
 /** How each provider names itself in a refusal, and what it needs of a recipient. */
