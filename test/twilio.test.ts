@@ -1,7 +1,13 @@
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
 import { parse } from 'graphql';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { runAdmin } from '../src/cli/run-admin.js';
-import { loadEnv } from '../src/env.js';
+import { ConfigError, loadEnv } from '../src/env.js';
+import { openDatabase } from '../src/db/database.js';
+import { migrate } from '../src/db/migrate.js';
 import type { DeliveryWorker } from '../src/modules/delivery/delivery.worker.js';
 import { createWebhook } from '../src/modules/webhooks/webhooks.service.js';
 import { twilioSignature, verifyTwilioSignature } from '../src/providers/twilio/signature.js';
@@ -9,6 +15,7 @@ import { onPostgres } from './helpers/app.js';
 import { bearer } from './helpers/factories.js';
 import { appOnOwnDatabase } from './helpers/fresh-database.js';
 import { startReceiver } from './helpers/receiver.js';
+import { startServer, type ServerProcess } from './helpers/server-process.js';
 import { restClient } from './helpers/rest.js';
 import { TEST_SECRETS_KEY, testSealer } from './helpers/secrets.js';
 import { subscribeSse } from './helpers/sse.js';
@@ -629,4 +636,67 @@ describe('metrics', () => {
     expect(value('connect_inbound_events_total{provider="twilio",outcome="bad_signature"}')).toBeGreaterThanOrEqual(1);
     expect(value('connect_inbound_items_total{provider="twilio",outcome="message"}')).toBeGreaterThanOrEqual(1);
   });
+});
+
+describe('settings', () => {
+  it('TWILIO_API_URL defaults to Twilio’s API; anything but an http(s) URL is refused', () => {
+    expect(loadEnv({}).TWILIO_API_URL).toBe('https://api.twilio.com');
+    expect(loadEnv({ TWILIO_API_URL: 'http://127.0.0.1:9999/' }).TWILIO_API_URL).toBe('http://127.0.0.1:9999');
+    expect(() => loadEnv({ TWILIO_API_URL: 'ftp://api.twilio.com' })).toThrow(ConfigError);
+  });
+});
+
+/** One request to the real server; fetch cannot set Host, which names the workspace. */
+function call(base: string, host: string, to: string, headers: Record<string, string>, body: string) {
+  return new Promise<{ status: number; type: string | undefined; text: string }>((resolve, reject) => {
+    const req = http.request(`${base}${to}`, { method: 'POST', headers: { host, ...headers } }, (res) => {
+      let text = '';
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], text }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+// The server as `npm start` runs it, on an embedded database of its own: once, not per database kind.
+describe.skipIf(onPostgres)('a server process', () => {
+  let server: ServerProcess | undefined;
+  let dir: string;
+  afterAll(() => {
+    if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sends through TWILIO_API_URL with its status callback under PUBLIC_URL, and takes webhooks signed for PUBLIC_URL', async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'twilio-'));
+    const pgliteDir = path.join(dir, 'pglite');
+    const db = await openDatabase({ pgliteDir });
+    await db.withSession((session) => migrate(session));
+    const ws = await twilioWorkspace(db.prisma);
+    await db.close();
+
+    const publicUrl = 'https://sms.example.test/gateway';
+    server = startServer({ PGLITE_DIR: pgliteDir, SEED_DEMO: '0', DELIVERY_WORKER: '1', DELIVERY_POLL_MS: '50', TWILIO_API_URL: fake.url, PUBLIC_URL: publicUrl });
+    const base = await server.listening;
+    const before = fake.sent.length;
+    const sent = await call(base, ws.host, '/api/connect/messages', { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/json' }, JSON.stringify({ to: { phone: '+31612345698' }, message: 'From a process' }));
+    expect(sent.status, sent.text).toBe(202);
+    await until(() => fake.sent.length > before, 'sent to the fake', 15_000);
+    expect(fake.sent[before]!.form).toEqual([
+      ['To', '+31612345698'],
+      ['From', TWILIO_SETTINGS.from],
+      ['Body', 'From a process'],
+      ['StatusCallback', `${publicUrl}/webhooks/twilio/${ws.channel.id}/status`],
+    ]);
+
+    // A proxy serves the gateway under /gateway: Twilio signed the public URL, the gateway sees /webhooks/….
+    const to = `/webhooks/twilio/${ws.channel.id}`;
+    const form = inboundMessageForm(accountSid, { from: '+31612345698', to: TWILIO_SETTINGS.from, body: 'Back from a phone' });
+    const good = signedTwilioRequest(`${publicUrl}${to}`, form, authToken);
+    const answer = await call(base, ws.host, to, good.headers, good.body);
+    expect([answer.status, answer.type, answer.text]).toEqual([200, 'text/xml; charset=utf-8', '<Response></Response>']);
+    const direct = signedTwilioRequest(`${base}${to}`, form, authToken);
+    expect((await call(base, ws.host, to, direct.headers, direct.body)).status).toBe(403);
+  }, 60_000);
 });
