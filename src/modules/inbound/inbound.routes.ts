@@ -52,12 +52,11 @@ function channelCache(deps: AppDeps) {
 }
 
 /**
- * Serves provider webhooks under /webhooks/ (WhatsApp's here, Twilio's in twilio.routes.ts): null
- * for any other path. Checks in the contract's
- * order — an unknown, inactive or other-provider channel is 404; a bad or missing signature 401 (Twilio: 403);
- * a body over 1 MiB 413; a verified body that cannot be read 400 — then stores the event raw,
- * with the delivery that will process it, in one statement before answering 200. Each refusal is
- * logged, never with the body.
+ * Serves provider webhooks under /webhooks/ (Twilio's through twilio.routes.ts): null for any
+ * other path. Checks in the contract's order — an unknown, inactive or other-provider channel is
+ * 404; a bad or missing signature 401 (Twilio: 403); a body over 1 MiB 413; a verified body that
+ * cannot be read 400 — then stores the event raw, with the delivery that will process it, in one
+ * statement before answering 200. Each refusal is logged, never with the body.
  */
 export function inboundRoutes(deps: AppDeps) {
   const channelOf = channelCache(deps);
