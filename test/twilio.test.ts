@@ -322,6 +322,18 @@ describe('statuses', () => {
     expect((await app.db.prisma.message.findUniqueOrThrow({ where: { id: second.id } })).failureReason).toBe('30007: Twilio reported the message failed');
   });
 
+  it('a status that overtakes the stored sid is retried until the sid is stored', async () => {
+    const s = await setup();
+    startWorker();
+    const { id } = await sentMessage(s, { to: { phone: '+31612345685' }, message: 'out' });
+    const early = `SM${'e'.repeat(32)}`;
+    await s.status(early, 'delivered');
+    await until(async () => (await app.db.prisma.delivery.findFirst({ where: { inboundEvent: { channelId: s.channel.id }, attempts: { gte: 2 } } })) !== null, 'retried');
+    expect(await statusOf(id)).toBe('sent');
+    await app.db.prisma.providerMessageId.create({ data: { channelId: s.channel.id, providerId: early, messageId: id, part: 1 } });
+    await until(async () => (await statusOf(id)) === 'delivered', 'applied once stored');
+  });
+
   it('a status callback is answered 200 once stored, before it is processed', async () => {
     const s = await setup();
     const answer = await s.status(`SM${'0'.repeat(32)}`, 'delivered');
