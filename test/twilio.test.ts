@@ -650,6 +650,15 @@ describe('metrics', () => {
   });
 });
 
+describe('logs', () => {
+  it('never carry the auth token or the Basic credentials, after every send, refusal and download above', () => {
+    const logs = app.logs.join('\n');
+    expect(logs).toContain('inbound webhook refused');
+    expect(logs).not.toContain(authToken);
+    expect(logs).not.toContain(basic.slice('Basic '.length));
+  });
+});
+
 describe('settings', () => {
   it('TWILIO_API_URL defaults to Twilio’s API; anything but an http(s) URL is refused', () => {
     expect(loadEnv({}).TWILIO_API_URL).toBe('https://api.twilio.com');
