@@ -94,6 +94,7 @@ const envSchema = z.object({
     .optional(),
   WHATSAPP_API_URL: httpUrl.default('https://graph.facebook.com'),
   WHATSAPP_API_VERSION: z.string().trim().regex(/^v\d+\.\d+$/, 'expected a Graph API version such as v21.0').default('v21.0'),
+  TWILIO_API_URL: httpUrl.default('https://api.twilio.com'),
   /** Base64 of 32 bytes: stored secrets are sealed with it (src/lib/sealed.ts). */
   SECRETS_KEY: secretsKey.optional(),
   /** The key being rotated away from: values sealed with it can still be opened. */

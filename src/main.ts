@@ -4,7 +4,7 @@ import type { Database } from './db/database.js';
 import type { DeliveryWorker } from './modules/delivery/delivery.worker.js';
 import type { EventBus } from './events/bus.js';
 import type { RateLimiter } from './context/rate-limit.js';
-import { loadEnv, privateTargets, seedDemoEnabled, type Env } from './env.js';
+import { loadEnv, privateTargets, publicUrl, seedDemoEnabled, type Env } from './env.js';
 import { createLogger } from './logger.js';
 import { OpenStreams } from './lib/streams.js';
 
@@ -166,6 +166,7 @@ async function start(env: Env) {
     timeoutMs: env.DELIVERY_TIMEOUT_MS,
     targets: privateTargets(env),
     whatsapp: { baseUrl: env.WHATSAPP_API_URL, version: env.WHATSAPP_API_VERSION },
+    twilio: { baseUrl: env.TWILIO_API_URL, publicUrl: publicUrl(env) },
   });
   // One bus for the app's subscriptions and the worker's inbound messages.
   events = createEventBus({ redisUrl: env.REDIS_URL, logger });

@@ -4,6 +4,7 @@ import { privateTargets, publicUrl, type Env } from '../env.js';
 import type { Sealer } from '../lib/sealed.js';
 import { PROVIDERS, PROVIDER_FLAGS, inboundUrl, providerConfig, providerSchema, type ProviderName } from '../modules/channels/providers.schemas.js';
 import { openProviderSecrets } from '../modules/channels/channel-secrets.js';
+import { twilioStatusUrl } from '../providers/twilio/send.js';
 import { requireSealer, resealSecrets } from '../modules/secrets/secrets.service.js';
 import { InputError } from '../errors/domain.js';
 import { OutboundTargetError, checkTarget, withoutCredentials, type Resolver } from '../lib/outbound-http.js';
@@ -101,8 +102,8 @@ export const commands: Record<string, AdminCommand> = {
 
   'channel:create': define({
     summary:
-      '--hostname H --name N [--type whatsapp|sms|email|webchat] [--webhook-url U] [--provider webhook|whatsapp_cloud] ' +
-      '[--phone-number-id P --access-token T --app-secret S --verify-token V]',
+      '--hostname H --name N [--type whatsapp|sms|email|webchat] [--webhook-url U] [--provider webhook|whatsapp_cloud|twilio] ' +
+      '[--phone-number-id P --access-token T --app-secret S --verify-token V] [--account-sid AC… --auth-token T --from +E164|MG…]',
     flags: { hostname: 'string', name: 'string', type: 'string', 'webhook-url': 'string', provider: 'string', ...providerFlags },
     input: z.object({
       hostname: hostnameSchema,
@@ -138,12 +139,16 @@ export const commands: Record<string, AdminCommand> = {
         ...(webhookSecret ? { webhookSecret } : {}),
         provider: channel.provider,
         inboundUrl: inboundUrl(publicUrl(context.env), channel),
+        // Twilio posts statuses to the URL each sent message names: shown for a Messaging Service's settings.
+        ...(channel.provider === 'twilio' ? { statusUrl: twilioStatusUrl(publicUrl(context.env), channel.id) } : {}),
       };
     },
   }),
 
   'channel:configure': define({
-    summary: '--channel ID [--provider webhook|whatsapp_cloud] [--phone-number-id P] [--access-token T] [--app-secret S] [--verify-token V]',
+    summary:
+      '--channel ID [--provider webhook|whatsapp_cloud|twilio] [--phone-number-id P] [--access-token T] [--app-secret S] [--verify-token V] ' +
+      '[--account-sid AC…] [--auth-token T] [--from +E164|MG…]',
     flags: { channel: 'string', provider: 'string', ...providerFlags },
     input: z.object({ channel: id, provider: providerSchema.optional(), ...providerFlagSchemas }),
     async run(prisma, input, context) {

@@ -5,6 +5,9 @@ import { acceptProvider, eventWebhookProvider, webhookProvider, type EventProvid
 import { whatsappProvider } from './whatsapp/send.js';
 import { parseWebhook } from './whatsapp/inbound.js';
 import { whatsappMedia, type MediaFetcher } from './whatsapp/media.js';
+import { twilioProvider } from './twilio/send.js';
+import { parseTwilioWebhook, TWILIO_KIND_HEADER } from './twilio/inbound.js';
+import { twilioMedia } from './twilio/media.js';
 
 /** A stored inbound event as a parser reads it. */
 export interface InboundRaw {
@@ -32,6 +35,8 @@ export interface ProviderOptions {
   /** WEBHOOK_PRIVATE_TARGETS, for URLs the gateway did not choose (webhooks, media links). */
   targets: TargetPolicy;
   whatsapp: { baseUrl: string; version: string };
+  /** TWILIO_API_URL, and PUBLIC_URL for the status callbacks (defaults: Twilio's API, http://localhost:4000). */
+  twilio?: { baseUrl: string; publicUrl: string };
   /** Replaces the system's DNS for guarded targets (tests). */
   resolve?: Resolver;
 }
@@ -60,16 +65,24 @@ export function createProviders(options: ProviderOptions): Providers {
     },
   };
   const media = whatsappMedia({ ...options.whatsapp, api, guarded });
+  const twilioSettings = options.twilio ?? { baseUrl: 'https://api.twilio.com', publicUrl: 'http://localhost:4000' };
+  const twilio = twilioProvider({ ...twilioSettings, http });
+  const twilioParser: InboundParser = {
+    parse: (raw) => [{ events: parseTwilioWebhook(raw.body, raw.headers[TWILIO_KIND_HEADER] === 'status' ? 'status' : 'message', raw.receivedAt) }],
+  };
+  const twilioFiles = twilioMedia({ baseUrl: twilioSettings.baseUrl, guarded });
   return {
     outbound(channel) {
       if (channel.provider === 'whatsapp_cloud') return whatsapp;
+      if (channel.provider === 'twilio') return twilio;
       return channel.webhookUrl ? webhook : acceptProvider;
     },
     parsers(provider) {
       if (provider === 'whatsapp_cloud') return whatsappParser;
+      if (provider === 'twilio') return twilioParser;
       throw new Error(`no inbound parser for provider ${provider}`);
     },
-    media: (provider) => (provider === 'whatsapp_cloud' ? media : null),
+    media: (provider) => (provider === 'whatsapp_cloud' ? media : provider === 'twilio' ? twilioFiles : null),
     events: eventWebhookProvider({ timeoutMs: options.timeoutMs, client: guarded }),
     async close() {
       await Promise.all([guarded.close(), api.close()]);

@@ -6,9 +6,15 @@ import { testSealer } from './secrets.js';
 import type { EventBus } from '../../src/events/bus.js';
 import { processInboundEvent } from '../../src/modules/inbound/inbound.worker.js';
 
-/** Providers as a test process builds them: private targets allowed, WhatsApp at `whatsappUrl` (a local fake). */
+/** Providers as a test process builds them: private targets allowed, provider APIs at a local port nothing answers unless a test gives its fake. */
 export function testProviders(overrides: Partial<ProviderOptions> = {}): Providers {
-  return createProviders({ timeoutMs: 2000, targets: 'allow', whatsapp: { baseUrl: 'http://127.0.0.1:9', version: 'v21.0' }, ...overrides });
+  return createProviders({
+    timeoutMs: 2000,
+    targets: 'allow',
+    whatsapp: { baseUrl: 'http://127.0.0.1:9', version: 'v21.0' },
+    twilio: { baseUrl: 'http://127.0.0.1:9', publicUrl: 'http://localhost:4000' },
+    ...overrides,
+  });
 }
 
 /** A delivery worker for tests: silent, polling and backing off in milliseconds. Not started. */

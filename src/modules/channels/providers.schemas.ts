@@ -25,7 +25,7 @@ const token = (what: string, max: number) =>
     .regex(/^[\x21-\x7e]+$/, `must be the ${what} as given, without spaces`);
 
 /** Every provider a channel can have, with the settings each needs (CONTRACT §6). */
-export const PROVIDERS: Record<'webhook' | 'whatsapp_cloud', ProviderSpec> = {
+export const PROVIDERS: Record<'webhook' | 'whatsapp_cloud' | 'twilio', ProviderSpec> = {
   webhook: { settings: {}, secrets: {} },
   whatsapp_cloud: {
     channelType: 'whatsapp',
@@ -36,6 +36,22 @@ export const PROVIDERS: Record<'webhook' | 'whatsapp_cloud', ProviderSpec> = {
       accessToken: { flag: 'access-token', schema: token('access token', 4096) },
       appSecret: { flag: 'app-secret', schema: token('app secret', 255) },
       verifyToken: { flag: 'verify-token', schema: token('verify token', 255) },
+    },
+  },
+  twilio: {
+    channelType: 'sms',
+    settings: {
+      accountSid: { flag: 'account-sid', schema: z.string().trim().regex(/^AC[0-9a-f]{32}$/, 'must be the Account SID from the Twilio console (AC and 32 hex digits)') },
+      from: {
+        flag: 'from',
+        schema: z
+          .string()
+          .trim()
+          .regex(/^(\+[1-9]\d{1,14}|MG[0-9a-f]{32})$/, 'must be the sending number in E.164 form (+14155550100) or a Messaging Service SID (MG and 32 hex digits)'),
+      },
+    },
+    secrets: {
+      authToken: { flag: 'auth-token', schema: token('auth token', 255) },
     },
   },
 };
@@ -96,5 +112,7 @@ export function providerConfig(
 /** Where a channel's provider sends replies and statuses (printed for the operator to paste), or null. */
 export function inboundUrl(publicUrl: string, channel: { id: string; provider: ChannelProvider }): string | null {
   if (channel.provider === 'whatsapp_cloud') return `${publicUrl}/webhooks/whatsapp/${channel.id}`;
+  // Messages come here; statuses to the same URL + `/status`, which every sent message names itself.
+  if (channel.provider === 'twilio') return `${publicUrl}/webhooks/twilio/${channel.id}`;
   return null;
 }

@@ -9,6 +9,7 @@ import { HttpError, json, readBody } from '../../rest/http.js';
 import { ServerResponse } from '../../lib/response.js';
 import { SIGNATURE_HEADER, parseableBody, signatureWellFormed, verifySignature } from '../../providers/whatsapp/inbound.js';
 import { openProviderSecrets } from '../channels/channel-secrets.js';
+import { twilioWebhook } from './twilio.routes.js';
 
 /** Where providers post replies and statuses (CONTRACT §6); no API key: each is verified its provider's way. */
 export const WEBHOOKS_PREFIX = '/webhooks/';
@@ -51,11 +52,11 @@ function channelCache(deps: AppDeps) {
 }
 
 /**
- * Serves provider webhooks under /webhooks/: null for any other path. Checks in the contract's
- * order — an unknown, inactive or other-provider channel is 404; a bad or missing signature 401;
- * a body over 1 MiB 413; a verified body that cannot be read 400 — then stores the event raw,
- * with the delivery that will process it, in one statement before answering 200. Each refusal is
- * logged, never with the body.
+ * Serves provider webhooks under /webhooks/ (Twilio's through twilio.routes.ts): null for any
+ * other path. Checks in the contract's order — an unknown, inactive or other-provider channel is
+ * 404; a bad or missing signature 401 (Twilio: 403); a body over 1 MiB 413; a verified body that
+ * cannot be read 400 — then stores the event raw, with the delivery that will process it, in one
+ * statement before answering 200. Each refusal is logged, never with the body.
  */
 export function inboundRoutes(deps: AppDeps) {
   const channelOf = channelCache(deps);
@@ -112,15 +113,19 @@ export function inboundRoutes(deps: AppDeps) {
     return text(200, 'OK');
   }
 
+  const twilio = twilioWebhook(deps, { channelOf, refuse, store, bodyLimit: INBOUND_BODY_LIMIT });
+
   return async (request: Request, url: URL): Promise<Response | null> => {
     if (!url.pathname.startsWith(WEBHOOKS_PREFIX)) return null;
-    const match = /^\/webhooks\/whatsapp\/([^/]+)$/.exec(url.pathname);
+    const match = /^\/webhooks\/whatsapp\/([^/]+)$/.exec(url.pathname) ?? /^\/webhooks\/twilio\/([^/]+)(\/status)?$/.exec(url.pathname);
     if (!match) return json(404, { status: 'error', message: 'Route not found.' });
-    if (request.method !== 'GET' && request.method !== 'POST') {
-      return json(405, { status: 'error', message: 'Method not allowed.' }, { allow: 'GET, POST' });
+    const isTwilio = url.pathname.startsWith('/webhooks/twilio/');
+    if (request.method !== 'POST' && (isTwilio || request.method !== 'GET')) {
+      return json(405, { status: 'error', message: 'Method not allowed.' }, { allow: isTwilio ? 'POST' : 'GET, POST' });
     }
     try {
-      const answer = await deps.db.health.race(whatsapp(request, url, match[1]!));
+      const handled = isTwilio ? twilio(request, url, match[1]!, match[2] ? 'status' : 'message') : whatsapp(request, url, match[1]!);
+      const answer = await deps.db.health.race(handled);
       return answer === 'unavailable' ? json(503, { status: 'error', message: 'Service unavailable' }, { 'retry-after': '1' }) : answer;
     } catch (error) {
       if (isDatabaseUnavailable(error)) return json(503, { status: 'error', message: 'Service unavailable' }, { 'retry-after': '1' });

@@ -1,0 +1,87 @@
+import type { OutboundProvider, SendJob, SendOutcome } from '../provider.js';
+import { providerRequest, type ProviderHttp } from '../http.js';
+
+/** A Messaging Service's SID: a channel may send from one instead of a number. */
+export const MESSAGING_SERVICE_SID = /^MG[0-9a-f]{32}$/;
+
+export interface TwilioOptions {
+  /** TWILIO_API_URL, without a trailing slash. */
+  baseUrl: string;
+  /** PUBLIC_URL: the status callback of every message is under it. */
+  publicUrl: string;
+  http: ProviderHttp;
+}
+
+/** Where Twilio posts a channel's delivery statuses (the StatusCallback of its messages). */
+export function twilioStatusUrl(publicUrl: string, channelId: string): string {
+  return `${publicUrl}/webhooks/twilio/${channelId}/status`;
+}
+
+/**
+ * The form a message is sent as (CONTRACT §6): `To`, `From` (or `MessagingServiceSid` for a
+ * channel sending from a Messaging Service), `Body` (a template's rendered text), one `MediaUrl`
+ * per media link, and the channel's `StatusCallback`.
+ */
+export function twilioForm(job: Pick<SendJob, 'message' | 'recipient' | 'channel'>, publicUrl: string): URLSearchParams {
+  const from = job.channel.settings.from ?? '';
+  const form = new URLSearchParams();
+  form.append('To', job.recipient.phone!);
+  form.append(MESSAGING_SERVICE_SID.test(from) ? 'MessagingServiceSid' : 'From', from);
+  form.append('Body', job.message.body);
+  for (const url of job.message.mediaUrls) form.append('MediaUrl', url);
+  form.append('StatusCallback', twilioStatusUrl(publicUrl, job.channel.id));
+  return form;
+}
+
+/** Twilio's error answer: `{code, message, more_info, status}`. */
+interface TwilioError {
+  code?: number | string;
+  message?: string;
+}
+
+/**
+ * Twilio's answer as an outcome: the message's `sid` when taken; a 429 or 5xx is tried again;
+ * any other 4xx fails with Twilio's error code and message.
+ */
+function outcomeOf(status: number, body: unknown): SendOutcome {
+  if (status >= 200 && status < 300) {
+    const sid = (body as { sid?: unknown } | null)?.sid;
+    if (typeof sid === 'string' && sid) return { kind: 'sent', providerIds: [sid] };
+    return { kind: 'retry', reason: `Twilio answered HTTP ${status} without a message sid` };
+  }
+  const error = body as TwilioError | null;
+  const text = (typeof error?.message === 'string' && error.message) || `HTTP ${status}`;
+  if (status === 429 || status >= 500) return { kind: 'retry', reason: `Twilio answered HTTP ${status}: ${text}` };
+  return { kind: 'failed', code: String(error?.code ?? status), text };
+}
+
+/**
+ * Sends through Twilio Programmable Messaging (CONTRACT §6): one
+ * `POST {base}/2010-04-01/Accounts/{AccountSid}/Messages.json` per message, with HTTP Basic
+ * `AccountSid:AuthToken`. Twilio takes text and media in one message, so a message is one part:
+ * once its sid is recorded, an attempt sends nothing again.
+ */
+export function twilioProvider(options: TwilioOptions): OutboundProvider {
+  return {
+    name: 'twilio',
+    async send(job): Promise<SendOutcome> {
+      if (job.sentParts.length) return { kind: 'sent', providerIds: [...job.sentParts] };
+      const { settings, secrets } = job.channel;
+      const accountSid = settings.accountSid ?? '';
+      const url = `${options.baseUrl.replace(/\/+$/, '')}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages.json`;
+      const answer = await providerRequest(options.http, url, {
+        method: 'POST',
+        headers: {
+          authorization: `Basic ${Buffer.from(`${accountSid}:${secrets.authToken ?? ''}`).toString('base64')}`,
+          'content-type': 'application/x-www-form-urlencoded',
+          accept: 'application/json',
+        },
+        body: twilioForm(job, options.publicUrl).toString(),
+      });
+      if ('kind' in answer) return answer;
+      const outcome = outcomeOf(answer.status, answer.json);
+      if (outcome.kind === 'sent') await job.recordPart(outcome.providerIds[0]!, 0);
+      return outcome;
+    },
+  };
+}
