@@ -349,6 +349,34 @@ describe('Idempotency-Key on the one-statement send (a contact id with an open c
     expect(await s.messages()).toBe(2);
   });
 
+  it.skipIf(!onPostgres)('a failure late in the statement keeps neither the key nor the message; a retry sends', async () => {
+    const s = await setup();
+    const { body } = await openConversation(s);
+    const marker = `explode-${Math.random().toString(36).slice(2)}`;
+    const admin = new pg.Client({ connectionString: inject('databaseUrl') });
+    await admin.connect();
+    try {
+      // The delivery insert, the statement's last write but the events, fails for this message only.
+      await admin.query(`CREATE OR REPLACE FUNCTION test_refuse_delivery() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF (SELECT body FROM messages WHERE id = NEW.message_id) = '${marker}' THEN RAISE EXCEPTION 'refused by the test'; END IF;
+          RETURN NEW;
+        END $$`);
+      await admin.query('CREATE TRIGGER test_refuse_delivery BEFORE INSERT ON deliveries FOR EACH ROW EXECUTE FUNCTION test_refuse_delivery()');
+      const failed = await s.withKey('direct-fails').post('/messages', { ...body, message: marker });
+      expect(failed.status).toBe(500);
+      expect(await app.db.prisma.idempotencyKey.count({ where: { key: 'direct-fails' } })).toBe(0);
+      expect(await s.messages()).toBe(1);
+    } finally {
+      await admin.query('DROP TRIGGER IF EXISTS test_refuse_delivery ON deliveries; DROP FUNCTION IF EXISTS test_refuse_delivery()').catch(() => {});
+      await admin.end();
+    }
+    const retry = await s.withKey('direct-fails').post('/messages', { ...body, message: marker });
+    expect(retry.status).toBe(202);
+    expect(retry.headers.get('idempotent-replayed')).toBeNull();
+    expect(await s.messages()).toBe(2);
+  });
+
   it.skipIf(!onPostgres)('waits for a busy conversation instead of refusing the send', async () => {
     const s = await setup();
     const { body, conversationId } = await openConversation(s);

@@ -288,9 +288,9 @@ export async function sendMessage(ctx: RequestContext, body: unknown, guard?: Wr
 }
 
 /**
- * The one-statement send waits at most briefly for a lock (a concurrent claim of its key, or its
- * conversation): past that it takes the transaction, which tells a request in flight from a busy
- * conversation.
+ * The one-statement send waits for its conversation's lock as any send does, but at most 100 ms
+ * for what it locks after it (a concurrent claim of its key, the contact's channel link): past
+ * that it takes the transaction, which tells a request still in flight (409) from a slow one.
  */
 function inlineWaited(error: unknown): null {
   if (isLockTimeout(error)) return null;
