@@ -271,6 +271,14 @@ describe('outbound', () => {
     await w.stop();
     // Sent is sent: nothing more goes to Twilio for either message.
     expect(fake.sent.length - before).toBe(5);
+    // The worker logs each retry, with Twilio's answer and never the credentials it sent.
+    const retries = app.logs.filter((line) => line.includes('delivery failed, will retry') && line.includes(retriedId));
+    expect(retries).toHaveLength(4);
+    expect(retries.join('\n')).toContain('Twilio answered HTTP 429');
+    for (const line of retries) {
+      expect(line).not.toContain(authToken);
+      expect(line).not.toContain(basic.slice('Basic '.length));
+    }
   });
 });
 
