@@ -219,19 +219,6 @@ describe('outbound', () => {
     expect(await app.db.prisma.providerMessageId.count({ where: { messageId: media.id } })).toBe(1);
   });
 
-  it('a channel sending from a Messaging Service names it as MessagingServiceSid', async () => {
-    const service = `MG${'ab'.repeat(16)}`;
-    const s = await setup({ from: service });
-    startWorker();
-    const { requests } = await sentMessage(s, { to: { phone: '+31612345680' }, message: 'From the service' });
-    expect(requests[0]!.form).toEqual([
-      ['To', '+31612345680'],
-      ['MessagingServiceSid', service],
-      ['Body', 'From the service'],
-      ['StatusCallback', `${PUBLIC_URL}/webhooks/twilio/${s.channel.id}/status`],
-    ]);
-  });
-
   it('a recipient without a phone, or a group, is a 422 on the recipient field, and nothing is stored', async () => {
     const s = await setup();
     const emailOnly = await s.api.post('/contacts', { name: 'Mail Only', email: 'mail@example.com' });
@@ -582,7 +569,7 @@ describe('admin commands', () => {
   }
   const twilioFlags = ['--account-sid', accountSid, '--auth-token', authToken, '--from', '+14155550100'];
 
-  it('channel:create, list and configure a twilio channel: the token sealed and never shown, both URLs printed', async () => {
+  it('channel:create, list and configure a twilio channel: the token sealed and never shown, the inbound URL printed', async () => {
     const hostname = `tw-admin-${Date.now()}.example.test`;
     expect((await admin('workspace:create', '--hostname', hostname, '--name', 'Acme')).code).toBe(0);
     const created = await admin('channel:create', '--hostname', hostname, '--name', 'SMS', '--type', 'sms', '--provider', 'twilio', ...twilioFlags);
@@ -594,7 +581,6 @@ describe('admin commands', () => {
       apiKey: expect.any(String),
       provider: 'twilio',
       inboundUrl: `${PUBLIC_URL}/webhooks/twilio/${created.json.id}`,
-      statusUrl: `${PUBLIC_URL}/webhooks/twilio/${created.json.id}/status`,
     });
     const stored = await app.db.prisma.channel.findUniqueOrThrow({ where: { id: created.json.id } });
     expect(stored.providerSettings).toEqual({ accountSid, from: '+14155550100' });
@@ -608,10 +594,15 @@ describe('admin commands', () => {
     ]);
     expect(JSON.stringify(listed.json)).not.toContain(authToken);
 
-    const service = `MG${'cd'.repeat(16)}`;
-    expect((await admin('channel:configure', '--channel', stored.id, '--from', service, '--auth-token', 'rotated-token-0123456789abcdef01')).json).toEqual({ id: stored.id, provider: 'twilio' });
+    expect((await admin('channel:configure', '--channel', stored.id, '--from', '+14155550199', '--auth-token', 'rotated-token-0123456789abcdef01')).json).toEqual({ id: stored.id, provider: 'twilio' });
     const changed = await app.db.prisma.channel.findUniqueOrThrow({ where: { id: stored.id } });
-    expect(changed.providerSettings).toEqual({ accountSid, from: service });
+    expect(changed.providerSettings).toEqual({ accountSid, from: '+14155550199' });
+
+    // A Messaging Service is not a sender (CONTRACT §6: --from +E164): refused in one line, nothing changed.
+    const service = await admin('channel:configure', '--channel', stored.id, '--from', `MG${'cd'.repeat(16)}`);
+    expect(service.code).toBe(1);
+    expect(service.stderr).toMatch(/^error: --from must be the sending number in E\.164 form \(\+14155550100\)$/);
+    expect((await app.db.prisma.channel.findUniqueOrThrow({ where: { id: stored.id } })).providerSettings).toEqual({ accountSid, from: '+14155550199' });
     expect(JSON.parse(testSealer.open(changed.providerSecrets!))).toEqual({ authToken: 'rotated-token-0123456789abcdef01' });
   });
 
@@ -627,6 +618,7 @@ describe('admin commands', () => {
       [without('--from'), /^error: --from is required for provider twilio$/],
       [[...without('--from'), '--from', '0612345678'], /^error: --from must be the sending number in E\.164 form/],
       [[...without('--from'), '--from', '+1 415 555 0100'], /^error: --from must be the sending number in E\.164 form/],
+      [[...without('--from'), '--from', `MG${'ab'.repeat(16)}`], /^error: --from must be the sending number in E\.164 form \(\+14155550100\)$/],
       [[...without('--account-sid'), '--account-sid', 'SK0123'], /^error: --account-sid must be the Account SID/],
       [[...twilioFlags, '--access-token', 'x'], /^error: --access-token is not a setting of provider twilio$/],
     ];

@@ -1,9 +1,6 @@
 import type { OutboundProvider, SendJob, SendOutcome } from '../provider.js';
 import { providerRequest, type ProviderHttp } from '../http.js';
 
-/** A Messaging Service's SID: a channel may send from one instead of a number. */
-export const MESSAGING_SERVICE_SID = /^MG[0-9a-f]{32}$/;
-
 export interface TwilioOptions {
   /** TWILIO_API_URL, without a trailing slash. */
   baseUrl: string;
@@ -18,15 +15,14 @@ export function twilioStatusUrl(publicUrl: string, channelId: string): string {
 }
 
 /**
- * The form a message is sent as (CONTRACT §6): `To`, `From` (or `MessagingServiceSid` for a
- * channel sending from a Messaging Service), `Body` (a template's rendered text), one `MediaUrl`
- * per media link, and the channel's `StatusCallback`.
+ * The form a message is sent as (CONTRACT §6): `To`, `From` (the channel's number), `Body` (a
+ * template's rendered text), one `MediaUrl` per media link, and the channel's `StatusCallback`.
  */
 export function twilioForm(job: Pick<SendJob, 'message' | 'recipient' | 'channel'>, publicUrl: string): URLSearchParams {
   const from = job.channel.settings.from ?? '';
   const form = new URLSearchParams();
   form.append('To', job.recipient.phone!);
-  form.append(MESSAGING_SERVICE_SID.test(from) ? 'MessagingServiceSid' : 'From', from);
+  form.append('From', from);
   form.append('Body', job.message.body);
   for (const url of job.message.mediaUrls) form.append('MediaUrl', url);
   form.append('StatusCallback', twilioStatusUrl(publicUrl, job.channel.id));
