@@ -395,6 +395,34 @@ describe('inbound messages', () => {
     expect(app.logs.join('\n')).not.toContain('Hello from SMS');
   });
 
+  it('from a sender that is not a phone number are answered, stored, and skipped once by processing, logged without the body', async () => {
+    const s = await setup();
+    const marker = `NOT-A-PHONE-${Date.now()}`;
+    // A short code, an alphanumeric sender, a WhatsApp sender: signed, readable forms, not phone numbers.
+    for (const from of ['12345', 'ACME', 'whatsapp:+31612345699']) {
+      const answer = await s.inbound(from, marker);
+      expect(answer.status, from).toBe(200);
+      expect(await answer.text()).toBe('<Response></Response>');
+    }
+    expect(await s.stored()).toBe(3);
+
+    startWorker();
+    await until(async () => (await s.pendingInbound()) === 0, 'processed');
+    const deliveries = await app.db.prisma.delivery.findMany({ where: { inboundEvent: { channelId: s.channel.id } } });
+    expect(deliveries.map((d) => [d.status, d.attempts])).toEqual([
+      ['succeeded', 1],
+      ['succeeded', 1],
+      ['succeeded', 1],
+    ]);
+    expect(await s.messages()).toEqual([]);
+    expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id } })).toBe(0);
+    const skipped = app.logs.filter((line) => line.includes('inbound item not supported: ignored') && line.includes(s.channel.id));
+    expect(skipped).toHaveLength(3);
+    expect(app.logs.join('\n')).not.toContain(marker);
+    const metrics = await (await app.fetch(s.host, '/metrics')).text();
+    expect(Number(/^connect_inbound_items_total\{provider="twilio",outcome="unsupported"\} (\d+)/m.exec(metrics)?.[1] ?? 0)).toBeGreaterThanOrEqual(3);
+  });
+
   it('match an existing contact by phone', async () => {
     const s = await setup();
     const known = await s.api.post('/contacts', { name: 'Known Person', phone: '+31612345692' });
@@ -467,7 +495,6 @@ describe('inbound webhooks refused', () => {
       ['a body over 1 MiB', s.post(s.path, [...form, ['Pad', 'x'.repeat(1024 * 1024)]]), 413],
       ['a signed body that is not a form', s.post(s.path, [], { headers: { ...json.headers, 'content-type': 'application/json' }, body: `{"Body":"${marker}"}` }), 400],
       ['a signed form without MessageSid', s.post(s.path, form.filter(([name]) => !/Sid$/.test(name) || name === 'AccountSid' || name === 'MessagingServiceSid')), 400],
-      ['a signed form from no phone number', s.post(s.path, form.map(([name, value]): [string, string] => [name, name === 'From' ? 'whatsapp:someone' : value])), 400],
       ['a signed status without MessageStatus', s.post(`${s.path}/status`, statusForm(accountSid, 'SM1', 'delivered').filter(([name]) => !name.endsWith('Status'))), 400],
       ['a GET', app.fetch(s.host, s.path), 405],
       ['another path', app.fetch(s.host, `${s.path}/other`, { method: 'POST' }), 404],
