@@ -237,6 +237,22 @@ describe('outbound', () => {
     expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id, email: 'new@example.com' } })).toBe(0);
   });
 
+  it('a contact whose phone is cleared after the 202 fails the message without a request to Twilio', async () => {
+    const s = await setup();
+    const contact = (await s.api.post('/contacts', { name: 'Soon Phoneless', phone: '+31612345683', email: 'phoneless@example.com' })).body.data.contact;
+    const accepted = await s.api.post('/messages', { to: contact.id, message: 'nowhere to go' });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+    const id = accepted.body.data.message.id as string;
+    expect((await s.api.patch(`/contacts/${contact.id}`, { phone: null })).status).toBe(200);
+    const before = fake.sent.length;
+    startWorker();
+    await until(async () => (await statusOf(id)) === 'failed', 'failed');
+    expect(fake.sent.length).toBe(before);
+    const view = (await s.api.get('/messages?limit=10')).body.data.find((m: { id: string }) => m.id === id);
+    expect(view).toMatchObject({ status: 'failed', failureReason: 'no_phone: The contact has no phone number to send the SMS to.' });
+    expect(await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).toMatchObject({ status: 'failed', attempts: 1 });
+  });
+
   it('a 4xx fails the message at once with Twilio’s code and message; 429, 5xx and a dropped connection are retried', async () => {
     const s = await setup();
     const w = startWorker();

@@ -21,7 +21,7 @@ export function twilioStatusUrl(publicUrl: string, channelId: string): string {
 export function twilioForm(job: Pick<SendJob, 'message' | 'recipient' | 'channel'>, publicUrl: string): URLSearchParams {
   const from = job.channel.settings.from ?? '';
   const form = new URLSearchParams();
-  form.append('To', job.recipient.phone!);
+  form.append('To', job.recipient.phone ?? '');
   form.append('From', from);
   form.append('Body', job.message.body);
   for (const url of job.message.mediaUrls) form.append('MediaUrl', url);
@@ -62,6 +62,8 @@ export function twilioProvider(options: TwilioOptions): OutboundProvider {
     name: 'twilio',
     async send(job): Promise<SendOutcome> {
       if (job.sentParts.length) return { kind: 'sent', providerIds: [...job.sentParts] };
+      // The phone was checked when the message was accepted; it may have been cleared since.
+      if (!job.recipient.phone) return { kind: 'failed', code: 'no_phone', text: 'The contact has no phone number to send the SMS to.' };
       const { settings, secrets } = job.channel;
       const accountSid = settings.accountSid ?? '';
       const url = `${options.baseUrl.replace(/\/+$/, '')}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages.json`;
