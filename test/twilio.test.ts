@@ -237,6 +237,28 @@ describe('outbound', () => {
     expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id, email: 'new@example.com' } })).toBe(0);
   });
 
+  it('a 2xx without a sid is sent, once, without a provider id, and logged as a warning without the credentials', async () => {
+    const s = await setup();
+    fake.failNext({ status: 201, json: {} });
+    const before = fake.sent.length;
+    const accepted = await s.api.post('/messages', { to: { phone: '+31612345684' }, message: 'taken without a sid' });
+    const id = accepted.body.data.message.id as string;
+    const w = startWorker();
+    await until(async () => (await statusOf(id)) !== 'queued', 'taken');
+    await sleep(200);
+    await w.stop();
+    expect(await statusOf(id)).toBe('sent');
+    expect(fake.sent.length - before).toBe(1);
+    expect(await app.db.prisma.providerMessageId.count({ where: { messageId: id } })).toBe(0);
+    expect(await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).toMatchObject({ status: 'succeeded', attempts: 1 });
+    const warned = app.logs.filter((line) => line.includes('delivered with a warning') && line.includes(id));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toContain('Twilio answered HTTP 201 without a message sid');
+    expect(warned[0]).not.toContain(authToken);
+    expect(warned[0]).not.toContain(basic.slice('Basic '.length));
+    expect(warned[0]).not.toContain('taken without a sid');
+  });
+
   it('a contact whose phone is cleared after the 202 fails the message without a request to Twilio', async () => {
     const s = await setup();
     const contact = (await s.api.post('/contacts', { name: 'Soon Phoneless', phone: '+31612345683', email: 'phoneless@example.com' })).body.data.contact;

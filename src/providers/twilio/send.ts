@@ -36,14 +36,16 @@ interface TwilioError {
 }
 
 /**
- * Twilio's answer as an outcome: the message's `sid` when taken; a 429 or 5xx is tried again;
- * any other 4xx fails with Twilio's error code and message.
+ * Twilio's answer as an outcome: any 2xx is taken, under the message's `sid` when it names one
+ * (without one, sending again could send the SMS twice: it is sent, with a warning, and its
+ * statuses cannot be matched); a 429 or 5xx is tried again; any other 4xx fails with Twilio's
+ * error code and message.
  */
 function outcomeOf(status: number, body: unknown): SendOutcome {
   if (status >= 200 && status < 300) {
     const sid = (body as { sid?: unknown } | null)?.sid;
     if (typeof sid === 'string' && sid) return { kind: 'sent', providerIds: [sid] };
-    return { kind: 'retry', reason: `Twilio answered HTTP ${status} without a message sid` };
+    return { kind: 'sent', providerIds: [], warning: `Twilio answered HTTP ${status} without a message sid: sent, but its statuses cannot be matched` };
   }
   const error = body as TwilioError | null;
   const text = (typeof error?.message === 'string' && error.message) || `HTTP ${status}`;
@@ -78,7 +80,8 @@ export function twilioProvider(options: TwilioOptions): OutboundProvider {
       });
       if ('kind' in answer) return answer;
       const outcome = outcomeOf(answer.status, answer.json);
-      if (outcome.kind === 'sent') await job.recordPart(outcome.providerIds[0]!, 0);
+      const sid = outcome.kind === 'sent' ? outcome.providerIds[0] : undefined;
+      if (sid) await job.recordPart(sid, 0);
       return outcome;
     },
   };
