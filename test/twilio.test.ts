@@ -531,6 +531,13 @@ describe('inbound webhooks refused', () => {
       ['an inactive channel', s.post(inactive.path, form), 404],
       ['an unknown channel, unsigned', s.post('/webhooks/twilio/00000000-0000-4000-8000-000000000000', form, { headers: { 'x-twilio-signature': '' } }), 404],
       ['a body over 1 MiB', s.post(s.path, [...form, ['Pad', 'x'.repeat(1024 * 1024)]]), 413],
+      // Combined faults: the first check in the contract's order decides.
+      ['an unknown channel, with a body over 1 MiB', s.post('/webhooks/twilio/00000000-0000-4000-8000-000000000000', [...form, ['Pad', 'x'.repeat(1024 * 1024)]]), 404],
+      [
+        'a forged signature on a body that is not a form',
+        s.post(s.path, [], { token: 'not-the-auth-token-0000000000000', headers: { 'content-type': 'application/json' }, body: `{"Body":"${marker}"}` }),
+        403,
+      ],
       ['a signed body that is not a form', s.post(s.path, [], { headers: { ...json.headers, 'content-type': 'application/json' }, body: `{"Body":"${marker}"}` }), 400],
       ['a signed form without MessageSid', s.post(s.path, form.filter(([name]) => !/Sid$/.test(name) || name === 'AccountSid' || name === 'MessagingServiceSid')), 400],
       ['a signed status without MessageStatus', s.post(`${s.path}/status`, statusForm(accountSid, 'SM1', 'delivered').filter(([name]) => !name.endsWith('Status'))), 400],
