@@ -219,19 +219,6 @@ describe('outbound', () => {
     expect(await app.db.prisma.providerMessageId.count({ where: { messageId: media.id } })).toBe(1);
   });
 
-  it('a channel sending from a Messaging Service names it as MessagingServiceSid', async () => {
-    const service = `MG${'ab'.repeat(16)}`;
-    const s = await setup({ from: service });
-    startWorker();
-    const { requests } = await sentMessage(s, { to: { phone: '+31612345680' }, message: 'From the service' });
-    expect(requests[0]!.form).toEqual([
-      ['To', '+31612345680'],
-      ['MessagingServiceSid', service],
-      ['Body', 'From the service'],
-      ['StatusCallback', `${PUBLIC_URL}/webhooks/twilio/${s.channel.id}/status`],
-    ]);
-  });
-
   it('a recipient without a phone, or a group, is a 422 on the recipient field, and nothing is stored', async () => {
     const s = await setup();
     const emailOnly = await s.api.post('/contacts', { name: 'Mail Only', email: 'mail@example.com' });
@@ -248,6 +235,44 @@ describe('outbound', () => {
     }
     expect(await s.messages()).toEqual([]);
     expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id, email: 'new@example.com' } })).toBe(0);
+  });
+
+  it('a 2xx without a sid is sent, once, without a provider id, and logged as a warning without the credentials', async () => {
+    const s = await setup();
+    fake.failNext({ status: 201, json: {} });
+    const before = fake.sent.length;
+    const accepted = await s.api.post('/messages', { to: { phone: '+31612345684' }, message: 'taken without a sid' });
+    const id = accepted.body.data.message.id as string;
+    const w = startWorker();
+    await until(async () => (await statusOf(id)) !== 'queued', 'taken');
+    await sleep(200);
+    await w.stop();
+    expect(await statusOf(id)).toBe('sent');
+    expect(fake.sent.length - before).toBe(1);
+    expect(await app.db.prisma.providerMessageId.count({ where: { messageId: id } })).toBe(0);
+    expect(await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).toMatchObject({ status: 'succeeded', attempts: 1 });
+    const warned = app.logs.filter((line) => line.includes('delivered with a warning') && line.includes(id));
+    expect(warned).toHaveLength(1);
+    expect(warned[0]).toContain('Twilio answered HTTP 201 without a message sid');
+    expect(warned[0]).not.toContain(authToken);
+    expect(warned[0]).not.toContain(basic.slice('Basic '.length));
+    expect(warned[0]).not.toContain('taken without a sid');
+  });
+
+  it('a contact whose phone is cleared after the 202 fails the message without a request to Twilio', async () => {
+    const s = await setup();
+    const contact = (await s.api.post('/contacts', { name: 'Soon Phoneless', phone: '+31612345683', email: 'phoneless@example.com' })).body.data.contact;
+    const accepted = await s.api.post('/messages', { to: contact.id, message: 'nowhere to go' });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+    const id = accepted.body.data.message.id as string;
+    expect((await s.api.patch(`/contacts/${contact.id}`, { phone: null })).status).toBe(200);
+    const before = fake.sent.length;
+    startWorker();
+    await until(async () => (await statusOf(id)) === 'failed', 'failed');
+    expect(fake.sent.length).toBe(before);
+    const view = (await s.api.get('/messages?limit=10')).body.data.find((m: { id: string }) => m.id === id);
+    expect(view).toMatchObject({ status: 'failed', failureReason: 'no_phone: The contact has no phone number to send the SMS to.' });
+    expect(await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).toMatchObject({ status: 'failed', attempts: 1 });
   });
 
   it('a 4xx fails the message at once with Twilio’s code and message; 429, 5xx and a dropped connection are retried', async () => {
@@ -271,6 +296,14 @@ describe('outbound', () => {
     await w.stop();
     // Sent is sent: nothing more goes to Twilio for either message.
     expect(fake.sent.length - before).toBe(5);
+    // The worker logs each retry, with Twilio's answer and never the credentials it sent.
+    const retries = app.logs.filter((line) => line.includes('delivery failed, will retry') && line.includes(retriedId));
+    expect(retries).toHaveLength(4);
+    expect(retries.join('\n')).toContain('Twilio answered HTTP 429');
+    for (const line of retries) {
+      expect(line).not.toContain(authToken);
+      expect(line).not.toContain(basic.slice('Basic '.length));
+    }
   });
 });
 
@@ -400,6 +433,34 @@ describe('inbound messages', () => {
     expect(app.logs.join('\n')).not.toContain('Hello from SMS');
   });
 
+  it('from a sender that is not a phone number are answered, stored, and skipped once by processing, logged without the body', async () => {
+    const s = await setup();
+    const marker = `NOT-A-PHONE-${Date.now()}`;
+    // A short code, an alphanumeric sender, a WhatsApp sender: signed, readable forms, not phone numbers.
+    for (const from of ['12345', 'ACME', 'whatsapp:+31612345699']) {
+      const answer = await s.inbound(from, marker);
+      expect(answer.status, from).toBe(200);
+      expect(await answer.text()).toBe('<Response></Response>');
+    }
+    expect(await s.stored()).toBe(3);
+
+    startWorker();
+    await until(async () => (await s.pendingInbound()) === 0, 'processed');
+    const deliveries = await app.db.prisma.delivery.findMany({ where: { inboundEvent: { channelId: s.channel.id } } });
+    expect(deliveries.map((d) => [d.status, d.attempts])).toEqual([
+      ['succeeded', 1],
+      ['succeeded', 1],
+      ['succeeded', 1],
+    ]);
+    expect(await s.messages()).toEqual([]);
+    expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id } })).toBe(0);
+    const skipped = app.logs.filter((line) => line.includes('inbound item not supported: ignored') && line.includes(s.channel.id));
+    expect(skipped).toHaveLength(3);
+    expect(app.logs.join('\n')).not.toContain(marker);
+    const metrics = await (await app.fetch(s.host, '/metrics')).text();
+    expect(Number(/^connect_inbound_items_total\{provider="twilio",outcome="unsupported"\} (\d+)/m.exec(metrics)?.[1] ?? 0)).toBeGreaterThanOrEqual(3);
+  });
+
   it('match an existing contact by phone', async () => {
     const s = await setup();
     const known = await s.api.post('/contacts', { name: 'Known Person', phone: '+31612345692' });
@@ -470,9 +531,15 @@ describe('inbound webhooks refused', () => {
       ['an inactive channel', s.post(inactive.path, form), 404],
       ['an unknown channel, unsigned', s.post('/webhooks/twilio/00000000-0000-4000-8000-000000000000', form, { headers: { 'x-twilio-signature': '' } }), 404],
       ['a body over 1 MiB', s.post(s.path, [...form, ['Pad', 'x'.repeat(1024 * 1024)]]), 413],
+      // Combined faults: the first check in the contract's order decides.
+      ['an unknown channel, with a body over 1 MiB', s.post('/webhooks/twilio/00000000-0000-4000-8000-000000000000', [...form, ['Pad', 'x'.repeat(1024 * 1024)]]), 404],
+      [
+        'a forged signature on a body that is not a form',
+        s.post(s.path, [], { token: 'not-the-auth-token-0000000000000', headers: { 'content-type': 'application/json' }, body: `{"Body":"${marker}"}` }),
+        403,
+      ],
       ['a signed body that is not a form', s.post(s.path, [], { headers: { ...json.headers, 'content-type': 'application/json' }, body: `{"Body":"${marker}"}` }), 400],
       ['a signed form without MessageSid', s.post(s.path, form.filter(([name]) => !/Sid$/.test(name) || name === 'AccountSid' || name === 'MessagingServiceSid')), 400],
-      ['a signed form from no phone number', s.post(s.path, form.map(([name, value]): [string, string] => [name, name === 'From' ? 'whatsapp:someone' : value])), 400],
       ['a signed status without MessageStatus', s.post(`${s.path}/status`, statusForm(accountSid, 'SM1', 'delivered').filter(([name]) => !name.endsWith('Status'))), 400],
       ['a GET', app.fetch(s.host, s.path), 405],
       ['another path', app.fetch(s.host, `${s.path}/other`, { method: 'POST' }), 404],
@@ -574,7 +641,7 @@ describe('admin commands', () => {
   }
   const twilioFlags = ['--account-sid', accountSid, '--auth-token', authToken, '--from', '+14155550100'];
 
-  it('channel:create, list and configure a twilio channel: the token sealed and never shown, both URLs printed', async () => {
+  it('channel:create, list and configure a twilio channel: the token sealed and never shown, the inbound URL printed', async () => {
     const hostname = `tw-admin-${Date.now()}.example.test`;
     expect((await admin('workspace:create', '--hostname', hostname, '--name', 'Acme')).code).toBe(0);
     const created = await admin('channel:create', '--hostname', hostname, '--name', 'SMS', '--type', 'sms', '--provider', 'twilio', ...twilioFlags);
@@ -586,7 +653,6 @@ describe('admin commands', () => {
       apiKey: expect.any(String),
       provider: 'twilio',
       inboundUrl: `${PUBLIC_URL}/webhooks/twilio/${created.json.id}`,
-      statusUrl: `${PUBLIC_URL}/webhooks/twilio/${created.json.id}/status`,
     });
     const stored = await app.db.prisma.channel.findUniqueOrThrow({ where: { id: created.json.id } });
     expect(stored.providerSettings).toEqual({ accountSid, from: '+14155550100' });
@@ -600,10 +666,15 @@ describe('admin commands', () => {
     ]);
     expect(JSON.stringify(listed.json)).not.toContain(authToken);
 
-    const service = `MG${'cd'.repeat(16)}`;
-    expect((await admin('channel:configure', '--channel', stored.id, '--from', service, '--auth-token', 'rotated-token-0123456789abcdef01')).json).toEqual({ id: stored.id, provider: 'twilio' });
+    expect((await admin('channel:configure', '--channel', stored.id, '--from', '+14155550199', '--auth-token', 'rotated-token-0123456789abcdef01')).json).toEqual({ id: stored.id, provider: 'twilio' });
     const changed = await app.db.prisma.channel.findUniqueOrThrow({ where: { id: stored.id } });
-    expect(changed.providerSettings).toEqual({ accountSid, from: service });
+    expect(changed.providerSettings).toEqual({ accountSid, from: '+14155550199' });
+
+    // A Messaging Service is not a sender (CONTRACT §6: --from +E164): refused in one line, nothing changed.
+    const service = await admin('channel:configure', '--channel', stored.id, '--from', `MG${'cd'.repeat(16)}`);
+    expect(service.code).toBe(1);
+    expect(service.stderr).toMatch(/^error: --from must be the sending number in E\.164 form \(\+14155550100\)$/);
+    expect((await app.db.prisma.channel.findUniqueOrThrow({ where: { id: stored.id } })).providerSettings).toEqual({ accountSid, from: '+14155550199' });
     expect(JSON.parse(testSealer.open(changed.providerSecrets!))).toEqual({ authToken: 'rotated-token-0123456789abcdef01' });
   });
 
@@ -619,6 +690,7 @@ describe('admin commands', () => {
       [without('--from'), /^error: --from is required for provider twilio$/],
       [[...without('--from'), '--from', '0612345678'], /^error: --from must be the sending number in E\.164 form/],
       [[...without('--from'), '--from', '+1 415 555 0100'], /^error: --from must be the sending number in E\.164 form/],
+      [[...without('--from'), '--from', `MG${'ab'.repeat(16)}`], /^error: --from must be the sending number in E\.164 form \(\+14155550100\)$/],
       [[...without('--account-sid'), '--account-sid', 'SK0123'], /^error: --account-sid must be the Account SID/],
       [[...twilioFlags, '--access-token', 'x'], /^error: --access-token is not a setting of provider twilio$/],
     ];

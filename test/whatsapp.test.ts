@@ -189,6 +189,26 @@ describe('outbound', () => {
     expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id, email: 'new@example.com' } })).toBe(0);
   });
 
+  it('a contact whose phone is cleared after the 202 fails the message without a request to WhatsApp', async () => {
+    const s = await setup();
+    await s.inbound('+31612345684', 'hello');
+    const first = startWorker();
+    await until(async () => (await s.messages()).length === 1);
+    await first.stop();
+    const contactId = (await s.messages())[0]!.contactId;
+    const accepted = await s.api.post('/messages', { to: contactId, message: 'nowhere to go' });
+    expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
+    const id = accepted.body.data.message.id as string;
+    expect((await s.api.patch(`/contacts/${contactId}`, { email: 'phoneless@example.com', phone: null })).status).toBe(200);
+    const before = fake.sent.length;
+    startWorker();
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id } })).status === 'failed', 'failed');
+    expect(fake.sent.length).toBe(before);
+    const shown = (await s.api.get('/messages?limit=10')).body.data.find((m: { id: string }) => m.id === id);
+    expect(shown).toMatchObject({ status: 'failed', failureReason: 'no_phone: The contact has no phone number to send the WhatsApp message to.' });
+    expect(await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).toMatchObject({ status: 'failed', attempts: 1 });
+  });
+
   it('a 4xx fails the message at once with the provider’s error as failureReason; 429, 5xx and a dropped connection are retried', async () => {
     const s = await setup();
     await s.inbound('+31612345682', 'hello');

@@ -4,7 +4,6 @@ import { privateTargets, publicUrl, type Env } from '../env.js';
 import type { Sealer } from '../lib/sealed.js';
 import { PROVIDERS, PROVIDER_FLAGS, inboundUrl, providerConfig, providerSchema, type ProviderName } from '../modules/channels/providers.schemas.js';
 import { openProviderSecrets } from '../modules/channels/channel-secrets.js';
-import { twilioStatusUrl } from '../providers/twilio/send.js';
 import { requireSealer, resealSecrets } from '../modules/secrets/secrets.service.js';
 import { InputError } from '../errors/domain.js';
 import { OutboundTargetError, checkTarget, withoutCredentials, type Resolver } from '../lib/outbound-http.js';
@@ -139,8 +138,6 @@ export const commands: Record<string, AdminCommand> = {
         ...(webhookSecret ? { webhookSecret } : {}),
         provider: channel.provider,
         inboundUrl: inboundUrl(publicUrl(context.env), channel),
-        // Twilio posts statuses to the URL each sent message names: shown for a Messaging Service's settings.
-        ...(channel.provider === 'twilio' ? { statusUrl: twilioStatusUrl(publicUrl(context.env), channel.id) } : {}),
       };
     },
   }),

@@ -29,7 +29,7 @@ export const inboundReceived = new Counter<'provider' | 'outcome'>({
 /** What processing the stored inbound events made of their messages and statuses. */
 export const inboundProcessed = new Counter<'provider' | 'outcome'>({
   name: 'connect_inbound_items_total',
-  help: 'Inbound messages and statuses processed, by provider and outcome: message, duplicate, status_applied, status_stale, status_unknown, status_other_channel, unrouted.',
+  help: 'Inbound messages and statuses processed, by provider and outcome: message, duplicate, status_applied, status_stale, status_unknown, status_other_channel, unrouted, unsupported (not taken: a Twilio message from a sender that is not a phone number).',
   labelNames: ['provider', 'outcome'],
   registers: [processRegistry],
 });

@@ -9,8 +9,8 @@ export type ProviderName = 'webhook' | 'whatsapp_cloud' | 'twilio' | 'smtp';
 
 /** How an attempt to send ended. */
 export type SendOutcome =
-  /** Taken by the provider, under these ids (one per part the message was sent as). */
-  | { kind: 'sent'; providerIds: string[] }
+  /** Taken by the provider, under these ids (one per part the message was sent as); `warning`: something to log (never a secret or a body). */
+  | { kind: 'sent'; providerIds: string[]; warning?: string }
   /** Not taken, for a reason that may pass (network, timeout, 429, 5xx): the outbox tries again later. */
   | { kind: 'retry'; reason: string }
   /** Refused for good: the message fails with the provider's code and text as its failure reason. */

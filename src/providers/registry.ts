@@ -24,7 +24,8 @@ export interface InboundRaw {
  */
 export interface InboundParser {
   routeSetting?: string;
-  parse(raw: InboundRaw): { route?: string; events: InboundEvent[] }[];
+  /** `unsupported`: why an item of the group is not taken, one reason each (never its content): logged and counted, nothing applied. */
+  parse(raw: InboundRaw): { route?: string; events: InboundEvent[]; unsupported?: string[] }[];
 }
 
 export type InboundParsers = (provider: ProviderName) => InboundParser;
@@ -68,7 +69,7 @@ export function createProviders(options: ProviderOptions): Providers {
   const twilioSettings = options.twilio ?? { baseUrl: 'https://api.twilio.com', publicUrl: 'http://localhost:4000' };
   const twilio = twilioProvider({ ...twilioSettings, http });
   const twilioParser: InboundParser = {
-    parse: (raw) => [{ events: parseTwilioWebhook(raw.body, raw.headers[TWILIO_KIND_HEADER] === 'status' ? 'status' : 'message', raw.receivedAt) }],
+    parse: (raw) => [parseTwilioWebhook(raw.body, raw.headers[TWILIO_KIND_HEADER] === 'status' ? 'status' : 'message', raw.receivedAt)],
   };
   const twilioFiles = twilioMedia({ baseUrl: twilioSettings.baseUrl, guarded });
   return {

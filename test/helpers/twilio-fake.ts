@@ -24,8 +24,11 @@ export interface RecordedTwilioSend {
   form: [string, string][];
 }
 
-/** A Twilio error answer: `{code, message, more_info, status}` with that HTTP status; `drop` closes the connection unanswered; `take` answers as usual. */
-export type TwilioAnswer = { status: number; code: number; message: string } | 'drop' | 'take';
+/**
+ * A Twilio error answer: `{code, message, more_info, status}` with that HTTP status; `{status, json}`
+ * answers that JSON as is; `drop` closes the connection unanswered; `take` answers as usual.
+ */
+export type TwilioAnswer = { status: number; code: number; message: string } | { status: number; json: unknown } | 'drop' | 'take';
 
 export interface TwilioFake {
   /** The base URL to give the gateway as TWILIO_API_URL. */
@@ -80,6 +83,7 @@ export async function startTwilioFake(options: { accountSid: string; authToken: 
         if (!authorized || decodeURIComponent(send[1]!) !== options.accountSid) return twilioError(res, 401, 20003, 'Authenticate');
         const answer = queued.shift();
         if (answer === 'drop') return req.socket.destroy();
+        if (answer && answer !== 'take' && 'json' in answer) return res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.json));
         if (answer && answer !== 'take') return twilioError(res, answer.status, answer.code, answer.message);
         const sid = `SM${randomBytes(16).toString('hex')}`;
         const value = (name: string) => form.find(([key]) => key === name)?.[1] ?? null;

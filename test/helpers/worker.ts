@@ -32,8 +32,9 @@ export function testWorker(prisma: PrismaClient, overrides: Partial<DeliveryWork
 }
 
 /**
- * A worker beside a test app, as a server process builds one: the app's providers, and inbound
- * events processed onto the app's event bus (so GraphQL subscriptions hear replies). Not started.
+ * A worker beside a test app, as a server process builds one: the app's logger (its lines in
+ * `app.logs`), the app's providers, and inbound events processed onto the app's event bus (so
+ * GraphQL subscriptions hear replies). Not started.
  */
 export function appWorker(
   app: { db: { prisma: PrismaClient }; logger: import('pino').Logger; events: EventBus; providers: Providers },
@@ -41,6 +42,7 @@ export function appWorker(
 ): DeliveryWorker {
   const { prisma } = app.db;
   return testWorker(prisma, {
+    logger: app.logger,
     providers: app.providers,
     inbound: (eventId) => processInboundEvent({ prisma, logger: app.logger, events: app.events, parsers: app.providers.parsers }, eventId),
     ...overrides,

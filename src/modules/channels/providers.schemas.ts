@@ -47,7 +47,7 @@ export const PROVIDERS: Record<'webhook' | 'whatsapp_cloud' | 'twilio', Provider
         schema: z
           .string()
           .trim()
-          .regex(/^(\+[1-9]\d{1,14}|MG[0-9a-f]{32})$/, 'must be the sending number in E.164 form (+14155550100) or a Messaging Service SID (MG and 32 hex digits)'),
+          .regex(/^\+[1-9]\d{1,14}$/, 'must be the sending number in E.164 form (+14155550100)'),
       },
     },
     secrets: {

@@ -55,7 +55,7 @@ type Kind = 'message' | 'event' | 'inbound';
 const kindOf = (row: Claimed): Kind => (row.message_id ? 'message' : row.inbound_event_id ? 'inbound' : 'event');
 
 /** What an attempt came to, for `finish`: delivered, to be retried, or failed for good (with the provider's reason). */
-type Outcome = { kind: 'sent'; providerIds?: string[] } | { kind: 'retry'; reason: string } | { kind: 'failed'; reason: string; failureReason?: string };
+type Outcome = { kind: 'sent'; providerIds?: string[]; warning?: string } | { kind: 'retry'; reason: string } | { kind: 'failed'; reason: string; failureReason?: string };
 
 /**
  * Delivers queued messages and workspace events from the deliveries outbox. Workers claim due rows with
@@ -240,6 +240,7 @@ export class DeliveryWorker {
       outcome = { kind: 'retry', reason: ((error as Error).message || 'delivery failed').slice(0, 1000) };
     }
     if (outcome.kind === 'sent') {
+      if (outcome.warning) logger.warn({ ...context, warning: outcome.warning }, 'delivered with a warning');
       deliveryAttempts.labels(kind, 'delivered').inc();
       const recorded = await this.finish(row, outcome);
       const done = kind === 'message' ? 'message delivered' : kind === 'event' ? 'event delivered' : 'inbound event processed';

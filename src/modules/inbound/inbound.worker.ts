@@ -26,6 +26,10 @@ export async function processInboundEvent(ctx: InboundContext & { parsers: Inbou
   const groups = parser.parse({ body: Buffer.from(event.body), headers: event.headers as Record<string, string>, receivedAt: event.receivedAt, channel: event.channel });
   let ahead = 0;
   for (const group of groups) {
+    for (const reason of group.unsupported ?? []) {
+      ctx.logger.info({ inboundEventId: event.id, channelId: event.channelId, reason }, 'inbound item not supported: ignored');
+      inboundProcessed.labels(event.provider, 'unsupported').inc();
+    }
     const channel = group.route === undefined ? event.channel : await routedChannel(ctx, event.channel, parser.routeSetting!, group.route);
     if (!channel) {
       ctx.logger.warn({ inboundEventId: event.id, channelId: event.channelId, events: group.events.length }, 'inbound events for a number no channel of the workspace has: ignored');

@@ -40,7 +40,8 @@ const messageSid = (params: URLSearchParams) => first(params, 'MessageSid', 'Sms
 
 /**
  * Why a verified webhook cannot be read (a 400), or null: it must be a UTF-8 form with a message
- * id, and a message must come from a phone number (E.164) and a status name its status.
+ * id, and a status must name its status. A message from a sender that is not a phone number is
+ * readable: it is stored, and processing skips it (see parseTwilioWebhook).
  */
 export function twilioFormProblem(kind: TwilioWebhookKind, body: Buffer, contentType: string | null): string | null {
   if (!isForm(contentType)) return 'The body is not an application/x-www-form-urlencoded form.';
@@ -52,7 +53,6 @@ export function twilioFormProblem(kind: TwilioWebhookKind, body: Buffer, content
   }
   const params = new URLSearchParams(text);
   if (!messageSid(params)) return 'The form has no MessageSid.';
-  if (kind === 'message' && !E164.test(params.get('From') ?? '')) return 'The form’s From is not a phone number in E.164 form.';
   if (kind === 'status' && !first(params, 'MessageStatus', 'SmsStatus')) return 'The form has no MessageStatus.';
   return null;
 }
@@ -78,26 +78,34 @@ function media(params: URLSearchParams): InboundMedia[] {
   return items;
 }
 
+/** What a verified Twilio webhook holds: its events, and why any item of it is skipped (never its content). */
+export interface TwilioParsed {
+  events: InboundEvent[];
+  unsupported: string[];
+}
+
 /**
  * The events of a verified Twilio webhook, by the URL it came to (`kind`, stored with it): a
- * message from a phone, or a status of a message the channel sent. Twilio sends no time with
- * either: `receivedAt` is the event's time.
+ * message from a phone, or a status of a message the channel sent. A message from a sender that
+ * is not a phone number in E.164 form (a short code, an alphanumeric sender, `whatsapp:+…`) is
+ * not taken: a contact is a phone number. Twilio sends no time with either: `receivedAt` is the
+ * event's time.
  */
-export function parseTwilioWebhook(body: Buffer, kind: TwilioWebhookKind, receivedAt: Date): InboundEvent[] {
+export function parseTwilioWebhook(body: Buffer, kind: TwilioWebhookKind, receivedAt: Date): TwilioParsed {
   const params = new URLSearchParams(body.toString('utf8'));
   const providerId = messageSid(params);
-  if (!providerId) return [];
+  if (!providerId) return { events: [], unsupported: [] };
   if (kind === 'message') {
     const phone = params.get('From') ?? '';
-    if (!E164.test(phone)) return [];
+    if (!E164.test(phone)) return { events: [], unsupported: ['a message from a sender that is not a phone number in E.164 form'] };
     const name = params.get('ProfileName')?.trim();
-    return [{ kind: 'message', providerId, from: { phone, ...(name ? { name } : {}) }, at: receivedAt, body: params.get('Body') ?? '', media: media(params) }];
+    return { events: [{ kind: 'message', providerId, from: { phone, ...(name ? { name } : {}) }, at: receivedAt, body: params.get('Body') ?? '', media: media(params) }], unsupported: [] };
   }
   const reported = (first(params, 'MessageStatus', 'SmsStatus') ?? '').toLowerCase();
   const status = STATUSES[reported];
-  if (!status) return [];
-  if (status !== 'failed') return [{ kind: 'status', providerId, status, at: receivedAt }];
+  if (!status) return { events: [], unsupported: [] };
+  if (status !== 'failed') return { events: [{ kind: 'status', providerId, status, at: receivedAt }], unsupported: [] };
   const code = params.get('ErrorCode') || reported;
   const text = params.get('ErrorMessage') || `Twilio reported the message ${reported}`;
-  return [{ kind: 'status', providerId, status, at: receivedAt, error: { code, text } }];
+  return { events: [{ kind: 'status', providerId, status, at: receivedAt, error: { code, text } }], unsupported: [] };
 }

@@ -1,9 +1,6 @@
 import type { OutboundProvider, SendJob, SendOutcome } from '../provider.js';
 import { providerRequest, type ProviderHttp } from '../http.js';
 
-/** A Messaging Service's SID: a channel may send from one instead of a number. */
-export const MESSAGING_SERVICE_SID = /^MG[0-9a-f]{32}$/;
-
 export interface TwilioOptions {
   /** TWILIO_API_URL, without a trailing slash. */
   baseUrl: string;
@@ -18,15 +15,14 @@ export function twilioStatusUrl(publicUrl: string, channelId: string): string {
 }
 
 /**
- * The form a message is sent as (CONTRACT §6): `To`, `From` (or `MessagingServiceSid` for a
- * channel sending from a Messaging Service), `Body` (a template's rendered text), one `MediaUrl`
- * per media link, and the channel's `StatusCallback`.
+ * The form a message is sent as (CONTRACT §6): `To`, `From` (the channel's number), `Body` (a
+ * template's rendered text), one `MediaUrl` per media link, and the channel's `StatusCallback`.
  */
 export function twilioForm(job: Pick<SendJob, 'message' | 'recipient' | 'channel'>, publicUrl: string): URLSearchParams {
   const from = job.channel.settings.from ?? '';
   const form = new URLSearchParams();
-  form.append('To', job.recipient.phone!);
-  form.append(MESSAGING_SERVICE_SID.test(from) ? 'MessagingServiceSid' : 'From', from);
+  form.append('To', job.recipient.phone ?? '');
+  form.append('From', from);
   form.append('Body', job.message.body);
   for (const url of job.message.mediaUrls) form.append('MediaUrl', url);
   form.append('StatusCallback', twilioStatusUrl(publicUrl, job.channel.id));
@@ -40,14 +36,16 @@ interface TwilioError {
 }
 
 /**
- * Twilio's answer as an outcome: the message's `sid` when taken; a 429 or 5xx is tried again;
- * any other 4xx fails with Twilio's error code and message.
+ * Twilio's answer as an outcome: any 2xx is taken, under the message's `sid` when it names one
+ * (without one, sending again could send the SMS twice: it is sent, with a warning, and its
+ * statuses cannot be matched); a 429 or 5xx is tried again; any other 4xx fails with Twilio's
+ * error code and message.
  */
 function outcomeOf(status: number, body: unknown): SendOutcome {
   if (status >= 200 && status < 300) {
     const sid = (body as { sid?: unknown } | null)?.sid;
     if (typeof sid === 'string' && sid) return { kind: 'sent', providerIds: [sid] };
-    return { kind: 'retry', reason: `Twilio answered HTTP ${status} without a message sid` };
+    return { kind: 'sent', providerIds: [], warning: `Twilio answered HTTP ${status} without a message sid: sent, but its statuses cannot be matched` };
   }
   const error = body as TwilioError | null;
   const text = (typeof error?.message === 'string' && error.message) || `HTTP ${status}`;
@@ -66,6 +64,8 @@ export function twilioProvider(options: TwilioOptions): OutboundProvider {
     name: 'twilio',
     async send(job): Promise<SendOutcome> {
       if (job.sentParts.length) return { kind: 'sent', providerIds: [...job.sentParts] };
+      // The phone was checked when the message was accepted; it may have been cleared since.
+      if (!job.recipient.phone) return { kind: 'failed', code: 'no_phone', text: 'The contact has no phone number to send the SMS to.' };
       const { settings, secrets } = job.channel;
       const accountSid = settings.accountSid ?? '';
       const url = `${options.baseUrl.replace(/\/+$/, '')}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Messages.json`;
@@ -80,7 +80,8 @@ export function twilioProvider(options: TwilioOptions): OutboundProvider {
       });
       if ('kind' in answer) return answer;
       const outcome = outcomeOf(answer.status, answer.json);
-      if (outcome.kind === 'sent') await job.recordPart(outcome.providerIds[0]!, 0);
+      const sid = outcome.kind === 'sent' ? outcome.providerIds[0] : undefined;
+      if (sid) await job.recordPart(sid, 0);
       return outcome;
     },
   };

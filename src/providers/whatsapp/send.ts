@@ -23,7 +23,7 @@ export function mediaType(url: string): 'image' | 'video' | 'audio' | 'document'
 /** The bodies of the Graph API requests a message is sent as: its text or template, then one per media link. */
 export function whatsappParts(job: Pick<SendJob, 'message' | 'recipient'>): Record<string, unknown>[] {
   const { message, recipient } = job;
-  const envelope = { messaging_product: 'whatsapp', recipient_type: 'individual', to: recipient.phone!.replace(/^\+/, '') };
+  const envelope = { messaging_product: 'whatsapp', recipient_type: 'individual', to: (recipient.phone ?? '').replace(/^\+/, '') };
   const first = message.template
     ? {
         ...envelope,
@@ -72,6 +72,8 @@ export function whatsappProvider(options: { baseUrl: string; version: string; ht
   return {
     name: 'whatsapp_cloud',
     async send(job): Promise<SendOutcome> {
+      // The phone was checked when the message was accepted; it may have been cleared since.
+      if (!job.recipient.phone) return { kind: 'failed', code: 'no_phone', text: 'The contact has no phone number to send the WhatsApp message to.' };
       const { settings, secrets } = job.channel;
       const url = `${options.baseUrl.replace(/\/+$/, '')}/${options.version}/${encodeURIComponent(settings.phoneNumberId ?? '')}/messages`;
       const ids = [...job.sentParts];
