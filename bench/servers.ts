@@ -66,7 +66,7 @@ export function buildRef(ref: string): { dist: string; dir: string; commit: stri
  * the floor's worker beside it on the same database, each server then delivers
  * exactly the messages it accepted, inside its own measurement windows.
  */
-export function gatewayEnv(databaseUrl: string, port: number, options: { worker: boolean; poolSize: number }): Record<string, string> {
+export function gatewayEnv(databaseUrl: string, port: number, options: { worker: boolean; poolSize: number; whatsapp?: WhatsAppSettings | undefined }): Record<string, string> {
   return {
     NODE_ENV: 'production',
     DATABASE_URL: databaseUrl,
@@ -79,8 +79,18 @@ export function gatewayEnv(databaseUrl: string, port: number, options: { worker:
     DB_POOL_SIZE: String(options.poolSize),
     DELIVERY_WORKER: options.worker ? '1' : '0',
     DELIVERY_POLL_MS: '3600000',
+    ...whatsappEnv(options.whatsapp),
   };
 }
+
+/** The key stored credentials are sealed with, and the local stand-in for the WhatsApp Cloud API. */
+export interface WhatsAppSettings {
+  secretsKey: string;
+  apiUrl: string;
+}
+
+const whatsappEnv = (settings: WhatsAppSettings | undefined): Record<string, string> =>
+  settings ? { SECRETS_KEY: settings.secretsKey, WHATSAPP_API_URL: settings.apiUrl } : {};
 
 /** A minimal environment, so that nothing of the caller's own (DATABASE_URL, REDIS_URL, DEBUG…) leaks in. */
 function baseEnv(): Record<string, string> {
@@ -155,17 +165,21 @@ function startProcess(
 export async function startGateway(
   databaseUrl: string,
   logDir: string,
-  options: { worker: boolean; poolSize: number; profile?: boolean; dist?: string | undefined },
+  options: { worker: boolean; poolSize: number; profile?: boolean; dist?: string | undefined; whatsapp?: WhatsAppSettings | undefined; log?: string },
 ): Promise<ServerProcess> {
   const port = await freePort();
   // The profile is written when the process exits, into the log directory.
   const profile = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${logDir}`] : [];
   const main = path.join(options.dist ?? path.join(ROOT, 'dist'), 'main.js');
-  return startProcess('gateway', [...profile, main], gatewayEnv(databaseUrl, port, options), port, path.join(logDir, 'gateway.log'));
+  return startProcess('gateway', [...profile, main], gatewayEnv(databaseUrl, port, options), port, path.join(logDir, options.log ?? 'gateway.log'));
 }
 
 /** The floor (bench/floor.ts), with the same pool size as the gateway. */
-export async function startFloor(databaseUrl: string, logDir: string, options: { worker: boolean; poolSize: number; dist?: string | undefined }): Promise<ServerProcess> {
+export async function startFloor(
+  databaseUrl: string,
+  logDir: string,
+  options: { worker: boolean; poolSize: number; dist?: string | undefined; whatsapp?: WhatsAppSettings | undefined },
+): Promise<ServerProcess> {
   const port = await freePort();
   const env = {
     NODE_ENV: 'production',
@@ -173,6 +187,7 @@ export async function startFloor(databaseUrl: string, logDir: string, options: {
     PORT: String(port),
     DB_POOL_SIZE: String(options.poolSize),
     DELIVERY_WORKER: options.worker ? '1' : '0',
+    ...whatsappEnv(options.whatsapp),
   };
   return startProcess('floor', ['--import', 'tsx', path.join(ROOT, 'bench/floor.ts')], env, port, path.join(logDir, 'floor.log'));
 }

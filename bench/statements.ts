@@ -3,7 +3,7 @@ import { closeConnections, send } from './http.js';
 import { drainOutbox, type Counter } from './measure.js';
 import type { BenchContext, Operation } from './operations.js';
 import { StatementCounter, type Statement } from './pg-proxy.js';
-import { startFloor, startGateway, type ServerProcess } from './servers.js';
+import { startFloor, startGateway, type ServerProcess, type WhatsAppSettings } from './servers.js';
 
 export interface StatementCount {
   /** Statements the database ran per request (BEGIN and COMMIT included). */
@@ -52,6 +52,7 @@ export async function countStatements(options: {
   contactSearch: string;
   /** The gateway's compiled directory, when not dist/. */
   dist?: string | undefined;
+  whatsapp?: WhatsAppSettings | undefined;
 }): Promise<StatementReport> {
   const target = new URL(options.databaseUrl);
   const proxy = await new StatementCounter({ host: target.hostname, port: Number(target.port || 5432) }).start();
@@ -66,7 +67,7 @@ export async function countStatements(options: {
   try {
     for (const name of ['gateway', 'floor'] as const) {
       const start = name === 'gateway' ? startGateway : startFloor;
-      server = await start(url, options.logDir, { worker: false, poolSize: options.pool, dist: options.dist });
+      server = await start(url, options.logDir, { worker: false, poolSize: options.pool, dist: options.dist, whatsapp: options.whatsapp });
       for (const op of options.ops) {
         for (let i = 0; i < 2; i++) await expectOk(server, op, options.ctx, options.counter);
         take();
@@ -102,7 +103,7 @@ export async function countStatements(options: {
     if (options.worker && sendOp) {
       for (const name of ['gateway', 'floor'] as const) {
         const start = name === 'gateway' ? startGateway : startFloor;
-        server = await start(url, options.logDir, { worker: true, poolSize: options.pool, dist: options.dist });
+        server = await start(url, options.logDir, { worker: true, poolSize: options.pool, dist: options.dist, whatsapp: options.whatsapp });
         // What the counts above left in the outbox is delivered first, unseen.
         await expectOk(server, sendOp, options.ctx, options.counter);
         await drainOutbox(options.monitor);
@@ -133,7 +134,8 @@ async function expectOk(server: ServerProcess, op: Operation, ctx: BenchContext,
   const answer = await send(server.base, op.request(ctx, counter.next()));
   const fault = answer.status >= 200 && answer.status < 300 ? op.fault?.(answer.body) : `HTTP ${answer.status}: ${answer.body.slice(0, 300)}`;
   if (fault) throw new Error(`${server.name} ${op.id}: ${fault}`);
-  return JSON.parse(answer.body);
+  // A webhook is answered with plain text.
+  return answer.body.startsWith('{') ? JSON.parse(answer.body) : answer.body;
 }
 
 /** Paths at which two JSON values differ in shape; null matches anything (the rows differ, not the shape). */
