@@ -118,6 +118,8 @@ export interface Report {
   rssMb: number | null;
   /** --profile: where the gateway's CPU time went during the run. */
   profile: ProfileSummary | null;
+  /** --profile: the same for the gateway that took the signed webhooks of wa.accept (its worker off). */
+  inboundProfile?: ProfileSummary | null;
   targets: Target[];
   passed: boolean;
   logs: string;
@@ -157,7 +159,7 @@ export const RSS_LIMIT_MB = 300;
 export const HEAP_GROWTH_LIMIT = 1.25;
 
 /** Every target of the issue this run can judge; the others are listed with pass null. */
-export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile'>): Target[] {
+export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'inboundProfile'>): Target[] {
   const targets: Target[] = [];
   const op = (id: string) => report.operations.find((o) => o.id === id);
   for (const definition of OPERATIONS) {
@@ -396,11 +398,12 @@ export function render(report: Report): string {
       ]),
     ),
   );
-  if (report.profile) {
-    out.push(`\ngateway CPU profile (${report.profile.busyMs} ms sampled, self time; ${report.profile.file})`);
-    out.push(table(['where', '%'], report.profile.byPlace.map((p) => [p.place, p.percent.toFixed(1)])));
+  for (const [label, profile] of [['gateway', report.profile], ['inbound acceptance gateway (wa.accept)', report.inboundProfile]] as const) {
+    if (!profile) continue;
+    out.push(`\n${label} CPU profile (${profile.busyMs} ms sampled, self time; ${profile.file})`);
+    out.push(table(['where', '%'], profile.byPlace.map((p) => [p.place, p.percent.toFixed(1)])));
     out.push('');
-    out.push(table(['function', '%'], report.profile.byFunction.map((f) => [f.fn, f.percent.toFixed(1)])));
+    out.push(table(['function', '%'], profile.byFunction.map((f) => [f.fn, f.percent.toFixed(1)])));
   }
   const failed = report.targets.filter((t) => t.pass === false).length;
   out.push(`\n${failed ? `${failed} target(s) missed` : 'every target this run could judge is met'} — ${Math.round(report.durationS)} s; server logs in ${report.logs}`);

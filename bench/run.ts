@@ -235,7 +235,10 @@ async function main(): Promise<number> {
     const servers = [gateway, floor];
     let acceptor: ServerProcess | null = null;
     if (ops.some((op) => op.inbound)) {
-      acceptor = await startGateway(database.url, logs, { worker: false, poolSize: settings.pool, dist, whatsapp, log: 'gateway-inbound.log' });
+      // Its own directory, so that its CPU profile is told apart from the gateway's.
+      const dir = path.join(logs, 'inbound');
+      fs.mkdirSync(dir);
+      acceptor = await startGateway(database.url, dir, { worker: false, poolSize: settings.pool, profile: settings.profile, dist, whatsapp });
       cleanup.add(() => acceptor!.stop());
     }
 
@@ -282,7 +285,7 @@ async function main(): Promise<number> {
     const rss = rssMb(gateway.pid);
     closeConnections();
 
-    const partial: Omit<Report, 'targets' | 'passed' | 'profile'> = {
+    const partial: Omit<Report, 'targets' | 'passed' | 'profile' | 'inboundProfile'> = {
       version: 1,
       commit,
       dirty,
@@ -305,7 +308,8 @@ async function main(): Promise<number> {
     const targets = judge(partial);
     await cleanup.run();
     const profile = settings.profile ? summariseProfile(logs) : null;
-    const report: Report = { ...partial, profile, targets, passed: targets.every((t) => t.pass !== false) };
+    const inboundProfile = settings.profile && acceptor ? summariseProfile(path.join(logs, 'inbound')) : null;
+    const report: Report = { ...partial, profile, inboundProfile, targets, passed: targets.every((t) => t.pass !== false) };
     report.durationS = (performance.now() - started) / 1000;
     process.stdout.write(settings.json ? `${JSON.stringify(report)}\n` : `\n${render(report)}\n`);
     return report.passed ? 0 : 1;

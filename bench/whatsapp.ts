@@ -8,14 +8,14 @@ import http from 'node:http';
 import type pg from 'pg';
 import { note } from './progress.js';
 import { drainOutbox, load, scrapeGauges, spread, type Counter, type EventLoopDelay, type Spread } from './measure.js';
-import { inboundWebhook, type BenchContext, type Operation } from './operations.js';
+import { inboundWebhook, type BenchContext, type BenchRequest, type Operation } from './operations.js';
 import type { ServerProcess } from './servers.js';
 import type { BenchWhatsAppFake } from './whatsapp-fake.js';
 
 export interface ProcessingRound {
-  /** Webhooks accepted by the gateway (worker on) under autocannon load for the window. */
+  /** A backlog of webhooks posted to the gateway (worker on) at once, `connections` at a time, and accepted. */
   accepted: number;
-  /** Those events processed into messages per second: from the window's start until the last is stored. */
+  /** Those events processed into messages per second: from the first webhook until the last is stored. */
   processedPerS: number;
   /** The steady load: webhooks per second offered (half of processedPerS), and how many. */
   steadyRate: number;
@@ -117,11 +117,27 @@ const inboundNumber = (ctx: BenchContext) => {
   };
 };
 
+/** Posts one request over `agent`; resolves with the status (0 when the connection failed) and when the answer ended. */
+function post(base: string, request: BenchRequest, agent: http.Agent): Promise<{ status: number; at: number }> {
+  return new Promise((resolve) => {
+    const req = http.request(`${base}${request.path}`, { method: request.method, headers: request.headers, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, at: performance.now() }));
+      res.on('error', () => resolve({ status: 0, at: performance.now() }));
+    });
+    req.on('error', () => resolve({ status: 0, at: performance.now() }));
+    req.end(request.body);
+  });
+}
+
+/** Webhooks per second of duration in the backlog a processing round starts with. */
+const BACKLOG_PER_S = 50;
+
 /**
- * One round of inbound processing on the gateway with its worker on: autocannon posts signed
- * webhooks for `duration` s and the worker's rate is taken until the last is a message; then a
- * steady load at half that rate for `duration` s, each webhook's 200 timed against its message's
- * arrival on `messageAdded`.
+ * One round of inbound processing on the gateway with its worker on: a backlog of signed
+ * webhooks (50 per second of `duration`) posted `connections` at a time, and the worker's rate
+ * taken until the last is a message; then a steady load at half that rate for `duration` s, each
+ * webhook's 200 timed against its message's arrival on `messageAdded`.
  */
 export async function inboundProcessing(
   gateway: ServerProcess,
@@ -131,11 +147,24 @@ export async function inboundProcessing(
   options: { connections: number; duration: number },
 ): Promise<ProcessingRound> {
   await drainInbound(monitor);
-  const op: Operation = { id: 'wa.process', title: 'inbound processing', transport: 'rest', write: false, request: inboundWebhook, fault: (b) => (b === 'OK' ? null : b.slice(0, 300)) };
+  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
+  const backlog = Math.max(20, Math.round(BACKLOG_PER_S * options.duration));
+  let accepted = 0;
+  let errors = 0;
   const started = performance.now();
-  const burst = await load(gateway.base, op, ctx, counter, { connections: options.connections, duration: options.duration });
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: options.connections }, async () => {
+      while (next < backlog) {
+        next++;
+        const { status } = await post(gateway.base, inboundWebhook(ctx, counter.next()), agent);
+        if (status === 200) accepted++;
+        else errors++;
+      }
+    }),
+  );
   await drainInbound(monitor);
-  const processedPerS = burst.requests / ((performance.now() - started) / 1000);
+  const processedPerS = accepted / ((performance.now() - started) / 1000);
 
   const rate = Math.max(5, Math.round(processedPerS / 2));
   const number = inboundNumber(ctx);
@@ -145,8 +174,6 @@ export async function inboundProcessing(
     const n = number(body);
     if (n !== null) arrived.set(n, at);
   });
-  let errors = burst.errors;
-  const agent = new http.Agent({ keepAlive: true, maxSockets: options.connections });
   const ids: number[] = [];
   await scrapeGauges(gateway.base);
   const steadyStart = performance.now();
@@ -160,22 +187,10 @@ export async function inboundProcessing(
       if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
       const n = counter.next();
       ids.push(n);
-      const request = inboundWebhook(ctx, n);
       inFlight.push(
-        new Promise<void>((resolve) => {
-          const req = http.request(`${gateway.base}${request.path}`, { method: 'POST', headers: request.headers, agent }, (res) => {
-            res.resume();
-            res.on('end', () => {
-              if (res.statusCode === 200) answered.set(n, performance.now());
-              else errors++;
-              resolve();
-            });
-          });
-          req.on('error', () => {
-            errors++;
-            resolve();
-          });
-          req.end(request.body);
+        post(gateway.base, inboundWebhook(ctx, n), agent).then(({ status, at }) => {
+          if (status === 200) answered.set(n, at);
+          else errors++;
         }),
       );
     }
@@ -192,7 +207,7 @@ export async function inboundProcessing(
   const steadyPerS = lags.length / ((lastArrival - steadyStart) / 1000);
   await drainInbound(monitor);
   return {
-    accepted: burst.requests,
+    accepted,
     processedPerS,
     steadyRate: rate,
     steadySent: ids.length,
