@@ -10,9 +10,13 @@ export interface RoundExtras {
   round: number;
   processing: ProcessingRound | null;
   delivery: DeliveryRound | null;
-  /** The gateway's VmRSS and V8 heap used after the round (MB). */
+  /** The gateway's VmRSS and V8 heap used after the round (MB); heap used includes garbage not yet collected. */
   rssMb: number | null;
   heapUsedMb: number | null;
+  /** The V8 heap after the gateway's latest full collection by the round's end (MB, from --trace-gc): what is live. */
+  liveHeapMb: number | null;
+  /** Full collections the gateway has made since it started, by the round's end. */
+  fullCollections: number;
 }
 
 /** Medians over rounds of the processing and delivery rows. */
@@ -236,11 +240,12 @@ export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'i
     target: '0',
     pass: ran ? errors === 0 : null,
   });
-  const measured = report.rounds.filter((r) => r.heapUsedMb !== null);
-  const growth = measured.length >= 2 ? measured[measured.length - 1]!.heapUsedMb! / measured[0]!.heapUsedMb! : null;
+  // The live heap (after a full collection) is the leak check: heap used at an instant holds garbage too.
+  const measured = report.rounds.filter((r) => r.liveHeapMb != null);
+  const growth = measured.length >= 2 ? measured[measured.length - 1]!.liveHeapMb! / measured[0]!.liveHeapMb! : null;
   targets.push({
     id: 'heap-growth',
-    description: `gateway heap used after the last round / after the first (${measured.map((r) => r.heapUsedMb!.toFixed(0)).join(', ') || '?'} MB)`,
+    description: `gateway live heap after the last round / after the first (${measured.map((r) => r.liveHeapMb!.toFixed(0)).join(', ') || '?'} MB)`,
     value: growth,
     target: `≤ ${HEAP_GROWTH_LIMIT.toFixed(2)} (2+ rounds)`,
     pass: growth === null ? null : growth <= HEAP_GROWTH_LIMIT,
@@ -297,10 +302,15 @@ export function render(report: Report): string {
         report.operations.map((o) => {
           const st = report.statements;
           const isSend = o.id === 'rest.send' || o.id === 'gql.sendMessage';
+          const isInbound = o.id === 'wa.accept';
           return [
             o.title,
             st ? pair(st.gateway[o.id]?.perRequest, st.floor[o.id]?.perRequest) : '—',
-            st && isSend ? pair(st.workerPerMessage.gateway, st.workerPerMessage.floor, 1) : '',
+            st && isSend
+              ? pair(st.workerPerMessage.gateway, st.workerPerMessage.floor, 1)
+              : st && isInbound && st.workerPerInbound != null
+                ? `${fixed(st.workerPerInbound, 1)} / —`
+                : '',
             pair(o.gateway.cpuMs, o.floor.cpuMs, 2),
             pair(o.gateway.pgCpuMs, o.floor.pgCpuMs, 2),
             fixed(o.cpuRatio, 2),
@@ -359,7 +369,12 @@ export function render(report: Report): string {
     out.push('');
   }
   if (report.rounds.length) {
-    out.push(table(['gateway memory after round', 'RSS MB', 'heap used MB'], report.rounds.map((r) => [`${r.round}`, fixed(r.rssMb), fixed(r.heapUsedMb)])));
+    out.push(
+      table(
+        ['gateway memory after round', 'RSS MB', 'heap used MB', 'live heap MB (latest full GC)', 'full GCs so far'],
+        report.rounds.map((r) => [`${r.round}`, fixed(r.rssMb), fixed(r.heapUsedMb), fixed(r.liveHeapMb), `${r.fullCollections ?? '—'}`]),
+      ),
+    );
     out.push('');
   }
   if (report.statements && Object.keys(report.statements.shapeMismatches).length) {

@@ -25,7 +25,7 @@ import { duration, note } from './progress.js';
 import { summariseProfile } from './profile.js';
 import { judge, render, summarise, summariseWhatsApp, type OperationResult, type Report, type RoundExtras } from './report.js';
 import { BENCH_WHATSAPP, addMessages, closeSessions, createTenant, createWhatsAppChannel, openSessions, seedData } from './seed.js';
-import { ROOT, buildGateway, buildRef, rssMb, startFloor, startGateway, type ServerProcess, type WhatsAppSettings } from './servers.js';
+import { ROOT, buildGateway, buildRef, liveHeapMb, rssMb, startFloor, startGateway, type ServerProcess, type WhatsAppSettings } from './servers.js';
 import { countStatements, type StatementReport } from './statements.js';
 import { deliveryRound, discardInbound, inboundProcessing, repliers } from './whatsapp.js';
 import { startBenchWhatsAppFake, type BenchWhatsAppFake } from './whatsapp-fake.js';
@@ -228,7 +228,7 @@ async function main(): Promise<number> {
     }
 
     note('starting the gateway and the floor');
-    const gateway = await startGateway(database.url, logs, { worker: settings.worker, poolSize: settings.pool, profile: settings.profile, dist, whatsapp });
+    const gateway = await startGateway(database.url, logs, { worker: settings.worker, poolSize: settings.pool, profile: settings.profile, dist, whatsapp, traceGc: true });
     cleanup.add(() => gateway.stop());
     const floor = await startFloor(database.url, logs, { worker: settings.worker, poolSize: settings.pool, whatsapp });
     cleanup.add(() => floor.stop());
@@ -240,11 +240,16 @@ async function main(): Promise<number> {
       fs.mkdirSync(dir);
       acceptor = await startGateway(database.url, dir, { worker: false, poolSize: settings.pool, profile: settings.profile, dist, whatsapp });
       cleanup.add(() => acceptor!.stop());
+      // A new process is slow for its first thousands of requests (the compiler at work); the floor has served
+      // every operation before. Both take webhooks, unmeasured, before the first round.
+      const inbound = ops.find((op) => op.inbound)!;
+      for (const server of [acceptor, floor]) await load(server.base, inbound, ctx, counter, { connections: settings.connections, duration: 3 });
+      await discardInbound(monitor);
     }
 
     const extras: RoundExtras[] = [];
     const afterRound = async (round: number) => {
-      const extra: RoundExtras = { round: round + 1, processing: null, delivery: null, rssMb: null, heapUsedMb: null };
+      const extra: RoundExtras = { round: round + 1, processing: null, delivery: null, rssMb: null, heapUsedMb: null, liveHeapMb: null, fullCollections: 0 };
       if (processingRows) {
         extra.processing = await inboundProcessing(gateway, ctx, counter, monitor, { connections: settings.connections, duration: settings.duration });
         const p = extra.processing;
@@ -261,7 +266,13 @@ async function main(): Promise<number> {
       const gauges = await scrapeGauges(gateway.base);
       extra.rssMb = rssMb(gateway.pid);
       extra.heapUsedMb = gauges?.heapUsedMb ?? null;
-      note(`round ${round + 1}/${settings.rounds}  gateway RSS ${extra.rssMb?.toFixed(0) ?? '?'} MB, heap used ${extra.heapUsedMb?.toFixed(0) ?? '?'} MB`);
+      const live = liveHeapMb(gateway.logFile);
+      extra.liveHeapMb = live?.mb ?? null;
+      extra.fullCollections = live?.collections ?? 0;
+      note(
+        `round ${round + 1}/${settings.rounds}  gateway RSS ${extra.rssMb?.toFixed(0) ?? '?'} MB, heap used ${extra.heapUsedMb?.toFixed(0) ?? '?'} MB, ` +
+          `live after the latest full collection ${extra.liveHeapMb?.toFixed(0) ?? '?'} MB (${extra.fullCollections} so far)`,
+      );
       extras.push(extra);
     };
     const operations =

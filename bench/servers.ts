@@ -11,6 +11,8 @@ export interface ServerProcess {
   name: 'gateway' | 'floor';
   pid: number;
   base: string;
+  /** Where its stdout and stderr go. */
+  logFile: string;
   child: ChildProcess;
   /** Resolves with the exit code once the process has ended. */
   exited: Promise<number | null>;
@@ -142,6 +144,7 @@ function startProcess(
     name,
     pid: child.pid!,
     base,
+    logFile,
     child,
     exited,
     async stop() {
@@ -165,11 +168,13 @@ function startProcess(
 export async function startGateway(
   databaseUrl: string,
   logDir: string,
-  options: { worker: boolean; poolSize: number; profile?: boolean; dist?: string | undefined; whatsapp?: WhatsAppSettings | undefined; log?: string },
+  options: { worker: boolean; poolSize: number; profile?: boolean; dist?: string | undefined; whatsapp?: WhatsAppSettings | undefined; log?: string; traceGc?: boolean },
 ): Promise<ServerProcess> {
   const port = await freePort();
   // The profile is written when the process exits, into the log directory.
   const profile = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${logDir}`] : [];
+  // A line in the log after each full collection (none after the frequent scavenges): the live heap, for the leak check.
+  if (options.traceGc) profile.push('--trace-gc', '--trace-gc-ignore-scavenger');
   const main = path.join(options.dist ?? path.join(ROOT, 'dist'), 'main.js');
   return startProcess('gateway', [...profile, main], gatewayEnv(databaseUrl, port, options), port, path.join(logDir, options.log ?? 'gateway.log'));
 }
@@ -190,6 +195,22 @@ export async function startFloor(
     ...whatsappEnv(options.whatsapp),
   };
   return startProcess('floor', ['--import', 'tsx', path.join(ROOT, 'bench/floor.ts')], env, port, path.join(logDir, 'floor.log'));
+}
+
+/**
+ * The V8 heap after the latest full collection (mark-compact) a `--trace-gc` process logged, in MB,
+ * and how many it has logged: what is live, garbage excluded. Null before the first.
+ */
+export function liveHeapMb(logFile: string): { mb: number; collections: number } | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(logFile, 'utf8');
+  } catch {
+    return null;
+  }
+  const found = [...text.matchAll(/Mark-Compact(?: \(reduce\))? [\d.]+ \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB/g)];
+  const last = found[found.length - 1];
+  return last ? { mb: Number(last[1]), collections: found.length } : null;
 }
 
 /** User plus system CPU time of a process, in milliseconds (Linux /proc). */

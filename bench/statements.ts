@@ -3,6 +3,7 @@ import { closeConnections, send } from './http.js';
 import { drainOutbox, type Counter } from './measure.js';
 import type { BenchContext, Operation } from './operations.js';
 import { StatementCounter, type Statement } from './pg-proxy.js';
+import { drainInbound } from './whatsapp.js';
 import { startFloor, startGateway, type ServerProcess, type WhatsAppSettings } from './servers.js';
 
 export interface StatementCount {
@@ -17,6 +18,8 @@ export interface StatementReport {
   floor: Record<string, StatementCount>;
   /** Statements the delivery worker ran per message sent, after the request. */
   workerPerMessage: { gateway: number | null; floor: number | null };
+  /** Statements the gateway's worker ran per signed webhook processed into a message (the floor processes none). */
+  workerPerInbound: number | null;
   /** JSON paths where the floor's answer is not shaped like the gateway's, per operation. */
   shapeMismatches: Record<string, string[]>;
   /** The statement the gateway runs for a contact search, to explain its plan. */
@@ -60,7 +63,7 @@ export async function countStatements(options: {
   proxied.hostname = '127.0.0.1';
   proxied.port = String(proxy.port);
   const url = proxied.toString();
-  const report: StatementReport = { gateway: {}, floor: {}, workerPerMessage: { gateway: null, floor: null }, shapeMismatches: {}, contactSearch: null };
+  const report: StatementReport = { gateway: {}, floor: {}, workerPerMessage: { gateway: null, floor: null }, workerPerInbound: null, shapeMismatches: {}, contactSearch: null };
   const answers: Record<string, Record<string, unknown>> = { gateway: {}, floor: {} };
   const take = () => proxy.take().filter((s) => !isProbe(s));
   let server: ServerProcess | undefined;
@@ -118,6 +121,23 @@ export async function countStatements(options: {
         await server.stop();
         server = undefined;
       }
+    }
+
+    const inboundOp = options.ops.find((op) => op.inbound);
+    if (options.worker && inboundOp) {
+      server = await startGateway(url, options.logDir, { worker: true, poolSize: options.pool, dist: options.dist, whatsapp: options.whatsapp });
+      // The events the counts above stored are processed first, unseen.
+      await expectOk(server, inboundOp, options.ctx, options.counter);
+      await drainInbound(options.monitor);
+      await settle();
+      take();
+      for (let i = 0; i < SENDS; i++) await expectOk(server, inboundOp, options.ctx, options.counter);
+      await drainInbound(options.monitor);
+      await settle();
+      report.workerPerInbound = Math.max(0, take().length / SENDS - report.gateway[inboundOp.id]!.perRequest);
+      closeConnections();
+      await server.stop();
+      server = undefined;
     }
   } finally {
     closeConnections();

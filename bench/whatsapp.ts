@@ -93,7 +93,7 @@ async function subscribeMessages(base: string, ctx: BenchContext, onMessage: (bo
 }
 
 /** Waits until no inbound event is left to process; the seconds it took. */
-async function drainInbound(monitor: pg.ClientBase, timeoutMs = 180_000): Promise<number> {
+export async function drainInbound(monitor: pg.ClientBase, timeoutMs = 180_000): Promise<number> {
   const started = performance.now();
   for (;;) {
     const { rows } = await monitor.query<{ n: string }>(`SELECT count(*) AS n FROM deliveries WHERE status = 'pending' AND inbound_event_id IS NOT NULL`);

@@ -86,6 +86,7 @@ describe.skipIf(!onPostgres)('npm run bench', () => {
       }
       expect(statements.workerPerMessage.gateway).toBeGreaterThan(0);
       expect(statements.workerPerMessage.floor).toBeGreaterThan(0);
+      expect(statements.workerPerInbound).toBeGreaterThan(0);
       // The floor answers with the gateway's JSON shapes.
       expect(statements.shapeMismatches).toEqual({});
 
@@ -115,6 +116,7 @@ describe.skipIf(!onPostgres)('npm run bench', () => {
       }
       expect(extras!.rssMb).toBeGreaterThan(0);
       expect(extras!.heapUsedMb).toBeGreaterThan(0);
+      expect(extras!.fullCollections).toBeGreaterThanOrEqual(0);
       expect(report.whatsapp!.delivery!.ratio).toBeGreaterThan(0);
       expect(report.whatsapp!.processing!.lagP99).toBeGreaterThanOrEqual(0);
 
