@@ -28,6 +28,15 @@ const pool = new pg.Pool({
 });
 pool.on('error', () => {});
 
+/**
+ * Whether the schema has channel providers (a gateway of --ref from before them has not): without
+ * them every channel is a webhook channel, and no provider message ids are recorded.
+ */
+const PROVIDERS =
+  ((await pool.query(`SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'channels' AND column_name = 'provider'`))
+    .rowCount ?? 0) > 0;
+const CHANNEL_PROVIDER = PROVIDERS ? 'c.provider' : `'webhook'::text AS provider`;
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BODY_LIMIT = 1024 * 1024;
 const IDEMPOTENCY_TTL_MS = 24 * 3600_000;
@@ -83,7 +92,7 @@ async function authenticate(db: pg.PoolClient, request: http.IncomingMessage): P
   const bearer = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(request.headers.authorization ?? '')?.[1];
   if (!host || !bearer || !isWellFormedToken(bearer)) throw unauthenticated();
   const { rows } = await db.query<{ credential_id: string; workspace_id: string; channel_id: string; channel_name: string; provider: string }>(
-    `SELECT t.id AS credential_id, t.workspace_id, c.id AS channel_id, c.name AS channel_name, c.provider
+    `SELECT t.id AS credential_id, t.workspace_id, c.id AS channel_id, c.name AS channel_name, ${CHANNEL_PROVIDER}
        FROM access_tokens t
        JOIN workspaces w ON w.id = t.workspace_id AND w.hostname = $2
        JOIN channels c ON c.workspace_id = t.workspace_id AND c.status = 'active'
@@ -560,8 +569,8 @@ const CLAIM = `
                      WHERE status = 'pending' AND message_id IS NOT NULL AND run_at <= now() AND (locked_until IS NULL OR locked_until < now())
                      ORDER BY run_at LIMIT 100 FOR UPDATE SKIP LOCKED)
     RETURNING d.id, d.message_id)
-  SELECT claimed.id, m.id AS message_id, m.channel_id, m.body, contact.phone, channel.provider,
-         channel.provider_settings ->> 'phoneNumberId' AS phone_number_id, channel.provider_secrets
+  SELECT claimed.id, m.id AS message_id, m.channel_id, m.body, contact.phone,
+         ${PROVIDERS ? `channel.provider, channel.provider_settings ->> 'phoneNumberId' AS phone_number_id, channel.provider_secrets` : `'webhook'::text AS provider, NULL AS phone_number_id, NULL AS provider_secrets`}
     FROM claimed
     JOIN messages AS m ON m.id = claimed.message_id
     JOIN contacts AS contact ON contact.id = m.contact_id
@@ -617,10 +626,14 @@ function postWhatsApp(row: Claimed): Promise<string | null> {
 }
 
 const FINISH = `
-  WITH provider_ids AS (
+  WITH ${
+    PROVIDERS
+      ? `provider_ids AS (
     INSERT INTO provider_message_ids (channel_id, provider_id, message_id, part)
     SELECT channel_id, provider_id, message_id, 0 FROM unnest($3::uuid[], $4::text[], $5::uuid[]) AS sent(channel_id, provider_id, message_id)
-    ON CONFLICT DO NOTHING),
+    ON CONFLICT DO NOTHING),`
+      : `provider_ids AS (SELECT $3::uuid[], $4::text[], $5::uuid[]),`
+  }
   done AS (
     UPDATE deliveries SET status = 'succeeded', locked_by = NULL, locked_until = NULL, last_error = NULL, updated_at = now()
      WHERE id = ANY($1::uuid[]) AND locked_by = $2 AND status = 'pending' AND message_id IS NOT NULL

@@ -368,7 +368,7 @@ export function render(report: Report): string {
     }
     out.push('');
   }
-  if (report.rounds.length) {
+  if (report.rounds?.length) {
     out.push(
       table(
         ['gateway memory after round', 'RSS MB', 'heap used MB', 'live heap MB (latest full GC)', 'full GCs so far'],
