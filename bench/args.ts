@@ -1,5 +1,9 @@
 import { OPERATIONS } from './operations.js';
 
+/** Rows measured once per round through the delivery workers, not as a request rate; --only names them too. */
+export const WORKER_ROWS = ['wa.process', 'wa.deliver'] as const;
+const KNOWN = [...OPERATIONS.map((o) => o.id), ...WORKER_ROWS];
+
 export interface Settings {
   contacts: number;
   messages: number;
@@ -39,12 +43,15 @@ Load
   --warmup S          unmeasured seconds before each measured window (default 2)
   --connections N     autocannon connections (default 16)
   --pool N            database connections of each server (default 10, the gateway's default)
-  --only OP,OP        run only these operations: ${OPERATIONS.map((o) => o.id).join(', ')}
+  --only OP,OP        run only these operations: ${KNOWN.join(', ')}
+                      (wa.process: signed webhooks processed into messages, and the lag from the
+                      200 to messageAdded at half that rate; wa.deliver: POST /messages to the
+                      WhatsApp stand-in through each server's worker — after a wa.process pass)
 Modes
   --scale             the scale checks instead of the load: deep keyset page against the first
                       page, search latency at a tenth of --messages and again at --messages,
                       contact search plan (about 15 min at the defaults of this mode)
-  --no-worker         run neither server's delivery worker
+  --no-worker         run neither server's delivery worker (and so neither wa.process nor wa.deliver)
   --no-statements     skip counting each operation's SQL statements
   --no-build          use the dist/ already built instead of running npm run build
   --ref REF           measure the gateway of commit REF, built apart from the working tree
@@ -93,7 +100,7 @@ export function parseArgs(argv: string[]): Settings | 'help' {
     return n;
   };
   const only = values.get('only')?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
-  for (const id of only) if (!OPERATIONS.some((o) => o.id === id)) throw new UsageError(`unknown operation ${id}; known: ${OPERATIONS.map((o) => o.id).join(', ')}`);
+  for (const id of only) if (!KNOWN.includes(id)) throw new UsageError(`unknown operation ${id}; known: ${KNOWN.join(', ')}`);
   return {
     contacts: number('contacts', scale ? 1_000_000 : 100_000, 100),
     messages: number('messages', scale ? 2_000_000 : 200_000, 100),

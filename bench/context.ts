@@ -1,17 +1,24 @@
 import type pg from 'pg';
 import { encodeCursor } from '../src/lib/pagination.js';
 import type { BenchContext } from './operations.js';
-import type { Fixture } from './seed.js';
+import { BENCH_WHATSAPP, type Fixture } from './seed.js';
 
 /** How many different contacts the write operations cycle over: enough that 16 connections never wait on one row. */
 const POOL = 20_000;
+/** How many contacts write in on WhatsApp: each gets a conversation on the WhatsApp channel, then replies from it. */
+const WHATSAPP_SENDERS = 2_000;
 
 /**
  * What the operations need, read from the seeded data: contacts to update and to
  * send to (spread over the whole table), and a cursor `depth` rows deep (the last
  * full page when `depth` is not given).
  */
-export async function loadContext(client: pg.ClientBase, fixture: Fixture, run: string): Promise<BenchContext> {
+export async function loadContext(
+  client: pg.ClientBase,
+  fixture: Fixture,
+  run: string,
+  whatsapp: { channelId: string; apiKey: string },
+): Promise<BenchContext> {
   const patch = await client.query<{ id: string }>(
     `SELECT id FROM contacts WHERE workspace_id = $1 AND deleted_at IS NULL AND NOT is_group ORDER BY md5(id::text) LIMIT $2`,
     [fixture.workspaceId, POOL],
@@ -23,6 +30,10 @@ export async function loadContext(client: pg.ClientBase, fixture: Fixture, run: 
   const deep = await deepCursor(client, 'contacts', 'workspace_id = $1 AND deleted_at IS NULL', fixture.workspaceId);
   const deepMessages = await deepCursor(client, 'messages', 'channel_id = $1', fixture.channelId);
   if (!patch.rows.length || !send.rows.length) throw new Error('the seeded data has no contacts or no open conversations to run the writes on');
+  const phones = await client.query<{ phone: string }>(
+    `SELECT phone FROM contacts WHERE id = ANY($1::uuid[]) AND phone IS NOT NULL AND NOT is_group ORDER BY md5(id::text) LIMIT $2`,
+    [send.rows.map((r) => r.id), WHATSAPP_SENDERS],
+  );
   return {
     host: fixture.host,
     apiKey: fixture.apiKey,
@@ -33,6 +44,7 @@ export async function loadContext(client: pg.ClientBase, fixture: Fixture, run: 
     deepMessagesCursor: deepMessages.cursor,
     deepMessagesRows: deepMessages.rows,
     run,
+    whatsapp: { ...whatsapp, appSecret: BENCH_WHATSAPP.appSecret, phoneNumberId: BENCH_WHATSAPP.phoneNumberId, phones: phones.rows.map((r) => r.phone) },
   };
 }
 

@@ -12,10 +12,11 @@
  *
  *   DATABASE_URL=postgres://… PORT=4100 node --import tsx bench/floor.ts
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
 import { decodeCursor, encodeCursor, type Cursor } from '../src/lib/pagination.js';
+import { Sealer, parseKey } from '../src/lib/sealed.js';
 import { hashToken, isWellFormedToken } from '../src/lib/tokens.js';
 
 const pool = new pg.Pool({
@@ -26,6 +27,15 @@ const pool = new pg.Pool({
   idle_in_transaction_session_timeout: 15_000,
 });
 pool.on('error', () => {});
+
+/**
+ * Whether the schema has channel providers (a gateway of --ref from before them has not): without
+ * them every channel is a webhook channel, and no provider message ids are recorded.
+ */
+const PROVIDERS =
+  ((await pool.query(`SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'channels' AND column_name = 'provider'`))
+    .rowCount ?? 0) > 0;
+const CHANNEL_PROVIDER = PROVIDERS ? 'c.provider' : `'webhook'::text AS provider`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const BODY_LIMIT = 1024 * 1024;
@@ -69,7 +79,7 @@ function requestHash(body: unknown): string {
 interface Auth {
   credentialId: string;
   workspaceId: string;
-  channel: { id: string; name: string };
+  channel: { id: string; name: string; provider: string };
 }
 
 /**
@@ -81,8 +91,8 @@ async function authenticate(db: pg.PoolClient, request: http.IncomingMessage): P
   const host = (request.headers.host ?? '').replace(/:\d*$/, '').toLowerCase();
   const bearer = /^Bearer[ \t]+(\S+)[ \t]*$/i.exec(request.headers.authorization ?? '')?.[1];
   if (!host || !bearer || !isWellFormedToken(bearer)) throw unauthenticated();
-  const { rows } = await db.query<{ credential_id: string; workspace_id: string; channel_id: string; channel_name: string }>(
-    `SELECT t.id AS credential_id, t.workspace_id, c.id AS channel_id, c.name AS channel_name
+  const { rows } = await db.query<{ credential_id: string; workspace_id: string; channel_id: string; channel_name: string; provider: string }>(
+    `SELECT t.id AS credential_id, t.workspace_id, c.id AS channel_id, c.name AS channel_name, ${CHANNEL_PROVIDER}
        FROM access_tokens t
        JOIN workspaces w ON w.id = t.workspace_id AND w.hostname = $2
        JOIN channels c ON c.workspace_id = t.workspace_id AND c.status = 'active'
@@ -101,7 +111,11 @@ async function authenticate(db: pg.PoolClient, request: http.IncomingMessage): P
   } else {
     throw new HttpFailure(400, { status: 'error', message: 'This credential acts for several channels: name one in the X-Channel-Uuid header.' });
   }
-  return { credentialId: channel!.credential_id, workspaceId: channel!.workspace_id, channel: { id: channel!.channel_id, name: channel!.channel_name } };
+  return {
+    credentialId: channel!.credential_id,
+    workspaceId: channel!.workspace_id,
+    channel: { id: channel!.channel_id, name: channel!.channel_name, provider: channel!.provider },
+  };
 }
 
 // ── Shared statements ─────────────────────────────────────────────────────────
@@ -275,8 +289,22 @@ async function sendText(
         return new Replay(row.response_status, row.response_body);
       }
     }
-    const contact = await db.query(`SELECT id FROM contacts WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL`, [to, auth.workspaceId]);
-    if (!contact.rows[0]) throw invalid('to', 'The to field must name a contact of this workspace.');
+    if (auth.channel.provider === 'whatsapp_cloud') {
+      // WhatsApp: a phone, not a group, and a message from the contact on this channel within 24 hours (in the same statement).
+      const contact = await db.query<{ phone: string | null; is_group: boolean; in_window: boolean }>(
+        `SELECT phone, is_group, EXISTS (SELECT 1 FROM messages WHERE contact_id = $1 AND channel_id = $3 AND direction = 'inbound'
+                                           AND created_at > now() - interval '24 hours') AS in_window
+           FROM contacts WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL`,
+        [to, auth.workspaceId, auth.channel.id],
+      );
+      const row = contact.rows[0];
+      if (!row) throw invalid('to', 'The to field must name a contact of this workspace.');
+      if (row.is_group || !row.phone) throw invalid('to', 'WhatsApp cannot reach this contact.');
+      if (!row.in_window) throw invalid('type', "Outside WhatsApp's 24-hour window only template messages can be sent.");
+    } else {
+      const contact = await db.query(`SELECT id FROM contacts WHERE id = $1 AND workspace_id = $2 AND deleted_at IS NULL`, [to, auth.workspaceId]);
+      if (!contact.rows[0]) throw invalid('to', 'The to field must name a contact of this workspace.');
+    }
     await db.query(`INSERT INTO contact_channels (contact_id, channel_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [to, auth.channel.id]);
     const at = new Date();
     const latest = await db.query<{ id: string; status: string }>(
@@ -481,10 +509,14 @@ let wanted = false;
 
 /**
  * Takes the outbox rows of queued messages and delivers them, a batch at a time
- * in 2 statements: claim up to 100 due rows (the gateway's claim); mark them
- * succeeded, their messages sent, and queue `message.status_changed` events
- * (one statement). The bench's channel has no webhook URL, so accepting a
- * message is sending it, as the gateway's accept provider does.
+ * in 2 statements: claim up to 100 due message deliveries (the gateway's claim)
+ * with what sending them needs (message, recipient's phone, channel's provider);
+ * then, once the batch is posted, mark the delivered ones succeeded, their
+ * messages sent, record their WhatsApp message ids and queue
+ * `message.status_changed` events (one statement). A whatsapp_cloud message is
+ * posted to the Cloud API (WHATSAPP_API_URL, the bench's local stand-in); on a
+ * channel without a webhook URL accepting a message is sending it, as the
+ * gateway's accept provider does. The connection is not held while posting.
  */
 function wakeWorker(): void {
   if (process.env.DELIVERY_WORKER === '0') return;
@@ -496,22 +528,18 @@ function wakeWorker(): void {
       while (wanted) {
         wanted = false;
         for (;;) {
-          const db = await pool.connect();
-          try {
-            const claimed = await db.query<{ id: string }>(
-              `UPDATE deliveries AS d
-                  SET locked_by = $1, locked_until = now() + interval '30 seconds', attempts = d.attempts + 1, updated_at = now()
-                WHERE d.id IN (SELECT id FROM deliveries
-                                WHERE status = 'pending' AND run_at <= now() AND (locked_until IS NULL OR locked_until < now())
-                                ORDER BY run_at LIMIT 100 FOR UPDATE SKIP LOCKED)
-                RETURNING d.id`,
-              [WORKER_ID],
-            );
-            if (claimed.rows.length === 0) break;
-            await db.query(FINISH, [claimed.rows.map((r) => r.id), WORKER_ID]);
-          } finally {
-            db.release();
-          }
+          const { rows } = await pool.query<Claimed>(CLAIM, [WORKER_ID]);
+          if (rows.length === 0) break;
+          const posted = await Promise.all(rows.map((row) => (row.provider === 'whatsapp_cloud' ? postWhatsApp(row) : Promise.resolve(''))));
+          const done = rows.filter((_row, i) => posted[i] !== null);
+          const sentToWhatsApp = done.filter((row) => row.provider === 'whatsapp_cloud');
+          await pool.query(FINISH, [
+            done.map((row) => row.id),
+            WORKER_ID,
+            sentToWhatsApp.map((row) => row.channel_id),
+            sentToWhatsApp.map((row) => posted[rows.indexOf(row)]),
+            sentToWhatsApp.map((row) => row.message_id),
+          ]);
         }
       }
     } catch (error) {
@@ -522,8 +550,91 @@ function wakeWorker(): void {
   })();
 }
 
+interface Claimed {
+  id: string;
+  message_id: string;
+  channel_id: string;
+  body: string;
+  phone: string | null;
+  provider: string;
+  phone_number_id: string | null;
+  provider_secrets: string | null;
+}
+
+const CLAIM = `
+  WITH claimed AS (
+    UPDATE deliveries AS d
+       SET locked_by = $1, locked_until = now() + interval '30 seconds', attempts = d.attempts + 1, updated_at = now()
+     WHERE d.id IN (SELECT id FROM deliveries
+                     WHERE status = 'pending' AND message_id IS NOT NULL AND run_at <= now() AND (locked_until IS NULL OR locked_until < now())
+                     ORDER BY run_at LIMIT 100 FOR UPDATE SKIP LOCKED)
+    RETURNING d.id, d.message_id)
+  SELECT claimed.id, m.id AS message_id, m.channel_id, m.body, contact.phone,
+         ${PROVIDERS ? `channel.provider, channel.provider_settings ->> 'phoneNumberId' AS phone_number_id, channel.provider_secrets` : `'webhook'::text AS provider, NULL AS phone_number_id, NULL AS provider_secrets`}
+    FROM claimed
+    JOIN messages AS m ON m.id = claimed.message_id
+    JOIN contacts AS contact ON contact.id = m.contact_id
+    JOIN channels AS channel ON channel.id = m.channel_id`;
+
+const sealer = process.env.SECRETS_KEY ? new Sealer(parseKey(process.env.SECRETS_KEY)!) : null;
+const whatsappAgent = new http.Agent({ keepAlive: true, maxSockets: 10 });
+/** Channels' opened provider credentials; a channel's credentials do not change during a run. */
+const openedSecrets = new Map<string, Record<string, string>>();
+
+function secretsOf(channelId: string, sealed: string | null): Record<string, string> {
+  let secrets = openedSecrets.get(channelId);
+  if (!secrets) {
+    secrets = sealed && sealer ? (JSON.parse(sealer.open(sealed)) as Record<string, string>) : {};
+    openedSecrets.set(channelId, secrets);
+  }
+  return secrets;
+}
+
+/** One text to the WhatsApp Cloud API, as the gateway sends it: its message id, or null when it was not taken. */
+function postWhatsApp(row: Claimed): Promise<string | null> {
+  const base = (process.env.WHATSAPP_API_URL ?? '').replace(/\/+$/, '');
+  const body = JSON.stringify({
+    messaging_product: 'whatsapp',
+    recipient_type: 'individual',
+    to: (row.phone ?? '').replace(/^\+/, ''),
+    type: 'text',
+    text: { body: row.body, preview_url: false },
+  });
+  const token = secretsOf(row.channel_id, row.provider_secrets).accessToken ?? '';
+  return new Promise((resolve) => {
+    const request = http.request(
+      `${base}/v21.0/${encodeURIComponent(row.phone_number_id ?? '')}/messages`,
+      { method: 'POST', agent: whatsappAgent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => {
+          try {
+            const answer = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { messages?: { id?: string }[] };
+            resolve(response.statusCode === 200 && answer.messages?.[0]?.id ? answer.messages[0].id : null);
+          } catch {
+            resolve(null);
+          }
+        });
+        response.on('error', () => resolve(null));
+      },
+    );
+    request.setTimeout(10_000, () => request.destroy());
+    request.on('error', () => resolve(null));
+    request.end(body);
+  });
+}
+
 const FINISH = `
-  WITH done AS (
+  WITH ${
+    PROVIDERS
+      ? `provider_ids AS (
+    INSERT INTO provider_message_ids (channel_id, provider_id, message_id, part)
+    SELECT channel_id, provider_id, message_id, 0 FROM unnest($3::uuid[], $4::text[], $5::uuid[]) AS sent(channel_id, provider_id, message_id)
+    ON CONFLICT DO NOTHING),`
+      : `provider_ids AS (SELECT $3::uuid[], $4::text[], $5::uuid[]),`
+  }
+  done AS (
     UPDATE deliveries SET status = 'succeeded', locked_by = NULL, locked_until = NULL, last_error = NULL, updated_at = now()
      WHERE id = ANY($1::uuid[]) AND locked_by = $2 AND status = 'pending' AND message_id IS NOT NULL
     RETURNING message_id, attempts),
@@ -662,11 +773,86 @@ async function graphql(db: pg.PoolClient, auth: Auth, text: string): Promise<unk
   }
 }
 
+// ── Inbound webhooks ──────────────────────────────────────────────────────────
+
+/** A webhook channel with its app secret opened, kept 5 s as the gateway keeps it (AUTH_CACHE_MS). */
+const webhookChannels = new Map<string, { until: number; channel: { id: string; workspace_id: string; app_secret: string } | null }>();
+
+async function webhookChannel(id: string): Promise<{ id: string; workspace_id: string; app_secret: string } | null> {
+  const now = Date.now();
+  const kept = webhookChannels.get(id);
+  if (kept && kept.until > now) return kept.channel;
+  const { rows } = await pool.query<{ id: string; workspace_id: string; provider_secrets: string | null }>(
+    `SELECT id, workspace_id, provider_secrets FROM channels WHERE id = $1 AND status = 'active' AND provider = 'whatsapp_cloud'`,
+    [id],
+  );
+  const row = rows[0];
+  const channel = row ? { id: row.id, workspace_id: row.workspace_id, app_secret: secretsOf(row.id, row.provider_secrets).appSecret ?? '' } : null;
+  webhookChannels.set(id, { until: now + 5000, channel });
+  return channel;
+}
+
+/**
+ * POST /webhooks/whatsapp/{channelId} — 1 statement (and one channel read per
+ * 5 s): the channel (active, whatsapp_cloud) with its app secret; the
+ * X-Hub-Signature-256 header's form; the body (at most 1 MiB); its HMAC-SHA256
+ * under the app secret, compared in constant time; that it is a JSON object;
+ * then the raw event and the delivery that will process it, in one statement,
+ * before answering 200. Nothing processes the floor's events.
+ */
+async function whatsappWebhook(request: http.IncomingMessage, response: http.ServerResponse, channelId: string): Promise<void> {
+  const text = (status: number, body: string) => {
+    response.writeHead(status, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(body) });
+    response.end(body);
+  };
+  if (request.method !== 'POST') return text(405, 'Method not allowed.');
+  const channel = UUID.test(channelId) ? await webhookChannel(channelId.toLowerCase()) : null;
+  if (!channel) return text(404, 'Channel not found.');
+  const header = request.headers['x-hub-signature-256'];
+  if (typeof header !== 'string' || !/^sha256=[0-9a-f]{64}$/i.test(header.trim())) return text(401, 'Missing or malformed X-Hub-Signature-256.');
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > BODY_LIMIT) return text(413, 'Request body too large.');
+    chunks.push(chunk);
+  }
+  const body = Buffer.concat(chunks);
+  const expected = createHmac('sha256', channel.app_secret).update(body).digest();
+  const given = Buffer.from(header.trim().slice('sha256='.length), 'hex');
+  if (!channel.app_secret || given.length !== expected.length || !timingSafeEqual(given, expected)) return text(401, 'The signature does not match the body.');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    parsed = null;
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return text(400, 'The body is not a JSON object.');
+  await pool.query(
+    `WITH event AS (
+       INSERT INTO inbound_events (id, workspace_id, channel_id, provider, headers, body)
+       VALUES ($1, $2, $3, 'whatsapp_cloud', $4, $5)
+       RETURNING id, workspace_id)
+     INSERT INTO deliveries (id, workspace_id, inbound_event_id) SELECT $6, workspace_id, id FROM event`,
+    [uuid7(), channel.workspace_id, channel.id, JSON.stringify({ 'content-type': request.headers['content-type'] ?? '' }), body, uuid7()],
+  );
+  text(200, 'OK');
+}
+
 async function handle(request: http.IncomingMessage, response: http.ServerResponse): Promise<void> {
   const url = new URL(request.url ?? '/', 'http://floor');
   if (url.pathname === '/readyz' || url.pathname === '/healthz') {
     await pool.query('SELECT 1');
     return respond(response, 200, { status: 'ok' });
+  }
+  const webhook = /^\/webhooks\/whatsapp\/([^/]+)$/.exec(url.pathname);
+  if (webhook) {
+    try {
+      return await whatsappWebhook(request, response, webhook[1]!);
+    } catch (error) {
+      process.stderr.write(`${request.method} /webhooks/whatsapp failed: ${(error as Error).stack}\n`);
+      return respond(response, 500, { status: 'error', message: 'Internal server error' });
+    }
   }
   const isGraphQL = url.pathname === '/graphql';
   if (!isGraphQL && !url.pathname.startsWith('/api/connect/')) return respond(response, 404, { status: 'error', message: 'Route not found.' });

@@ -16,7 +16,9 @@ export interface Window {
   /** Successful requests per second. */
   rps: number;
   p50: number;
+  p90: number;
   p99: number;
+  max: number;
   requests: number;
   /** Non-2xx answers, connection errors, timeouts and 2xx answers that still report a failure. */
   errors: number;
@@ -25,6 +27,47 @@ export interface Window {
   /** CPU per successful request: the server process, and the database backends of the bench database. */
   cpuMs: number | null;
   pgCpuMs: number | null;
+  /** The gateway's event-loop delay during the window (ms), from its /metrics; null for the floor. */
+  eventLoop: EventLoopDelay | null;
+}
+
+/** perf_hooks.monitorEventLoopDelay percentiles, in ms. */
+export interface EventLoopDelay {
+  p50: number;
+  p99: number;
+  max: number;
+}
+
+/** What the gateway's /metrics (prom-client's default metrics) tells of its process. */
+export interface ProcessGauges {
+  /** Event-loop delay since the previous scrape: prom-client reads its monitorEventLoopDelay histogram, then resets it. */
+  eventLoop: EventLoopDelay;
+  rssMb: number;
+  heapUsedMb: number;
+}
+
+/** Scrapes the gateway's /metrics; null when it has none (the floor) or it cannot be read. */
+export async function scrapeGauges(base: string): Promise<ProcessGauges | null> {
+  try {
+    const response = await fetch(`${base}/metrics`);
+    if (!response.ok) return null;
+    const text = await response.text();
+    const gauge = (name: string) => {
+      const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.eE+-]+)$`, 'm').exec(text);
+      return match ? Number(match[1]) : NaN;
+    };
+    return {
+      eventLoop: {
+        p50: gauge('nodejs_eventloop_lag_p50_seconds') * 1000,
+        p99: gauge('nodejs_eventloop_lag_p99_seconds') * 1000,
+        max: gauge('nodejs_eventloop_lag_max_seconds') * 1000,
+      },
+      rssMb: gauge('process_resident_memory_bytes') / 2 ** 20,
+      heapUsedMb: gauge('nodejs_heap_size_used_bytes') / 2 ** 20,
+    };
+  } catch {
+    return null;
+  }
 }
 
 /** Sum of CPU time of the bench database's backends (every server's connections), in ms. */
@@ -54,8 +97,10 @@ export async function load(
   op: Operation,
   ctx: BenchContext,
   counter: Counter,
-  options: { connections: number; duration: number; pid?: number; monitor?: pg.ClientBase },
+  options: { connections: number; duration: number; pid?: number; monitor?: pg.ClientBase; gauges?: boolean },
 ): Promise<Window> {
+  // A scrape before the window resets the event-loop histogram, so the one after covers the window alone.
+  if (options.gauges) await scrapeGauges(base);
   let faults = 0;
   const samples: string[] = [];
   const cpuBefore = options.pid ? cpuMs(options.pid) : null;
@@ -85,6 +130,7 @@ export async function load(
       },
     ],
   });
+  const gauges = options.gauges ? await scrapeGauges(base) : null;
   const cpuAfter = options.pid ? cpuMs(options.pid) : null;
   const pgAfter = options.monitor ? await backendCpu(options.monitor) : null;
   const ok = Math.max(0, result['2xx'] - faults);
@@ -93,12 +139,15 @@ export async function load(
   return {
     rps: ok / result.duration,
     p50: result.latency.p50,
+    p90: result.latency.p90,
     p99: result.latency.p99,
+    max: result.latency.max,
     requests: ok,
     errors,
     samples,
     cpuMs: cpuBefore !== null && cpuAfter !== null && ok > 0 ? (cpuAfter - cpuBefore) / ok : null,
     pgCpuMs: pgBefore && pgAfter && ok > 0 ? cpuDelta(pgBefore, pgAfter) / ok : null,
+    eventLoop: gauges?.eventLoop ?? null,
   };
 }
 
@@ -117,6 +166,21 @@ export interface Latency {
   p50: number;
   p95: number;
   n: number;
+}
+
+/** Percentiles of a series of samples (ms), and how many there were. */
+export interface Spread {
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  n: number;
+}
+
+export function spread(samples: number[]): Spread {
+  const sorted = [...samples].sort((a, b) => a - b);
+  const at = (p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : NaN);
+  return { p50: at(50), p90: at(90), p99: at(99), max: sorted.length ? sorted[sorted.length - 1]! : NaN, n: sorted.length };
 }
 
 export function percentile(samples: number[], p: number): number {

@@ -2,6 +2,7 @@
  * The benchmarked operations: what each request looks like, how its answer is
  * judged, and its targets. The same requests go to the gateway and to the floor.
  */
+import { signBody } from '../src/providers/whatsapp/inbound.js';
 import { SEARCH_TERMS } from './seed.js';
 
 /** GraphQL documents the bench sends; the floor recognises them by operation name. */
@@ -45,6 +46,15 @@ export interface BenchContext {
   deepMessagesRows: number;
   /** Distinguishes this run's names and idempotency keys from any other's. */
   run: string;
+  /** The bench's whatsapp_cloud channel: where signed webhooks go, and who writes them. */
+  whatsapp: {
+    channelId: string;
+    apiKey: string;
+    appSecret: string;
+    phoneNumberId: string;
+    /** Phone numbers of seeded contacts with an open conversation, that inbound messages come from. */
+    phones: string[];
+  };
 }
 
 export interface BenchRequest {
@@ -61,6 +71,11 @@ export interface Operation {
   write: boolean;
   /** The least throughput against the floor that meets the target, when there is one. */
   floorTarget?: number;
+  /**
+   * Inbound acceptance: measured against a gateway whose delivery worker is off, as the floor
+   * processes nothing, and the stored events are discarded after each window.
+   */
+  inbound?: boolean;
   /** For a GraphQL operation: the REST operation it must keep up with, and how closely. */
   rest?: { id: string; target: number };
   /** The n-th request (n counts every request of the run, so writes never repeat). */
@@ -96,6 +111,43 @@ function graphqlFault(body: string): string | null {
 }
 
 const text = (n: number) => `Bench message ${n}: your parcel with the charger is on its way (ref bench${n % 1000}).`;
+
+/** The text of the n-th inbound message: the run and n, so that its arrival can be matched. */
+export const inboundText = (ctx: BenchContext, n: number) => `Bench inbound ${ctx.run} ${n}: is my parcel with the charger on its way?`;
+
+/**
+ * The n-th WhatsApp webhook, as Meta sends it: one text message from a seeded contact's phone,
+ * with its own message id, signed with the channel's app secret (X-Hub-Signature-256).
+ */
+export function inboundWebhook(ctx: BenchContext, n: number): BenchRequest {
+  const wa = ctx.whatsapp;
+  const from = pick(wa.phones, n).replace(/^\+/, '');
+  const body = JSON.stringify({
+    object: 'whatsapp_business_account',
+    entry: [
+      {
+        id: 'WABA0',
+        changes: [
+          {
+            field: 'messages',
+            value: {
+              messaging_product: 'whatsapp',
+              metadata: { display_phone_number: '15550001111', phone_number_id: wa.phoneNumberId },
+              contacts: [{ profile: { name: `Bench ${from.slice(-4)}` }, wa_id: from }],
+              messages: [{ from, id: `wamid.bench.${ctx.run}.${n}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'text', text: { body: inboundText(ctx, n) } }],
+            },
+          },
+        ],
+      },
+    ],
+  });
+  return {
+    method: 'POST',
+    path: `/webhooks/whatsapp/${wa.channelId}`,
+    headers: { host: ctx.host, 'content-type': 'application/json', 'x-hub-signature-256': signBody(body, wa.appSecret) },
+    body,
+  };
+}
 
 export const OPERATIONS: Operation[] = [
   {
@@ -145,6 +197,16 @@ export const OPERATIONS: Operation[] = [
     transport: 'rest',
     write: false,
     request: (ctx, n) => ({ method: 'GET', path: `/api/connect/messages?limit=25&search=${pick(TERMS, n)}`, headers: headers(ctx, false) }),
+  },
+  {
+    id: 'wa.accept',
+    title: 'POST /webhooks/whatsapp/{channelId} (signed)',
+    transport: 'rest',
+    write: false,
+    inbound: true,
+    floorTarget: 0.8,
+    request: inboundWebhook,
+    fault: (body) => (body === 'OK' ? null : `not accepted: ${body.slice(0, 300)}`),
   },
   {
     id: 'gql.updateContact',

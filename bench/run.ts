@@ -14,18 +14,21 @@ import pg from 'pg';
 import { openDatabase } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { createTemporaryDatabase } from '../src/db/temporary.js';
+import { newKey } from '../src/lib/sealed.js';
 import { HELP, UsageError, parseArgs, type Settings } from './args.js';
 import { contactSearch, pageLatency, rareContactName, searchLatency, type SearchLatency } from './checks.js';
 import { loadContext } from './context.js';
 import { closeConnections } from './http.js';
-import { Counter, drainOutbox, load } from './measure.js';
+import { Counter, drainOutbox, load, scrapeGauges } from './measure.js';
 import { OPERATIONS, type Operation } from './operations.js';
 import { duration, note } from './progress.js';
 import { summariseProfile } from './profile.js';
-import { judge, render, summarise, type OperationResult, type Report } from './report.js';
-import { addMessages, closeSessions, createTenant, openSessions, seedData } from './seed.js';
-import { ROOT, buildGateway, buildRef, rssMb, startFloor, startGateway, type ServerProcess } from './servers.js';
+import { judge, render, summarise, summariseWhatsApp, type OperationResult, type Report, type RoundExtras } from './report.js';
+import { BENCH_WHATSAPP, addMessages, closeSessions, createTenant, createWhatsAppChannel, openSessions, seedData } from './seed.js';
+import { ROOT, buildGateway, buildRef, liveHeapMb, rssMb, startFloor, startGateway, type ServerProcess, type WhatsAppSettings } from './servers.js';
 import { countStatements, type StatementReport } from './statements.js';
+import { deliveryRound, discardInbound, inboundProcessing, repliers } from './whatsapp.js';
+import { startBenchWhatsAppFake, type BenchWhatsAppFake } from './whatsapp-fake.js';
 
 /** Work to undo however the run ends: servers to stop, the database to drop. Last added, first run. */
 class Cleanup {
@@ -71,20 +74,35 @@ async function throughput(
   ctx: Parameters<typeof load>[2],
   counter: Counter,
   monitor: pg.ClientBase,
+  options: {
+    /** The gateway inbound acceptance is measured on: its worker off, as the floor processes nothing. */
+    acceptor: ServerProcess | null;
+    /** What else each round measures once its operations have run. */
+    afterRound(round: number): Promise<void>;
+  },
 ): Promise<OperationResult[]> {
   const rounds = new Map<string, OperationResult['rounds']>(ops.map((op) => [op.id, []]));
   for (let round = 0; round < settings.rounds; round++) {
     for (const op of ops) {
+      const pair = op.inbound ? servers.map((server) => (server.name === 'gateway' ? options.acceptor! : server)) : servers;
       // Alternating who goes first cancels a drift of the machine's load within a round.
-      const order = round % 2 === 0 ? servers : [...servers].reverse();
+      const order = round % 2 === 0 ? pair : [...pair].reverse();
       const windows: Record<string, Awaited<ReturnType<typeof load>>> = {};
       const drains: Record<string, number> = {};
       for (const server of order) {
         if (settings.warmup > 0) await load(server.base, op, ctx, counter, { connections: settings.connections, duration: settings.warmup });
         // Each window starts with an empty outbox and its server delivers what it accepted.
         if (op.write) await drainOutbox(monitor);
-        const window = await load(server.base, op, ctx, counter, { connections: settings.connections, duration: settings.duration, pid: server.pid, monitor });
+        if (op.inbound) await discardInbound(monitor);
+        const window = await load(server.base, op, ctx, counter, {
+          connections: settings.connections,
+          duration: settings.duration,
+          pid: server.pid,
+          monitor,
+          gauges: server.name === 'gateway',
+        });
         if (op.write) drains[server.name] = await drainOutbox(monitor);
+        if (op.inbound) await discardInbound(monitor);
         windows[server.name] = window;
         note(
           `round ${round + 1}/${settings.rounds}  ${op.id.padEnd(18)} ${server.name.padEnd(7)} ${window.rps.toFixed(0).padStart(6)} req/s  ` +
@@ -93,6 +111,7 @@ async function throughput(
       }
       rounds.get(op.id)!.push({ gateway: windows.gateway!, floor: windows.floor!, ...(op.write ? { drainS: { gateway: drains.gateway!, floor: drains.floor! } } : {}) });
     }
+    await options.afterRound(round);
   }
   return ops.map((op) => summarise(op, rounds.get(op.id)!, op.rest ? rounds.get(op.rest.id) : undefined));
 }
@@ -118,7 +137,11 @@ async function main(): Promise<number> {
   }
   const started = performance.now();
   const startedAt = new Date().toISOString();
-  const ops = settings.scale && !settings.only.length ? [] : OPERATIONS.filter((op) => !settings.only.length || settings.only.includes(op.id));
+  let ops = settings.scale && !settings.only.length ? [] : OPERATIONS.filter((op) => !settings.only.length || settings.only.includes(op.id));
+  // Inbound processing and delivery through each worker, once per round (delivery needs contacts that wrote in first).
+  const wanted = (id: string) => (settings.only.length ? settings.only.includes(id) : !settings.scale);
+  let deliveryRows = settings.worker && wanted('wa.deliver');
+  let processingRows = settings.worker && (wanted('wa.process') || deliveryRows);
   const cleanup = new Cleanup();
   const interrupted = (signal: string) => {
     note(`${signal}: stopping the servers and dropping the bench database`);
@@ -158,6 +181,19 @@ async function main(): Promise<number> {
     await db.withSession((session) => migrate(session, dist ? { dir: path.join(dist, '../prisma/migrations') } : {}));
     await db.close();
     const tenant = createTenant(database.url, dist ?? path.join(ROOT, 'dist'));
+    // Both servers seal and open stored credentials with one key, and send WhatsApp messages to a stand-in on 127.0.0.1.
+    const fake: BenchWhatsAppFake = await startBenchWhatsAppFake(BENCH_WHATSAPP.accessToken);
+    cleanup.add(() => fake.close());
+    const whatsapp: WhatsAppSettings = { secretsKey: newKey().toString('base64'), apiUrl: fake.url };
+    let whatsappChannel = { channelId: '', apiKey: '' };
+    try {
+      whatsappChannel = createWhatsAppChannel(database.url, dist ?? path.join(ROOT, 'dist'), whatsapp.secretsKey);
+    } catch (error) {
+      // A gateway from before the provider layer (--ref) has no whatsapp_cloud channels: its run has no WhatsApp rows.
+      note(`no whatsapp_cloud channel could be made, so no WhatsApp rows: ${(error as Error).message.split('\n')[0]}`);
+      ops = ops.filter((op) => !op.inbound);
+      processingRows = deliveryRows = false;
+    }
 
     const sessions = await openSessions(database.url);
     cleanup.add(() => closeSessions(sessions));
@@ -171,7 +207,7 @@ async function main(): Promise<number> {
     const seedSeconds = (performance.now() - seedStarted) / 1000;
     note(`seeded in ${duration(seedSeconds)}`);
 
-    const ctx = await loadContext(monitor, fixture, Date.now().toString(36));
+    const ctx = await loadContext(monitor, fixture, Date.now().toString(36), whatsappChannel);
     const counter = new Counter();
     const contactTerm = await rareContactName(monitor, fixture.workspaceId);
     let statements: StatementReport | null = null;
@@ -188,7 +224,10 @@ async function main(): Promise<number> {
         worker: settings.worker,
         contactSearch: contactTerm,
         dist,
+        whatsapp,
       });
+      // The webhooks counted were stored for processing: nothing is to process them.
+      await discardInbound(monitor);
       if (settings.showSql) {
         for (const [name, counts] of [['gateway', statements.gateway], ['floor', statements.floor]] as const) {
           for (const [id, count] of Object.entries(counts)) note(`${name} ${id}: ${count.perRequest}\n  ${count.sample.join('\n  ')}`);
@@ -197,13 +236,56 @@ async function main(): Promise<number> {
     }
 
     note('starting the gateway and the floor');
-    const gateway = await startGateway(database.url, logs, { worker: settings.worker, poolSize: settings.pool, profile: settings.profile, dist });
+    const gateway = await startGateway(database.url, logs, { worker: settings.worker, poolSize: settings.pool, profile: settings.profile, dist, whatsapp, traceGc: true });
     cleanup.add(() => gateway.stop());
-    const floor = await startFloor(database.url, logs, { worker: settings.worker, poolSize: settings.pool });
+    const floor = await startFloor(database.url, logs, { worker: settings.worker, poolSize: settings.pool, whatsapp });
     cleanup.add(() => floor.stop());
     const servers = [gateway, floor];
+    let acceptor: ServerProcess | null = null;
+    if (ops.some((op) => op.inbound)) {
+      // Its own directory, so that its CPU profile is told apart from the gateway's.
+      const dir = path.join(logs, 'inbound');
+      fs.mkdirSync(dir);
+      acceptor = await startGateway(database.url, dir, { worker: false, poolSize: settings.pool, profile: settings.profile, dist, whatsapp });
+      cleanup.add(() => acceptor!.stop());
+      // A new process is slow for its first thousands of requests (the compiler at work); the floor has served
+      // every operation before. Both take webhooks, unmeasured, before the first round.
+      const inbound = ops.find((op) => op.inbound)!;
+      for (const server of [acceptor, floor]) await load(server.base, inbound, ctx, counter, { connections: settings.connections, duration: 3 });
+      await discardInbound(monitor);
+    }
 
-    const operations = ops.length ? await throughput(settings, ops, servers, ctx, counter, monitor) : [];
+    const extras: RoundExtras[] = [];
+    const afterRound = async (round: number) => {
+      const extra: RoundExtras = { round: round + 1, processing: null, delivery: null, rssMb: null, heapUsedMb: null, liveHeapMb: null, fullCollections: 0 };
+      if (processingRows) {
+        extra.processing = await inboundProcessing(gateway, ctx, counter, monitor, { connections: settings.connections, duration: settings.duration });
+        const p = extra.processing;
+        note(
+          `round ${round + 1}/${settings.rounds}  ${'wa.process'.padEnd(18)} gateway ${p.processedPerS.toFixed(0).padStart(6)} events/s  ` +
+            `steady ${p.steadyRate}/s: lag p50 ${p.lag.p50.toFixed(0)} ms  p99 ${p.lag.p99.toFixed(0)} ms  missing ${p.missing}  errors ${p.errors}`,
+        );
+      }
+      if (deliveryRows) {
+        const recipients = await repliers(monitor, ctx.whatsapp.channelId);
+        extra.delivery = await deliveryRound(servers, round, ctx, counter, monitor, fake, recipients, { connections: settings.connections, duration: settings.duration });
+      }
+      // Memory after each round: the same figure rising round after round is a leak.
+      const gauges = await scrapeGauges(gateway.base);
+      extra.rssMb = rssMb(gateway.pid);
+      extra.heapUsedMb = gauges?.heapUsedMb ?? null;
+      const live = liveHeapMb(gateway.logFile);
+      extra.liveHeapMb = live?.mb ?? null;
+      extra.fullCollections = live?.collections ?? 0;
+      note(
+        `round ${round + 1}/${settings.rounds}  gateway RSS ${extra.rssMb?.toFixed(0) ?? '?'} MB, heap used ${extra.heapUsedMb?.toFixed(0) ?? '?'} MB, ` +
+          `live after the latest full collection ${extra.liveHeapMb?.toFixed(0) ?? '?'} MB (${extra.fullCollections} so far)`,
+      );
+      extras.push(extra);
+    };
+    const operations =
+      ops.length || processingRows ? await throughput(settings, ops, servers, ctx, counter, monitor, { acceptor, afterRound }) : [];
+    await acceptor?.stop();
     note('measuring latency one request at a time');
     let search = await searchLatency(servers, ctx, monitor);
     let searchAtScale: Report['searchAtScale'] = null;
@@ -211,7 +293,7 @@ async function main(): Promise<number> {
       note(`growing the messages to ${settings.messages.toLocaleString('en-US')}`);
       await addMessages(sessions, fixture, settings.messages - initialMessages);
       // Deep cursors for the grown data: the page checks below run on all of it.
-      Object.assign(ctx, await loadContext(monitor, fixture, ctx.run));
+      Object.assign(ctx, await loadContext(monitor, fixture, ctx.run, whatsappChannel));
       const before = search;
       search = await searchLatency(servers, ctx, monitor);
       const growth = Object.fromEntries(Object.entries(search).map(([kind, r]) => [kind, r.gateway.p50 / before[kind as keyof SearchLatency].gateway.p50]));
@@ -222,7 +304,7 @@ async function main(): Promise<number> {
     const rss = rssMb(gateway.pid);
     closeConnections();
 
-    const partial: Omit<Report, 'targets' | 'passed' | 'profile'> = {
+    const partial: Omit<Report, 'targets' | 'passed' | 'profile' | 'inboundProfile'> = {
       version: 1,
       commit,
       dirty,
@@ -237,13 +319,16 @@ async function main(): Promise<number> {
       search,
       searchAtScale,
       contactSearch: contacts,
+      whatsapp: extras.length ? summariseWhatsApp(extras) : null,
+      rounds: extras,
       rssMb: rss === null ? null : Math.round(rss),
       logs,
     };
     const targets = judge(partial);
     await cleanup.run();
     const profile = settings.profile ? summariseProfile(logs) : null;
-    const report: Report = { ...partial, profile, targets, passed: targets.every((t) => t.pass !== false) };
+    const inboundProfile = settings.profile && acceptor ? summariseProfile(path.join(logs, 'inbound')) : null;
+    const report: Report = { ...partial, profile, inboundProfile, targets, passed: targets.every((t) => t.pass !== false) };
     report.durationS = (performance.now() - started) / 1000;
     process.stdout.write(settings.json ? `${JSON.stringify(report)}\n` : `\n${render(report)}\n`);
     return report.passed ? 0 : 1;

@@ -196,6 +196,29 @@ export function createTenant(databaseUrl: string, dist: string, host = BENCH_HOS
   return { host, workspaceId: workspace.id!, channelId: channel.id!, channelName: channel.name!, apiKey: channel.apiKey! };
 }
 
+/** What the bench's whatsapp_cloud channel is made with; the local stand-in for the Cloud API knows the token. */
+export const BENCH_WHATSAPP = {
+  phoneNumberId: '109876543210',
+  accessToken: 'EAAG-bench-access-token-0123456789',
+  appSecret: 'bench-app-secret-0123456789abcdef',
+  verifyToken: 'bench-verify-token',
+};
+
+/**
+ * A whatsapp_cloud channel in the bench workspace, made by the measured gateway's
+ * `npm run admin channel:create` with SECRETS_KEY (its credentials are stored sealed).
+ */
+export function createWhatsAppChannel(databaseUrl: string, dist: string, secretsKey: string, host = BENCH_HOST): { channelId: string; apiKey: string } {
+  const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: databaseUrl, NODE_ENV: 'production', LOG_LEVEL: 'silent', SEED_DEMO: '0', SECRETS_KEY: secretsKey };
+  const args = [
+    'channel:create', '--hostname', host, '--name', 'Bench WhatsApp Cloud', '--type', 'whatsapp', '--provider', 'whatsapp_cloud',
+    '--phone-number-id', BENCH_WHATSAPP.phoneNumberId, '--access-token', BENCH_WHATSAPP.accessToken,
+    '--app-secret', BENCH_WHATSAPP.appSecret, '--verify-token', BENCH_WHATSAPP.verifyToken,
+  ];
+  const channel = JSON.parse(execFileSync(process.execPath, [path.join(dist, 'cli/admin.js'), ...args], { env, encoding: 'utf8' })) as Record<string, string>;
+  return { channelId: channel.id!, apiKey: channel.apiKey! };
+}
+
 /** Contacts, phones, channel links, conversations and their state changes, then `messages` messages. */
 export async function seedData(
   sessions: pg.ClientBase[],

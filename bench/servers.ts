@@ -11,6 +11,8 @@ export interface ServerProcess {
   name: 'gateway' | 'floor';
   pid: number;
   base: string;
+  /** Where its stdout and stderr go. */
+  logFile: string;
   child: ChildProcess;
   /** Resolves with the exit code once the process has ended. */
   exited: Promise<number | null>;
@@ -66,7 +68,7 @@ export function buildRef(ref: string): { dist: string; dir: string; commit: stri
  * the floor's worker beside it on the same database, each server then delivers
  * exactly the messages it accepted, inside its own measurement windows.
  */
-export function gatewayEnv(databaseUrl: string, port: number, options: { worker: boolean; poolSize: number }): Record<string, string> {
+export function gatewayEnv(databaseUrl: string, port: number, options: { worker: boolean; poolSize: number; whatsapp?: WhatsAppSettings | undefined }): Record<string, string> {
   return {
     NODE_ENV: 'production',
     DATABASE_URL: databaseUrl,
@@ -79,8 +81,18 @@ export function gatewayEnv(databaseUrl: string, port: number, options: { worker:
     DB_POOL_SIZE: String(options.poolSize),
     DELIVERY_WORKER: options.worker ? '1' : '0',
     DELIVERY_POLL_MS: '3600000',
+    ...whatsappEnv(options.whatsapp),
   };
 }
+
+/** The key stored credentials are sealed with, and the local stand-in for the WhatsApp Cloud API. */
+export interface WhatsAppSettings {
+  secretsKey: string;
+  apiUrl: string;
+}
+
+const whatsappEnv = (settings: WhatsAppSettings | undefined): Record<string, string> =>
+  settings ? { SECRETS_KEY: settings.secretsKey, WHATSAPP_API_URL: settings.apiUrl } : {};
 
 /** A minimal environment, so that nothing of the caller's own (DATABASE_URL, REDIS_URL, DEBUG…) leaks in. */
 function baseEnv(): Record<string, string> {
@@ -132,6 +144,7 @@ function startProcess(
     name,
     pid: child.pid!,
     base,
+    logFile,
     child,
     exited,
     async stop() {
@@ -155,17 +168,23 @@ function startProcess(
 export async function startGateway(
   databaseUrl: string,
   logDir: string,
-  options: { worker: boolean; poolSize: number; profile?: boolean; dist?: string | undefined },
+  options: { worker: boolean; poolSize: number; profile?: boolean; dist?: string | undefined; whatsapp?: WhatsAppSettings | undefined; log?: string; traceGc?: boolean },
 ): Promise<ServerProcess> {
   const port = await freePort();
   // The profile is written when the process exits, into the log directory.
   const profile = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${logDir}`] : [];
+  // A line in the log after each full collection (none after the frequent scavenges): the live heap, for the leak check.
+  if (options.traceGc) profile.push('--trace-gc', '--trace-gc-ignore-scavenger');
   const main = path.join(options.dist ?? path.join(ROOT, 'dist'), 'main.js');
-  return startProcess('gateway', [...profile, main], gatewayEnv(databaseUrl, port, options), port, path.join(logDir, 'gateway.log'));
+  return startProcess('gateway', [...profile, main], gatewayEnv(databaseUrl, port, options), port, path.join(logDir, options.log ?? 'gateway.log'));
 }
 
 /** The floor (bench/floor.ts), with the same pool size as the gateway. */
-export async function startFloor(databaseUrl: string, logDir: string, options: { worker: boolean; poolSize: number; dist?: string | undefined }): Promise<ServerProcess> {
+export async function startFloor(
+  databaseUrl: string,
+  logDir: string,
+  options: { worker: boolean; poolSize: number; dist?: string | undefined; whatsapp?: WhatsAppSettings | undefined },
+): Promise<ServerProcess> {
   const port = await freePort();
   const env = {
     NODE_ENV: 'production',
@@ -173,8 +192,25 @@ export async function startFloor(databaseUrl: string, logDir: string, options: {
     PORT: String(port),
     DB_POOL_SIZE: String(options.poolSize),
     DELIVERY_WORKER: options.worker ? '1' : '0',
+    ...whatsappEnv(options.whatsapp),
   };
   return startProcess('floor', ['--import', 'tsx', path.join(ROOT, 'bench/floor.ts')], env, port, path.join(logDir, 'floor.log'));
+}
+
+/**
+ * The V8 heap after the latest full collection (mark-compact) a `--trace-gc` process logged, in MB,
+ * and how many it has logged: what is live, garbage excluded. Null before the first.
+ */
+export function liveHeapMb(logFile: string): { mb: number; collections: number } | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(logFile, 'utf8');
+  } catch {
+    return null;
+  }
+  const found = [...text.matchAll(/Mark-Compact(?: \(reduce\))? [\d.]+ \([\d.]+\) -> ([\d.]+) \([\d.]+\) MB/g)];
+  const last = found[found.length - 1];
+  return last ? { mb: Number(last[1]), collections: found.length } : null;
 }
 
 /** User plus system CPU time of a process, in milliseconds (Linux /proc). */

@@ -3,7 +3,8 @@ import { closeConnections, send } from './http.js';
 import { drainOutbox, type Counter } from './measure.js';
 import type { BenchContext, Operation } from './operations.js';
 import { StatementCounter, type Statement } from './pg-proxy.js';
-import { startFloor, startGateway, type ServerProcess } from './servers.js';
+import { drainInbound } from './whatsapp.js';
+import { startFloor, startGateway, type ServerProcess, type WhatsAppSettings } from './servers.js';
 
 export interface StatementCount {
   /** Statements the database ran per request (BEGIN and COMMIT included). */
@@ -17,6 +18,8 @@ export interface StatementReport {
   floor: Record<string, StatementCount>;
   /** Statements the delivery worker ran per message sent, after the request. */
   workerPerMessage: { gateway: number | null; floor: number | null };
+  /** Statements the gateway's worker ran per signed webhook processed into a message (the floor processes none). */
+  workerPerInbound: number | null;
   /** JSON paths where the floor's answer is not shaped like the gateway's, per operation. */
   shapeMismatches: Record<string, string[]>;
   /** The statement the gateway runs for a contact search, to explain its plan. */
@@ -52,6 +55,7 @@ export async function countStatements(options: {
   contactSearch: string;
   /** The gateway's compiled directory, when not dist/. */
   dist?: string | undefined;
+  whatsapp?: WhatsAppSettings | undefined;
 }): Promise<StatementReport> {
   const target = new URL(options.databaseUrl);
   const proxy = await new StatementCounter({ host: target.hostname, port: Number(target.port || 5432) }).start();
@@ -59,14 +63,14 @@ export async function countStatements(options: {
   proxied.hostname = '127.0.0.1';
   proxied.port = String(proxy.port);
   const url = proxied.toString();
-  const report: StatementReport = { gateway: {}, floor: {}, workerPerMessage: { gateway: null, floor: null }, shapeMismatches: {}, contactSearch: null };
+  const report: StatementReport = { gateway: {}, floor: {}, workerPerMessage: { gateway: null, floor: null }, workerPerInbound: null, shapeMismatches: {}, contactSearch: null };
   const answers: Record<string, Record<string, unknown>> = { gateway: {}, floor: {} };
   const take = () => proxy.take().filter((s) => !isProbe(s));
   let server: ServerProcess | undefined;
   try {
     for (const name of ['gateway', 'floor'] as const) {
       const start = name === 'gateway' ? startGateway : startFloor;
-      server = await start(url, options.logDir, { worker: false, poolSize: options.pool, dist: options.dist });
+      server = await start(url, options.logDir, { worker: false, poolSize: options.pool, dist: options.dist, whatsapp: options.whatsapp });
       for (const op of options.ops) {
         for (let i = 0; i < 2; i++) await expectOk(server, op, options.ctx, options.counter);
         take();
@@ -102,7 +106,7 @@ export async function countStatements(options: {
     if (options.worker && sendOp) {
       for (const name of ['gateway', 'floor'] as const) {
         const start = name === 'gateway' ? startGateway : startFloor;
-        server = await start(url, options.logDir, { worker: true, poolSize: options.pool, dist: options.dist });
+        server = await start(url, options.logDir, { worker: true, poolSize: options.pool, dist: options.dist, whatsapp: options.whatsapp });
         // What the counts above left in the outbox is delivered first, unseen.
         await expectOk(server, sendOp, options.ctx, options.counter);
         await drainOutbox(options.monitor);
@@ -117,6 +121,23 @@ export async function countStatements(options: {
         await server.stop();
         server = undefined;
       }
+    }
+
+    const inboundOp = options.ops.find((op) => op.inbound);
+    if (options.worker && inboundOp) {
+      server = await startGateway(url, options.logDir, { worker: true, poolSize: options.pool, dist: options.dist, whatsapp: options.whatsapp });
+      // The events the counts above stored are processed first, unseen.
+      await expectOk(server, inboundOp, options.ctx, options.counter);
+      await drainInbound(options.monitor);
+      await settle();
+      take();
+      for (let i = 0; i < SENDS; i++) await expectOk(server, inboundOp, options.ctx, options.counter);
+      await drainInbound(options.monitor);
+      await settle();
+      report.workerPerInbound = Math.max(0, take().length / SENDS - report.gateway[inboundOp.id]!.perRequest);
+      closeConnections();
+      await server.stop();
+      server = undefined;
     }
   } finally {
     closeConnections();
@@ -133,7 +154,8 @@ async function expectOk(server: ServerProcess, op: Operation, ctx: BenchContext,
   const answer = await send(server.base, op.request(ctx, counter.next()));
   const fault = answer.status >= 200 && answer.status < 300 ? op.fault?.(answer.body) : `HTTP ${answer.status}: ${answer.body.slice(0, 300)}`;
   if (fault) throw new Error(`${server.name} ${op.id}: ${fault}`);
-  return JSON.parse(answer.body);
+  // A webhook is answered with plain text.
+  return answer.body.startsWith('{') ? JSON.parse(answer.body) : answer.body;
 }
 
 /** Paths at which two JSON values differ in shape; null matches anything (the rows differ, not the shape). */

@@ -69,6 +69,13 @@ describe.skipIf(!onPostgres)('npm run bench', () => {
         }
         expect(Number.isFinite(op.ratio), op.id).toBe(true);
         expect(op.rounds).toHaveLength(1);
+        const [round] = op.rounds;
+        for (const window of [round!.gateway, round!.floor]) {
+          for (const figure of [window.p50, window.p90, window.p99, window.max]) expect(Number.isFinite(figure), op.id).toBe(true);
+        }
+        // The gateway's event-loop delay during each window, from its /metrics.
+        expect(round!.gateway.eventLoop, op.id).toMatchObject({ p50: expect.any(Number), p99: expect.any(Number), max: expect.any(Number) });
+        expect(round!.floor.eventLoop).toBeNull();
         if (OPERATIONS.find((o) => o.id === op.id)!.rest) expect(op.restRatio, op.id).toBeGreaterThan(0);
       }
 
@@ -79,6 +86,7 @@ describe.skipIf(!onPostgres)('npm run bench', () => {
       }
       expect(statements.workerPerMessage.gateway).toBeGreaterThan(0);
       expect(statements.workerPerMessage.floor).toBeGreaterThan(0);
+      expect(statements.workerPerInbound).toBeGreaterThan(0);
       // The floor answers with the gateway's JSON shapes.
       expect(statements.shapeMismatches).toEqual({});
 
@@ -88,14 +96,38 @@ describe.skipIf(!onPostgres)('npm run bench', () => {
       expect(typeof report.contactSearch!.indexBacked).toBe('boolean');
       expect(report.rssMb).toBeGreaterThan(0);
 
+      // Inbound acceptance is a row like the others (above); processing and delivery run once per round.
+      expect(report.operations.find((o) => o.id === 'wa.accept')!.floor.rps).toBeGreaterThan(0);
+      expect(report.rounds).toHaveLength(1);
+      const [extras] = report.rounds;
+      const processing = extras!.processing!;
+      expect(processing.accepted).toBeGreaterThan(0);
+      expect(processing.processedPerS).toBeGreaterThan(0);
+      expect(processing.steadySent).toBeGreaterThan(0);
+      expect(processing.lag.n).toBe(processing.steadySent);
+      expect(processing.missing).toBe(0);
+      expect(processing.errors).toBe(0);
+      for (const name of ['gateway', 'floor'] as const) {
+        const side = extras!.delivery![name];
+        expect(side.delivered, name).toBeGreaterThan(0);
+        expect(side.deliveredPerS, name).toBeGreaterThan(0);
+        expect(side.errors, `${name}: ${side.samples.join('; ')}`).toBe(0);
+        expect(Number.isFinite(side.lag.p99), name).toBe(true);
+      }
+      expect(extras!.rssMb).toBeGreaterThan(0);
+      expect(extras!.heapUsedMb).toBeGreaterThan(0);
+      expect(extras!.fullCollections).toBeGreaterThanOrEqual(0);
+      expect(report.whatsapp!.delivery!.ratio).toBeGreaterThan(0);
+      expect(report.whatsapp!.processing!.lagP99).toBeGreaterThanOrEqual(0);
+
       const targets = new Map(report.targets.map((t) => [t.id, t]));
-      for (const id of ['rest.patch.floor', 'rest.send.floor', 'rest.list.floor', 'gql.updateContact.rest', 'rest.send.p99', 'deep-page', 'contact-search', 'errors', 'rss']) {
+      for (const id of ['rest.patch.floor', 'rest.send.floor', 'rest.list.floor', 'gql.updateContact.rest', 'rest.send.p99', 'deep-page', 'contact-search', 'errors', 'rss', 'wa.accept.floor', 'heap-growth']) {
         expect(targets.get(id), id).toBeDefined();
       }
       expect(targets.get('errors')!.pass).toBe(true);
       expect(report.passed).toBe(report.targets.every((t) => t.pass !== false));
       expect(code).toBe(report.passed ? 0 : 1);
     },
-    180_000,
+    300_000,
   );
 });
