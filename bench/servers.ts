@@ -94,9 +94,12 @@ export interface WhatsAppSettings {
 const whatsappEnv = (settings: WhatsAppSettings | undefined): Record<string, string> =>
   settings ? { SECRETS_KEY: settings.secretsKey, WHATSAPP_API_URL: settings.apiUrl } : {};
 
-/** A minimal environment, so that nothing of the caller's own (DATABASE_URL, REDIS_URL, DEBUG…) leaks in. */
+/**
+ * A minimal environment, so that nothing of the caller's own (DATABASE_URL, REDIS_URL, DEBUG…) leaks
+ * in; with the Docker image's MALLOC_ARENA_MAX, so that both servers run as a deployment does.
+ */
 function baseEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
+  const env: Record<string, string> = { MALLOC_ARENA_MAX: '2' };
   for (const name of ['PATH', 'HOME', 'TMPDIR', 'LANG']) if (process.env[name]) env[name] = process.env[name]!;
   return env;
 }
