@@ -233,6 +233,37 @@ describe('outbound', () => {
   });
 });
 
+describe('a message sent in parts', () => {
+  it('keeps its remaining parts when a provider status lands between attempts: the retry sends them exactly once', async () => {
+    const s = await setup();
+    await s.inbound('+31612345684', 'hello');
+    // Backoff long enough that the retry waits for the status below; it is then made due by hand.
+    const w = appWorker(app, { backoffMs: 60_000 });
+    cleanups.push(() => w.stop());
+    w.start();
+    await until(async () => (await s.messages()).length === 1);
+    const contactId = (await s.messages())[0]!.contactId;
+    const before = fake.sent.length;
+    fake.failNext('take', { status: 500, body: {} });
+    const sent = await s.api.post('/messages', { to: contactId, message: 'text first', media_urls: ['https://cdn.example.com/a.png', 'https://cdn.example.com/b.pdf'] });
+    const id = sent.body.data.message.id as string;
+    const delivery = async () => app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } });
+    await until(async () => (await delivery()).lastError !== null, 'the failed second part');
+    expect((await delivery()).status).toBe('pending');
+    const [first] = await app.db.prisma.providerMessageId.findMany({ where: { messageId: id } });
+    // WhatsApp reports the text delivered before the retry.
+    expect((await s.post(webhookBody([{ phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, statuses: [statusUpdate(first!.providerId, 'delivered')] }]))).status).toBe(200);
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id } })).status === 'delivered', 'delivered');
+    await app.db.prisma.delivery.update({ where: { id: (await delivery()).id }, data: { runAt: new Date() } });
+    w.nudge();
+    await until(async () => (await delivery()).status === 'succeeded', 'the retry');
+    expect(fake.sent.slice(before).map((send) => send.body.type)).toEqual(['text', 'image', 'image', 'document']);
+    expect(await app.db.prisma.providerMessageId.count({ where: { messageId: id } })).toBe(3);
+    // The provider's status stands: the retry's outcome does not move it back.
+    expect((await app.db.prisma.message.findUniqueOrThrow({ where: { id } })).status).toBe('delivered');
+  });
+});
+
 describe('the verify handshake', () => {
   it('answers the challenge for the channel’s verify token, 403 otherwise, 404 for no such channel', async () => {
     const s = await setup();

@@ -254,7 +254,7 @@ export class DeliveryWorker {
     logger.warn({ ...context, reason: outcome.reason, final: failedForGood, recorded }, failedForGood ? 'delivery failed for good' : 'delivery failed, will retry');
   }
 
-  /** A message to its channel's provider; a message no longer queued (sent, failed) is never sent again. */
+  /** A message to its channel's provider, the parts an earlier attempt sent skipped; a failed message is never sent again. */
   private async sendMessage(row: Claimed, context: Record<string, unknown>): Promise<Outcome> {
     const { prisma } = this.options;
     const message = await prisma.message.findUnique({
@@ -265,7 +265,9 @@ export class DeliveryWorker {
     context.messageId = message.id;
     const provider = this.options.providers.outbound(message.channel);
     context.provider = provider.name;
-    if (message.status !== 'queued') return { kind: 'sent' };
+    // A failed message is never sent again. Any other status goes on: a provider's status for a part
+    // already sent (sent, delivered, read) may land between attempts, and the parts after it are still owed.
+    if (message.status === 'failed') return { kind: 'sent' };
     const job: SendJob = {
       deliveryId: row.id,
       attempt: row.attempts,
