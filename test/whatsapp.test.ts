@@ -264,6 +264,61 @@ describe('a message sent in parts', () => {
   });
 });
 
+describe('a message in parts across workers', () => {
+  const partsOf = (before: number) => fake.sent.slice(before).map((send) => send.body.type as string);
+
+  it('each recorded part renews the lease: parts that together outlast one lease are sent once, by one worker', async () => {
+    const s = await setup();
+    await s.inbound('+31612345685', 'hello');
+    const first = appWorker(app, { leaseMs: 1500, id: 'renewing-worker' });
+    const second = appWorker(app, { leaseMs: 1500, id: 'waiting-worker' });
+    cleanups.push(() => first.stop(), () => second.stop());
+    first.start();
+    await until(async () => (await s.messages()).length === 1);
+    const contactId = (await s.messages())[0]!.contactId;
+    second.start();
+    const before = fake.sent.length;
+    // Each part takes 900 ms: 2.7 s in all, well past one lease of 1.5 s.
+    let n = 0;
+    const slow = (): { status: number; body: unknown; delayMs: number } => ({ status: 200, body: { messages: [{ id: `wamid.renew.${n++}` }] }, delayMs: 900 });
+    fake.failNext(slow(), slow(), slow());
+    const sent = await s.api.post('/messages', { to: contactId, message: 'slow parts', media_urls: ['https://cdn.example.com/a.png', 'https://cdn.example.com/b.pdf'] });
+    const id = sent.body.data.message.id as string;
+    await until(async () => (await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).status === 'succeeded', 'sent', 15_000);
+    expect(partsOf(before)).toEqual(['text', 'image', 'document']);
+    expect((await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).attempts).toBe(1);
+    expect(await app.db.prisma.providerMessageId.count({ where: { messageId: id } })).toBe(3);
+  });
+
+  it('a worker whose lease was taken over stops sending parts: the new owner sends the rest, each once', async () => {
+    const s = await setup();
+    await s.inbound('+31612345686', 'hello');
+    const slow = appWorker(app, { leaseMs: 300, id: 'lease-losing-worker' });
+    cleanups.push(() => slow.stop());
+    slow.start();
+    await until(async () => (await s.messages()).length === 1);
+    const contactId = (await s.messages())[0]!.contactId;
+    const before = fake.sent.length;
+    // The text is taken at once; the image is answered long after the lease of 300 ms ran out.
+    fake.failNext('take', { status: 200, body: { messaging_product: 'whatsapp', messages: [{ id: 'wamid.late-image' }] }, delayMs: 1500 });
+    const sent = await s.api.post('/messages', { to: contactId, message: 'text first', media_urls: ['https://cdn.example.com/a.png', 'https://cdn.example.com/b.pdf'] });
+    const id = sent.body.data.message.id as string;
+    await until(() => partsOf(before).length === 2, 'the slow image');
+    const other = appWorker(app, { leaseMs: 5000, id: 'lease-taking-worker' });
+    cleanups.push(() => other.stop());
+    other.start();
+    await until(async () => (await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).status === 'succeeded', 'taken over and sent');
+    // The first worker's late answer comes in, finds its lease gone, and stops there.
+    await slow.stop();
+    await sleep(200);
+    // The image went twice (the first answer came too late to be known); the text and the document once.
+    expect(partsOf(before)).toEqual(['text', 'image', 'image', 'document']);
+    const parts = await app.db.prisma.providerMessageId.findMany({ where: { messageId: id }, orderBy: { part: 'asc' } });
+    expect(parts.map((part) => part.part)).toEqual([0, 1, 2]);
+    expect(parts.map((part) => part.providerId)).not.toContain('wamid.late-image');
+  });
+});
+
 describe('the verify handshake', () => {
   it('answers the challenge for the channel’s verify token, 403 otherwise, 404 for no such channel', async () => {
     const s = await setup();

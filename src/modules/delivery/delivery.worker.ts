@@ -52,6 +52,14 @@ interface Claimed {
 
 type Kind = 'message' | 'event' | 'inbound';
 
+/**
+ * This worker's lease on a delivery ran out and another claim took it over: the attempt stops at
+ * once, recording nothing, and the worker that holds the delivery now sends what is left.
+ */
+export class LeaseLost extends Error {
+  override name = 'LeaseLost';
+}
+
 const kindOf = (row: Claimed): Kind => (row.message_id ? 'message' : row.inbound_event_id ? 'inbound' : 'event');
 
 /** What an attempt came to, for `finish`: delivered, to be retried, or failed for good (with the provider's reason). */
@@ -237,6 +245,10 @@ export class DeliveryWorker {
       outcome =
         kind === 'message' ? await this.sendMessage(row, context) : kind === 'event' ? await this.sendEvent(row, context) : await this.processInbound(row, context);
     } catch (error) {
+      if (error instanceof LeaseLost) {
+        logger.warn(context, 'delivery lease lost mid-attempt: the worker holding it now goes on');
+        return;
+      }
       outcome = { kind: 'retry', reason: ((error as Error).message || 'delivery failed').slice(0, 1000) };
     }
     if (outcome.kind === 'sent') {
@@ -287,11 +299,22 @@ export class DeliveryWorker {
       recipient: { id: message.contact.id, name: message.contact.name, email: message.contact.email, phone: message.contact.phone, isGroup: message.contact.isGroup },
       channel: providerChannel(message.channel, this.options.sealer),
       sentParts: message.providerIds.map((part) => part.providerId),
+      // In one statement: the part is recorded only while this attempt holds the lease, and the
+      // lease is renewed with it, so a message of many parts outlasts one lease without losing it.
       recordPart: async (providerId, part) => {
-        await prisma.$executeRaw`
-          INSERT INTO provider_message_ids (channel_id, provider_id, message_id, part)
-          VALUES (${message.channelId}::uuid, ${providerId}, ${message.id}::uuid, ${part})
-          ON CONFLICT DO NOTHING`;
+        const [held] = await prisma.$queryRaw<{ held: number }[]>`
+          WITH lease AS (
+            UPDATE deliveries
+               SET locked_until = now() + ${this.options.leaseMs} * interval '1 millisecond', updated_at = now()
+             WHERE id = ${row.id}::uuid AND locked_by = ${this.id} AND attempts = ${row.attempts} AND status = 'pending'
+            RETURNING id),
+          recorded AS (
+            INSERT INTO provider_message_ids (channel_id, provider_id, message_id, part)
+            SELECT ${message.channelId}::uuid, ${providerId}, ${message.id}::uuid, ${part} FROM lease
+            ON CONFLICT DO NOTHING
+            RETURNING part)
+          SELECT count(*)::int AS held FROM lease`;
+        if (!held?.held) throw new LeaseLost(`lease on delivery ${row.id} lost before part ${part} was recorded`);
       },
     };
     if (job.sentParts.length) this.options.logger.warn({ ...context, parts: job.sentParts.length }, 'message partly sent by an earlier attempt: sending the rest');
