@@ -240,3 +240,56 @@ describe('checkTarget', () => {
   });
 });
 
+
+describe('the guarded client’s timeout', () => {
+  /** A local server that answers its head after `headMs`, then `chunks` body chunks `everyMs` apart. */
+  async function slowServer(options: { headMs: number; chunks: number; everyMs: number }) {
+    const http = await import('node:http');
+    const server = http.createServer((_req, res) => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        res.flushHeaders();
+        let sent = 0;
+        const next = () => {
+          if (sent === options.chunks) return void res.end();
+          res.write(Buffer.alloc(1024, sent++));
+          setTimeout(next, options.everyMs);
+        };
+        next();
+      }, options.headMs);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
+    return `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}/file`;
+  }
+
+  it('bounds the wait for the head only: a body that streams for longer than the timeout completes', async () => {
+    const url = await slowServer({ headMs: 0, chunks: 16, everyMs: 100 });
+    const client = createOutboundClient({ policy: 'allow', timeoutMs: 500 });
+    cleanups.push(() => client.close());
+    const started = Date.now();
+    const response = await client.fetch(url);
+    const body = Buffer.from(await response.arrayBuffer());
+    expect(Date.now() - started).toBeGreaterThan(1000);
+    expect(body.length).toBe(16 * 1024);
+  });
+
+  it('a head later than the timeout is given up on; the caller’s own signal aborts too', async () => {
+    const client = createOutboundClient({ policy: 'allow', timeoutMs: 300 });
+    cleanups.push(() => client.close());
+    const late = await slowServer({ headMs: 2000, chunks: 1, everyMs: 0 });
+    const started = Date.now();
+    await expect(client.fetch(late)).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(Date.now() - started).toBeLessThan(1500);
+    const caller = new AbortController();
+    const pending = client.fetch(late, { signal: caller.signal });
+    caller.abort();
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+  });
+});

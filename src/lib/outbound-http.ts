@@ -136,8 +136,8 @@ function guardedLookup(policy: TargetPolicy, resolve: Resolver) {
 export interface OutboundClient {
   /**
    * `fetch` for a URL the gateway did not choose: refused (OutboundTargetError) by its form or
-   * policy before anything is sent, never redirected (a 3xx is answered as it is), aborted after
-   * the client's timeout unless `init.signal` decides otherwise.
+   * policy before anything is sent, never redirected (a 3xx is answered as it is), aborted when
+   * its headers take longer than the client's timeout or when `init.signal` aborts.
    */
   fetch(url: string, init?: RequestInit): Promise<Response>;
   close(): Promise<void>;
@@ -160,10 +160,17 @@ export function createOutboundClient(options: { policy: TargetPolicy; timeoutMs:
       const literal = literalAddress(url);
       const range = options.policy === 'deny' && literal ? nonPublicClass(literal) : null;
       if (literal && range) throw refusal(url.hostname, literal, range);
+      // The timeout bounds the wait for the answer's head only: once headers arrive the timer is
+      // cleared, so a large body streams on (the agent's bodyTimeout still ends a stalled one).
+      const timeout = new AbortController();
+      const timer = setTimeout(() => timeout.abort(new DOMException(`no answer within ${options.timeoutMs} ms`, 'TimeoutError')), options.timeoutMs);
+      const signal = init.signal ? AbortSignal.any([timeout.signal, init.signal]) : timeout.signal;
       try {
-        return await fetch(url, { ...init, redirect: 'manual', dispatcher, signal: init.signal ?? AbortSignal.timeout(options.timeoutMs) });
+        return await fetch(url, { ...init, redirect: 'manual', dispatcher, signal });
       } catch (error) {
         throw targetErrorOf(error) ?? error;
+      } finally {
+        clearTimeout(timer);
       }
     },
     close: () => dispatcher.close(),
