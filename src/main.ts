@@ -176,7 +176,7 @@ async function start(env: Env) {
         logger,
         providers,
         sealer,
-        inbound: (eventId) => processInboundEvent({ prisma: open.prisma, logger, events: bus, parsers: providers.parsers }, eventId),
+        inbound: (eventId) => processInboundEvent({ prisma: open.prisma, logger, events: bus, parsers: providers.parsers, sealer }, eventId),
         leaseMs: env.DELIVERY_LEASE_MS,
         pollMs: env.DELIVERY_POLL_MS,
         backoffMs: env.DELIVERY_BACKOFF_MS,

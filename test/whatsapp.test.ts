@@ -1,6 +1,7 @@
 import { parse } from 'graphql';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryWorker } from '../src/modules/delivery/delivery.worker.js';
+import { createChannel } from '../src/modules/channels/channels.service.js';
 import { createWebhook } from '../src/modules/webhooks/webhooks.service.js';
 import { onPostgres } from './helpers/app.js';
 import { bearer } from './helpers/factories.js';
@@ -486,6 +487,40 @@ describe('inbound messages', () => {
     expect((await s.post(webhookBody([{ phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, messages: [message] }]))).status).toBe(200);
     await until(async () => (await s.messages()).length === 1);
     expect((await s.messages())[0]!.body).toBe('[Unsupported WhatsApp message type: ephemeral_order]');
+  });
+});
+
+describe('one app, several numbers', () => {
+  it('events for another number go to the workspace’s channel of that number only when it has the same app secret', async () => {
+    const s = await setup();
+    const sibling = (name: string, phoneNumberId: string, appSecret: string) =>
+      createChannel(
+        app.db.prisma,
+        {
+          workspaceId: s.workspace.id,
+          name,
+          type: 'whatsapp',
+          provider: { provider: 'whatsapp_cloud', settings: { phoneNumberId }, secrets: { accessToken: WHATSAPP_SETTINGS.accessToken, appSecret, verifyToken: 'v' } },
+        },
+        testSealer,
+      );
+    const sameApp = (await sibling('Second number', '109876543211', WHATSAPP_SETTINGS.appSecret)).channel;
+    const otherApp = (await sibling('Other app', '109876543212', 'another-app-secret-0123456789')).channel;
+    startWorker();
+    // One webhook signed with the receiving channel's app secret, carrying events for three other numbers.
+    const body = webhookBody([
+      { phoneNumberId: '109876543211', messages: [textMessage('+31612345710', 'for the second number')] },
+      { phoneNumberId: '109876543212', messages: [textMessage('+31612345711', 'claims to be for the other app')] },
+      { phoneNumberId: '109876543219', messages: [textMessage('+31612345712', 'for no number here')] },
+      { phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, messages: [textMessage('+31612345713', 'for the receiving number')] },
+    ]);
+    expect((await s.post(body)).status).toBe(200);
+    await until(async () => (await app.db.prisma.delivery.count({ where: { inboundEvent: { channelId: s.channel.id }, status: { not: 'succeeded' } } })) === 0, 'processed');
+    const bodiesOf = async (channelId: string) => (await app.db.prisma.message.findMany({ where: { channelId } })).map((m) => m.body);
+    expect(await bodiesOf(s.channel.id)).toEqual(['for the receiving number']);
+    expect(await bodiesOf(sameApp.id)).toEqual(['for the second number']);
+    expect(await bodiesOf(otherApp.id)).toEqual([]);
+    expect(await app.db.prisma.message.count({ where: { workspaceId: s.workspace.id } })).toBe(2);
   });
 });
 

@@ -36,7 +36,7 @@ export function appWorker(
   const { prisma } = app.db;
   return testWorker(prisma, {
     providers: app.providers,
-    inbound: (eventId) => processInboundEvent({ prisma, logger: app.logger, events: app.events, parsers: app.providers.parsers }, eventId),
+    inbound: (eventId) => processInboundEvent({ prisma, logger: app.logger, events: app.events, parsers: app.providers.parsers, sealer: testSealer }, eventId),
     ...overrides,
   });
 }
