@@ -190,6 +190,28 @@ describe('outbound', () => {
     expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id, email: 'new@example.com' } })).toBe(0);
   });
 
+  it('a stored phone goes in its E.164 form; one with no E.164 form is a 422 on the recipient', async () => {
+    const s = await setup();
+    await app.db.prisma.channelTemplate.create({ data: { workspaceId: s.workspace.id, channelId: s.channel.id, name: 'ping', language: 'en', body: 'Ping', parameterCount: 0 } });
+    // Rows as an older version or an import may have left them: written directly, phones not in E.164.
+    const spaced = await app.db.prisma.contact.create({ data: { workspaceId: s.workspace.id, name: 'Spaced Phone', phone: '0031 6 1234 5720' } });
+    const national = await app.db.prisma.contact.create({ data: { workspaceId: s.workspace.id, name: 'National Phone', phone: '06-12345721' } });
+    const template = { type: 'template', template: { name: 'ping', parameters: [] } };
+    const before = await s.messages();
+    const refused = await s.api.post('/messages', { to: national.id, ...template });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(422);
+    const message = 'This channel sends through WhatsApp: the recipient needs a phone number in international form (E.164).';
+    expect(refused.body).toEqual({ message, errors: { to: [message] } });
+    expect(await s.messages()).toEqual(before);
+
+    startWorker();
+    const start = fake.sent.length;
+    const sent = await s.api.post('/messages', { to: spaced.id, ...template });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: sent.body.data.message.id } })).status === 'sent', 'sent');
+    expect(fake.sent.slice(start).map((send) => send.body.to)).toEqual(['31612345720']);
+  });
+
   it('a 4xx fails the message at once with the provider’s error as failureReason; 429, 5xx and a dropped connection are retried', async () => {
     const s = await setup();
     await s.inbound('+31612345682', 'hello');

@@ -4,6 +4,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { describeError } from '../../errors/log.js';
+import { deriveE164 } from '../../lib/phone.js';
 import type { Sealer } from '../../lib/sealed.js';
 import { deliveryAttempts } from '../../metrics/process.js';
 import type { SendJob, SendOutcome } from '../../providers/provider.js';
@@ -296,7 +297,14 @@ export class DeliveryWorker {
           ? { name: message.template.name, language: message.template.language, parameters: (message.templateParameters as string[] | null) ?? [] }
           : null,
       },
-      recipient: { id: message.contact.id, name: message.contact.name, email: message.contact.email, phone: message.contact.phone, isGroup: message.contact.isGroup },
+      recipient: {
+        id: message.contact.id,
+        name: message.contact.name,
+        email: message.contact.email,
+        // A phone is sent in its E.164 form, however it was stored.
+        phone: message.contact.phone ? (deriveE164(message.contact.phone) ?? message.contact.phone) : null,
+        isGroup: message.contact.isGroup,
+      },
       channel: providerChannel(message.channel, this.options.sealer),
       sentParts: message.providerIds.map((part) => part.providerId),
       // In one statement: the part is recorded only while this attempt holds the lease, and the
