@@ -140,6 +140,7 @@ export interface OutboundClient {
    * its headers take longer than the client's timeout or when `init.signal` aborts.
    */
   fetch(url: string, init?: RequestInit): Promise<Response>;
+  /** Closes the client's connections; a request still under way is abandoned. */
   close(): Promise<void>;
 }
 
@@ -173,7 +174,8 @@ export function createOutboundClient(options: { policy: TargetPolicy; timeoutMs:
         clearTimeout(timer);
       }
     },
-    close: () => dispatcher.close(),
+    // Its connections closed at once: a request still under way is abandoned, not waited for.
+    close: () => dispatcher.destroy(),
   };
 }
 
