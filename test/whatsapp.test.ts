@@ -351,6 +351,11 @@ describe('the verify handshake', () => {
     expect(ok.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(await ok.text()).toBe('1158201444');
     expect((await verify('hub.mode=subscribe&hub.verify_token=wrong&hub.challenge=1')).status).toBe(403);
+    // Compared whole, whatever the length: a prefix, a longer token, one of the same length.
+    const token = WHATSAPP_SETTINGS.verifyToken;
+    for (const near of [token.slice(0, -1), `${token}x`, `${token.slice(0, -1)}X`, encodeURIComponent(`${token}é`)]) {
+      expect((await verify(`hub.mode=subscribe&hub.verify_token=${near}&hub.challenge=1`)).status, near).toBe(403);
+    }
     expect((await verify(`hub.mode=unsubscribe&hub.verify_token=${WHATSAPP_SETTINGS.verifyToken}&hub.challenge=1`)).status).toBe(403);
     expect((await verify('hub.challenge=1')).status).toBe(403);
     expect((await verify(`hub.mode=subscribe&hub.verify_token=${WHATSAPP_SETTINGS.verifyToken}&hub.challenge=1`, '00000000-0000-4000-8000-000000000000')).status).toBe(404);
