@@ -82,12 +82,23 @@ const PRIVATE_URLS: [string, string][] = [
   ['http://0.0.0.0/hook', 'unspecified'],
   ['http://[::]/hook', 'unspecified'],
   ['http://[64:ff9b::7f00:1]/hook', 'rfc6052'],
+  // NAT64 local-use prefix (RFC 8215): ipaddr.js classes 64:ff9b:1::/48 with 64:ff9b::/96.
+  ['http://[64:ff9b:1::a00:1]/hook', 'rfc6052'],
+  // IPv4-compatible IPv6 (::/96, RFC 4291): the URL parser writes [::127.0.0.1] as [::7f00:1].
+  ['http://[::127.0.0.1]/hook', 'ipv4Compatible'],
+  ['http://[::a00:1]/hook', 'ipv4Compatible'],
+  ['http://[::8.8.8.8]/hook', 'ipv4Compatible'],
 ];
 
 describe('address classes', () => {
   it('only public unicast addresses pass; a mapped IPv4 address is judged as itself', () => {
     for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8']) expect(nonPublicClass(address), address).toBeNull();
     expect(nonPublicClass('::ffff:10.0.0.1')).toBe('private');
+    // An address that embeds IPv4 in another way reaches an address other than the one written.
+    for (const address of ['::7f00:1', '::127.0.0.1', '::808:808', '::8.8.8.8']) expect(nonPublicClass(address), address).toBe('ipv4Compatible');
+    for (const address of ['64:ff9b:1::a00:1', '64:ff9b:1:ffff::1', '64:ff9b::808:808']) expect(nonPublicClass(address), address).toBe('rfc6052');
+    expect(nonPublicClass('::1')).toBe('loopback');
+    expect(nonPublicClass('::')).toBe('unspecified');
     expect(nonPublicClass('not an address')).toBe('invalid');
   });
 });

@@ -29,17 +29,23 @@ export class OutboundTargetError extends Error {
  * The class of a non-public address (`loopback`, `private`, `linkLocal`, `carrierGradeNat`,
  * `uniqueLocal`, `multicast`, `unspecified`, …), or null for a public unicast one. An IPv4
  * address mapped into IPv6 is judged as itself; every other IPv6 form that embeds an IPv4
- * address (NAT64, 6to4, Teredo) is refused, since the address it reaches is not the one written.
+ * address (IPv4-compatible `::/96` as `ipv4Compatible`, NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`
+ * as `rfc6052`, 6to4, Teredo) is refused, since the address it reaches is not the one written.
  */
 export function nonPublicClass(address: string): string | null {
+  const written = address.replace(/^\[|\]$/g, '');
+  // IPv4-compatible IPv6 (::/96, deprecated by RFC 4291) written with a dotted tail, which ipaddr.js reads as mapped.
+  if (/^::(\d{1,3}\.){3}\d{1,3}$/.test(written)) return ipaddr.isValid(written) ? 'ipv4Compatible' : 'invalid';
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
-    parsed = ipaddr.parse(address.replace(/^\[|\]$/g, ''));
+    parsed = ipaddr.parse(written);
   } catch {
     return 'invalid';
   }
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   const range = parsed.range();
+  // The rest of ::/96 (:: and ::1 have ranges of their own): ipaddr.js takes it for unicast.
+  if (range === 'unicast' && parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return 'ipv4Compatible';
   return range === 'unicast' ? null : range;
 }
 
