@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { parse } from 'graphql';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryWorker } from '../src/modules/delivery/delivery.worker.js';
@@ -505,6 +506,47 @@ describe('inbound messages', () => {
       ['reopened', 'contact'],
     ]);
     expect((await s.messages()).map((m) => m.conversationId)).toEqual([conversationId, conversationId]);
+  });
+
+  it('whatever text they carry are stored, never a failed event: NUL and lone surrogates as U+FFFD, long bodies, ids and names cut', async () => {
+    const s = await setup();
+    startWorker();
+    const at = String(Math.floor(Date.now() / 1000));
+    const image = (id: string, extra: Record<string, unknown>) => ({ from: '31612345730', id, timestamp: at, type: 'image', image: { id: 'media-x', mime_type: 'image/png', ...extra } });
+    // 65 535 letters then an emoji (two UTF-16 units) across the 65 536th character, then more.
+    const long = `${'a'.repeat(65_535)}😀${'b'.repeat(5000)}`;
+    const longId = `wamid.${'x'.repeat(400)}`;
+    const body = webhookBody([
+      {
+        phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId,
+        contacts: [{ waId: '31612345730', name: 'Nul\u0000Name \ud800' }, { waId: '31612345731', name: 'N'.repeat(300) }],
+        messages: [
+          textMessage('+31612345730', 'nul \u0000 here, lone \ud800 and \udc00 there, a pair 😀 kept', { id: 'wamid.text-nul' }),
+          textMessage('+31612345731', long, { id: longId }),
+          image('wamid.caption', { caption: 'cap\u0000tion', filename: 'f\u0000\udbff.png' }),
+        ],
+      },
+    ]);
+    expect((await s.post(body)).status).toBe(200);
+    await until(async () => (await app.db.prisma.delivery.count({ where: { inboundEvent: { channelId: s.channel.id }, status: { not: 'succeeded' } } })) === 0, 'processed');
+    const events = await app.db.prisma.delivery.findMany({ where: { inboundEvent: { channelId: s.channel.id } } });
+    expect(events.map((d) => [d.status, d.attempts, d.lastError])).toEqual([['succeeded', 1, null]]);
+    const stored = await app.db.prisma.message.findMany({ where: { channelId: s.channel.id }, include: { contact: true }, orderBy: { createdAt: 'asc' } });
+    const byBody = (start: string) => stored.find((m) => m.body.startsWith(start))!;
+    expect(byBody('nul').body).toBe('nul \ufffd here, lone \ufffd and \ufffd there, a pair 😀 kept');
+    expect(byBody('nul').contact.name).toBe('Nul\ufffdName \ufffd');
+    const cut = byBody('aaa');
+    expect(Array.from(cut.body)).toHaveLength(65_536);
+    expect(cut.body.endsWith('a😀')).toBe(true);
+    expect(cut.contact.name).toBe('N'.repeat(255));
+    expect(byBody('cap').body).toBe('cap\ufffdtion');
+    expect(byBody('cap').media).toEqual([{ index: 0, contentType: 'image/png', filename: 'f\ufffd\ufffd.png', ref: 'media-x' }]);
+    // A provider id longer than its column is kept as its SHA-256: a repeat of it is still a duplicate.
+    const hashed = createHash('sha256').update(longId).digest('hex');
+    expect((await app.db.prisma.providerMessageId.findFirstOrThrow({ where: { messageId: cut.id } })).providerId).toBe(hashed);
+    expect((await s.post(webhookBody([{ phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, messages: [textMessage('+31612345731', 'again', { id: longId })] }]))).status).toBe(200);
+    await until(async () => (await app.db.prisma.delivery.count({ where: { inboundEvent: { channelId: s.channel.id }, status: { not: 'succeeded' } } })) === 0, 'repeat processed');
+    expect(await app.db.prisma.message.count({ where: { channelId: s.channel.id } })).toBe(3);
   });
 
   it('a message type the gateway does not know is kept with a placeholder, never dropped', async () => {

@@ -11,6 +11,7 @@ import type { SendJob, SendOutcome } from '../../providers/provider.js';
 import type { Providers } from '../../providers/registry.js';
 import { providerChannel } from '../channels/channel-secrets.js';
 import { recordEvents } from '../events/events.service.js';
+import { storedProviderId } from '../inbound/inbound.service.js';
 import { messageInclude, messageView, type MessageRow } from '../messages/messages.service.js';
 
 export interface DeliveryWorkerOptions {
@@ -318,7 +319,7 @@ export class DeliveryWorker {
             RETURNING id),
           recorded AS (
             INSERT INTO provider_message_ids (channel_id, provider_id, message_id, part)
-            SELECT ${message.channelId}::uuid, ${providerId}, ${message.id}::uuid, ${part} FROM lease
+            SELECT ${message.channelId}::uuid, ${storedProviderId(providerId)}, ${message.id}::uuid, ${part} FROM lease
             ON CONFLICT DO NOTHING
             RETURNING part)
           SELECT count(*)::int AS held FROM lease`;
