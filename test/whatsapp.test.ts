@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import http from 'node:http';
 import { parse } from 'graphql';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryWorker } from '../src/modules/delivery/delivery.worker.js';
@@ -8,6 +9,7 @@ import { onPostgres } from './helpers/app.js';
 import { bearer } from './helpers/factories.js';
 import { appOnOwnDatabase } from './helpers/fresh-database.js';
 import { restClient } from './helpers/rest.js';
+import { serveOnPort } from './helpers/real-port.js';
 import { testSealer } from './helpers/secrets.js';
 import { subscribeSse } from './helpers/sse.js';
 import { startReceiver } from './helpers/receiver.js';
@@ -381,6 +383,8 @@ describe('inbound webhooks refused', () => {
       ['a channel of another provider', s.post(body, { channelId: other.id }), 404],
       ['an inactive channel', s.post(body, { channelId: inactive.channel.id, secret: inactive.settings.appSecret }), 404],
       ['a body over 1 MiB', s.post(JSON.stringify({ entry: [], pad: 'x'.repeat(1024 * 1024) })), 413],
+      // Refused for its size before its signature is checked: a forged body over the limit sees 413 too.
+      ['a forged body over 1 MiB', s.post(JSON.stringify({ entry: [], pad: 'x'.repeat(1024 * 1024) }), { secret: 'not-the-app-secret' }), 413],
       ['a signed body that is not JSON', s.post(`{${marker}`), 400],
       ['a signed body that is a JSON array', s.post('[]'), 400],
     ];
@@ -695,6 +699,53 @@ describe('inbound media', () => {
     const other = await setup();
     expect((await app.fetch(other.host, `/api/connect/messages/${first!.id}/media/0`, { headers: bearer(other.apiKey) })).status).toBe(404);
   });
+});
+
+describe('inbound media over 16 MiB', () => {
+  const MIB = 1024 * 1024;
+  async function mediaMessage(s: Awaited<ReturnType<typeof setup>>, mediaId: string) {
+    const image = { from: '31612345740', id: `wamid.${mediaId}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'document', document: { id: mediaId, mime_type: 'application/pdf' } };
+    await s.post(webhookBody([{ phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, messages: [image] }]));
+    await until(async () => (await s.messages()).some((m) => m.body === '' && (m.media as { ref: string }[])[0]?.ref === mediaId));
+    return (await s.messages()).find((m) => (m.media as { ref: string }[])[0]?.ref === mediaId)!.id;
+  }
+  /** GET over a real connection: the status, the Content-Length, the bytes that came, and whether the answer ended whole. */
+  function download(port: number, host: string, path: string, apiKey: string) {
+    return new Promise<{ status: number; length: string | undefined; bytes: number; whole: boolean }>((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port, path, headers: { host, authorization: `Bearer ${apiKey}` } }, (res) => {
+        let bytes = 0;
+        let whole = false;
+        res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        res.on('end', () => (whole = res.complete));
+        res.on('error', () => {});
+        res.on('close', () => resolve({ status: res.statusCode!, length: res.headers['content-length'], bytes, whole }));
+      });
+      req.on('error', reject);
+    });
+  }
+
+  it('declared larger (file_size or Content-Length): 502 before any byte; undeclared: cut off at 16 MiB, the answer ended unfinished', async () => {
+    const s = await setup();
+    startWorker();
+    fake.addMedia('big-declared', Buffer.alloc(16 * MIB + 1, 1), 'application/pdf');
+    fake.addMedia('big-undeclared', Buffer.alloc(17 * MIB, 2), 'application/pdf', { undeclared: true });
+    fake.addMedia('fits-undeclared', Buffer.alloc(16 * MIB, 3), 'application/pdf', { undeclared: true });
+    const served = await serveOnPort(app.db, app.env, { providers: app.providers });
+    cleanups.push(() => served.close());
+    const get = async (mediaId: string) => download(served.port, s.host, `/api/connect/messages/${await mediaMessage(s, mediaId)}/media/0`, s.apiKey);
+
+    const declared = await app.fetch(s.host, `/api/connect/messages/${await mediaMessage(s, 'big-declared')}/media/0`, { headers: bearer(s.apiKey) });
+    expect(declared.status).toBe(502);
+    expect(await declared.json()).toEqual({ status: 'error', message: `The channel's provider could not hand the file over: the media is larger than ${16 * MIB} bytes.` });
+
+    // No size given: the answer starts (200, no Content-Length) and is cut off at 16 MiB, the connection ended unfinished.
+    const undeclared = await get('big-undeclared');
+    expect(undeclared).toMatchObject({ status: 200, length: undefined, whole: false });
+    expect(undeclared.bytes).toBeLessThanOrEqual(16 * MIB);
+    expect(undeclared.bytes).toBeGreaterThan(15 * MIB);
+
+    expect(await get('fits-undeclared')).toEqual({ status: 200, length: undefined, bytes: 16 * MIB, whole: true });
+  }, 30_000);
 });
 
 describe('secrets at rest', () => {
