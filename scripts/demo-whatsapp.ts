@@ -61,7 +61,7 @@ worker = new DeliveryWorker({
   logger,
   providers,
   sealer,
-  inbound: (eventId) => processInboundEvent({ prisma: db.prisma, logger, events, parsers: providers.parsers }, eventId),
+  inbound: (eventId) => processInboundEvent({ prisma: db.prisma, logger, events, parsers: providers.parsers, sealer }, eventId),
   leaseMs: 30_000,
   pollMs: 200,
   backoffMs: 500,

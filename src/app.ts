@@ -26,6 +26,7 @@ import { compiledQueriesPlugin, costLimitPlugin } from './graphql/jit.js';
 import { pageArgumentsPlugin } from './graphql/connection.js';
 import { createCompiledAnswers, type CompiledAnswers } from './graphql/compiled-answer.js';
 import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
+import { rememberConnection } from './lib/cut-off.js';
 
 /** The caller of each GraphQL request, resolved before its document is parsed. */
 const graphqlCallers = new WeakMap<Request, AuthContext>();
@@ -69,7 +70,8 @@ function restPlugin(deps: AppDeps, metrics: AppMetrics, compiled: CompiledAnswer
   const rest = createRestHandler(deps);
   const inbound = inboundRoutes(deps);
   return {
-    async onRequest({ request, url, endResponse }) {
+    async onRequest({ request, url, endResponse, serverContext }) {
+      rememberConnection(request, serverContext);
       if (url.pathname === '/graphql') {
         // The same body limit as REST, counted on the bytes that arrive, before yoga parses them.
         if (request.body) {

@@ -43,6 +43,8 @@ let db: Database | undefined;
 let server: http.Server | undefined;
 let yoga: { dispose(): Promise<void> | void } | undefined;
 let worker: DeliveryWorker | undefined;
+/** Closes the providers' HTTP connections (to provider APIs, webhook receivers, media hosts). */
+let closeProviders: (() => Promise<void>) | undefined;
 let events: EventBus | undefined;
 let rateLimiter: RateLimiter | null | undefined;
 let stopping = false;
@@ -79,6 +81,8 @@ async function shutdown(signal: string) {
     clearTimeout(force);
   }
   await workerStopped;
+  // The providers' connections are closed, not cut by the exit; a send the worker gave up on is abandoned.
+  await closeProviders?.();
   await yoga?.dispose();
   await events?.dispose();
   await rateLimiter?.dispose();
@@ -168,6 +172,7 @@ async function start(env: Env) {
     whatsapp: { baseUrl: env.WHATSAPP_API_URL, version: env.WHATSAPP_API_VERSION },
     twilio: { baseUrl: env.TWILIO_API_URL, publicUrl: publicUrl(env) },
   });
+  closeProviders = () => providers.close();
   // One bus for the app's subscriptions and the worker's inbound messages.
   events = createEventBus({ redisUrl: env.REDIS_URL, logger });
   const bus = events;
@@ -177,7 +182,7 @@ async function start(env: Env) {
         logger,
         providers,
         sealer,
-        inbound: (eventId) => processInboundEvent({ prisma: open.prisma, logger, events: bus, parsers: providers.parsers }, eventId),
+        inbound: (eventId) => processInboundEvent({ prisma: open.prisma, logger, events: bus, parsers: providers.parsers, sealer }, eventId),
         leaseMs: env.DELIVERY_LEASE_MS,
         pollMs: env.DELIVERY_POLL_MS,
         backoffMs: env.DELIVERY_BACKOFF_MS,

@@ -70,23 +70,64 @@ function prepare(request: http.IncomingMessage): { status: number; message: stri
  * the rest of what the client sends is read and dropped, so that the client reads the answer
  * instead of a reset. Each refusal is logged, without the bytes.
  */
-function refuseHead(logger: Logger, refused: WeakSet<Socket>) {
+function refuseHead(logger: Logger, refused: WeakSet<Socket>, answering: Answering) {
   return (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Socket) => {
     if (refused.has(socket)) return;
     refused.add(socket);
+    // Nothing more is parsed from this connection: what the client still sends is read and dropped.
+    drain(socket);
     let status = 400;
     let message = 'Bad request.';
     if (error.code === 'HPE_HEADER_OVERFLOW') {
-      // Within the request line as long as no line has ended in what the parser was reading.
-      const seen = error.rawPacket?.subarray(0, REQUEST_LINE_LIMIT) ?? Buffer.alloc(0);
+      // Within the request line as long as no line has ended in what the parser was reading of this
+      // request: after the end of any head pipelined before it.
+      const packet = error.rawPacket ?? Buffer.alloc(0);
+      const previous = packet.lastIndexOf('\r\n\r\n');
+      const seen = packet.subarray(previous === -1 ? 0 : previous + 4).subarray(0, REQUEST_LINE_LIMIT);
       if (!seen.includes('\r\n')) [status, message] = [414, 'Request line too long.'];
       else [status, message] = [431, 'Request headers too large.'];
     } else if (error.code === 'HPE_HEADER_TIMEOUT' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       [status, message] = [408, 'Request timeout.'];
     }
     logger.info({ code: error.code, status }, 'malformed request refused');
-    endWith(socket, status, message);
+    // A head pipelined behind requests still being answered is refused after their answers, not inside them.
+    answering.whenIdle(socket, () => endWith(socket, status, message));
   };
+}
+
+/** The answers under way on each connection: a refusal written on the bare socket waits for them. */
+interface Answering {
+  /** Counts `response` as under way on its connection until it closes. */
+  track(socket: Socket, response: http.ServerResponse): void;
+  /** Calls `then` once no answer is under way on the connection (at once when none is). */
+  whenIdle(socket: Socket, then: () => void): void;
+}
+
+function answering(): Answering {
+  const open = new WeakMap<Socket, { count: number; idle: (() => void)[] }>();
+  return {
+    track(socket, response) {
+      const state = open.get(socket) ?? { count: 0, idle: [] };
+      open.set(socket, state);
+      state.count++;
+      response.once('close', () => {
+        if (--state.count > 0) return;
+        for (const then of state.idle.splice(0)) then();
+      });
+    },
+    whenIdle(socket, then) {
+      const state = open.get(socket);
+      if (state && state.count > 0) state.idle.push(then);
+      else then();
+    },
+  };
+}
+
+/** Stops parsing a connection: what the client still sends is read and dropped, errors ignored. */
+function drain(socket: Socket): void {
+  socket.removeAllListeners('data');
+  socket.on('data', () => {});
+  socket.on('error', () => {});
 }
 
 /**
@@ -99,9 +140,7 @@ function endWith(socket: Socket, status: number, message: string): void {
     return;
   }
   const body = errorBody(message);
-  socket.removeAllListeners('data');
-  socket.on('data', () => {});
-  socket.on('error', () => {});
+  drain(socket);
   socket.end(
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
       `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
@@ -116,7 +155,9 @@ function endWith(socket: Socket, status: number, message: string): void {
  */
 export function createHttpServer(app: NodeHandler, logger: Logger): http.Server {
   const refused = new WeakSet<Socket>();
+  const underWay = answering();
   const server = http.createServer({ maxHeaderSize: HEAD_LIMIT }, (request, response) => {
+    underWay.track(request.socket, response);
     const refusal = prepare(request);
     if (refusal) {
       logger.info({ status: refusal.status }, 'malformed request refused');
@@ -127,7 +168,7 @@ export function createHttpServer(app: NodeHandler, logger: Logger): http.Server 
     }
     app(request, response);
   });
-  server.on('clientError', refuseHead(logger, refused));
+  server.on('clientError', refuseHead(logger, refused, underWay));
   // The server is no proxy: CONNECT, which node:http hands over as a bare socket, is answered here.
   server.on('connect', (_request: http.IncomingMessage, socket: Socket) => {
     logger.info({ status: 405 }, 'malformed request refused');

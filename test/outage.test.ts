@@ -1,3 +1,5 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
@@ -9,6 +11,10 @@ import { onPostgres, type TestApp } from './helpers/app.js';
 import { bearer, workspaceWithChannel } from './helpers/factories.js';
 import { TcpProxy } from './helpers/tcp-proxy.js';
 import { appThroughProxy, databaseThroughProxy } from './helpers/proxied-app.js';
+import { createTestApp } from './helpers/app.js';
+import { whatsappWorkspace } from './helpers/whatsapp-fake.js';
+import { testProviders } from './helpers/worker.js';
+import { receiveMessage } from '../src/modules/inbound/inbound.service.js';
 
 // The embedded database lives in the process and cannot become unreachable.
 describe.runIf(onPostgres)('while PostgreSQL is unreachable', () => {
@@ -211,4 +217,63 @@ describe.runIf(onPostgres)('a connection lost while the probe waits on it', () =
       await proxy.stop();
     }
   });
+});
+
+describe.runIf(onPostgres)('an answer that comes after its 503', () => {
+  it('has its body let go of: a provider file streamed late is not left open', async () => {
+    // A Graph API stand-in whose file download answers only when told, then streams 8 MiB.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let fileClosedAt = 0;
+    let fileFinished = false;
+    const media = http.createServer((req, res) => {
+      const base = `http://127.0.0.1:${(media.address() as AddressInfo).port}`;
+      if (req.url === '/v21.0/media-late') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ url: `${base}/bytes`, mime_type: 'application/pdf' }));
+      res.on('close', () => (fileClosedAt = Date.now()));
+      res.on('finish', () => (fileFinished = true));
+      void released.then(() => {
+        res.writeHead(200, { 'content-type': 'application/pdf' });
+        let sent = 0;
+        const next = () => {
+          while (sent < 128) {
+            sent++;
+            if (!res.write(Buffer.alloc(65_536))) return void res.once('drain', next);
+          }
+          res.end();
+        };
+        next();
+      });
+    });
+    await new Promise<void>((resolve) => media.listen(0, '127.0.0.1', resolve));
+    const { proxy, url } = await databaseThroughProxy();
+    const providers = testProviders({ timeoutMs: 15_000, whatsapp: { baseUrl: `http://127.0.0.1:${(media.address() as AddressInfo).port}`, version: 'v21.0' } });
+    const app = await createTestApp({}, await openDatabase({ databaseUrl: url, poolSize: 4 }), { providers });
+    try {
+      const ws = await whatsappWorkspace(app.db.prisma);
+      const ctx = { prisma: app.db.prisma, logger: app.logger };
+      const message = { kind: 'message', providerId: 'wamid.late', from: { phone: '+31612345750' }, at: new Date(), body: '', media: [{ ref: 'media-late', contentType: 'application/pdf', filename: null }] } as const;
+      await receiveMessage(ctx, ws.channel, { ...message, media: [...message.media] });
+      const stored = await app.db.prisma.message.findFirstOrThrow({ where: { channelId: ws.channel.id } });
+      const answer = app.fetch(ws.host, `/api/connect/messages/${stored.id}/media/0`, { headers: bearer(ws.apiKey) });
+      // The file's head is awaited; the database goes away meanwhile: 503.
+      await new Promise((r) => setTimeout(r, 300));
+      await proxy.refuse();
+      const refused = await answer;
+      expect(refused.status).toBe(503);
+      // Now the provider answers: the late answer's body is cancelled, so its download ends at once.
+      const releasedAt = Date.now();
+      release();
+      const deadline = Date.now() + 5000;
+      while (!fileClosedAt && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(fileClosedAt).toBeGreaterThan(0);
+      expect(fileClosedAt - releasedAt).toBeLessThan(2000);
+      expect(fileFinished).toBe(false);
+    } finally {
+      await proxy.restore();
+      await app.close();
+      await proxy.stop();
+      media.closeAllConnections();
+      await new Promise((resolve) => media.close(resolve));
+    }
+  }, 30_000);
 });

@@ -82,12 +82,23 @@ const PRIVATE_URLS: [string, string][] = [
   ['http://0.0.0.0/hook', 'unspecified'],
   ['http://[::]/hook', 'unspecified'],
   ['http://[64:ff9b::7f00:1]/hook', 'rfc6052'],
+  // NAT64 local-use prefix (RFC 8215): ipaddr.js classes 64:ff9b:1::/48 with 64:ff9b::/96.
+  ['http://[64:ff9b:1::a00:1]/hook', 'rfc6052'],
+  // IPv4-compatible IPv6 (::/96, RFC 4291): the URL parser writes [::127.0.0.1] as [::7f00:1].
+  ['http://[::127.0.0.1]/hook', 'ipv4Compatible'],
+  ['http://[::a00:1]/hook', 'ipv4Compatible'],
+  ['http://[::8.8.8.8]/hook', 'ipv4Compatible'],
 ];
 
 describe('address classes', () => {
   it('only public unicast addresses pass; a mapped IPv4 address is judged as itself', () => {
     for (const address of ['93.184.216.34', '8.8.8.8', '2606:4700::1111', '::ffff:8.8.8.8']) expect(nonPublicClass(address), address).toBeNull();
     expect(nonPublicClass('::ffff:10.0.0.1')).toBe('private');
+    // An address that embeds IPv4 in another way reaches an address other than the one written.
+    for (const address of ['::7f00:1', '::127.0.0.1', '::808:808', '::8.8.8.8']) expect(nonPublicClass(address), address).toBe('ipv4Compatible');
+    for (const address of ['64:ff9b:1::a00:1', '64:ff9b:1:ffff::1', '64:ff9b::808:808']) expect(nonPublicClass(address), address).toBe('rfc6052');
+    expect(nonPublicClass('::1')).toBe('loopback');
+    expect(nonPublicClass('::')).toBe('unspecified');
     expect(nonPublicClass('not an address')).toBe('invalid');
   });
 });
@@ -240,3 +251,56 @@ describe('checkTarget', () => {
   });
 });
 
+
+describe('the guarded client’s timeout', () => {
+  /** A local server that answers its head after `headMs`, then `chunks` body chunks `everyMs` apart. */
+  async function slowServer(options: { headMs: number; chunks: number; everyMs: number }) {
+    const http = await import('node:http');
+    const server = http.createServer((_req, res) => {
+      setTimeout(() => {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        res.flushHeaders();
+        let sent = 0;
+        const next = () => {
+          if (sent === options.chunks) return void res.end();
+          res.write(Buffer.alloc(1024, sent++));
+          setTimeout(next, options.everyMs);
+        };
+        next();
+      }, options.headMs);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    cleanups.push(
+      () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    );
+    return `http://127.0.0.1:${(server.address() as import('node:net').AddressInfo).port}/file`;
+  }
+
+  it('bounds the wait for the head only: a body that streams for longer than the timeout completes', async () => {
+    const url = await slowServer({ headMs: 0, chunks: 16, everyMs: 100 });
+    const client = createOutboundClient({ policy: 'allow', timeoutMs: 500 });
+    cleanups.push(() => client.close());
+    const started = Date.now();
+    const response = await client.fetch(url);
+    const body = Buffer.from(await response.arrayBuffer());
+    expect(Date.now() - started).toBeGreaterThan(1000);
+    expect(body.length).toBe(16 * 1024);
+  });
+
+  it('a head later than the timeout is given up on; the caller’s own signal aborts too', async () => {
+    const client = createOutboundClient({ policy: 'allow', timeoutMs: 300 });
+    cleanups.push(() => client.close());
+    const late = await slowServer({ headMs: 2000, chunks: 1, everyMs: 0 });
+    const started = Date.now();
+    await expect(client.fetch(late)).rejects.toMatchObject({ name: 'TimeoutError' });
+    expect(Date.now() - started).toBeLessThan(1500);
+    const caller = new AbortController();
+    const pending = client.fetch(late, { signal: caller.signal });
+    caller.abort();
+    await expect(pending).rejects.toMatchObject({ name: 'AbortError' });
+  });
+});

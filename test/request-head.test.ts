@@ -121,6 +121,32 @@ describe('path ids up to the request-line limit', () => {
   });
 });
 
+describe('a refused head pipelined behind a request still being answered', () => {
+  it('is answered after that request’s answer, whole and in order, never in the middle of it', async () => {
+    const first = `GET /api/connect/channels HTTP/1.1\r\nHost: ${ws.host}\r\nAuthorization: Bearer ${ws.apiKey}\r\n\r\n`;
+    const refusedHeads: [string, number][] = [
+      [`GET /healthz HTTP/1.1\r\nHost: ${ws.host}\r\nX-Big: ${'b'.repeat(80_000)}\r\n\r\n`, 431],
+      ['GET /healthz HTTP/1.1\r\nBad Header\x01: x\r\n\r\n', 400],
+      [`GET /${'a'.repeat(REQUEST_LINE_LIMIT + 10)} HTTP/1.1\r\nHost: ${ws.host}\r\n\r\n`, 414],
+      [`GET /${'a'.repeat(60_000)} HTTP/1.1\r\nHost: ${ws.host}\r\n\r\n`, 414],
+    ];
+    for (const [refused, status] of refusedHeads) {
+      for (let round = 0; round < 3; round++) {
+        const result = await rawExchange(served.port, first + refused);
+        const text = `${result.head}\r\n\r\n${result.body}`;
+        const answers = [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((match) => Number(match[1]));
+        expect(answers, `${status}, round ${round}`).toEqual([200, status]);
+        // The first answer is whole: its body, as long as its Content-Length says, comes before the refusal.
+        const length = Number(/content-length: (\d+)/i.exec(result.head)?.[1]);
+        const firstBody = result.body.slice(0, length);
+        expect(JSON.parse(firstBody).data, `${status}, round ${round}`).toEqual(expect.any(Array));
+        expect(result.body.slice(length)).toMatch(new RegExp(`^HTTP/1\\.1 ${status} `));
+        expect(result.ended).toBe('closed');
+      }
+    }
+  });
+});
+
 // ───────────────────────────── the fuzzer ─────────────────────────────
 
 const printable = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 40 });

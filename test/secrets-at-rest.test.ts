@@ -77,6 +77,49 @@ describe('the key', () => {
     expect(loadSealer({ key: undefined, previous: undefined, kind: 'pglite', pgliteDir: 'memory://' })).not.toBeNull();
   });
 
+  it('two processes creating secrets.key at the same moment agree on one key, every time', async () => {
+    const { Worker } = await import('node:worker_threads');
+    const { pathToFileURL } = await import('node:url');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sealed-race-'));
+    cleanups.push(async () => fs.rmSync(dir, { recursive: true, force: true }));
+    const rounds = 300;
+    // Two threads (each with its own file system calls, as two processes have) meet at a barrier
+    // before each round, then both load the sealer of that round's fresh directory at once.
+    const barrier = new Int32Array(new SharedArrayBuffer(4 * rounds));
+    const code = `
+      const { workerData, parentPort } = require('node:worker_threads');
+      import('tsx/esm/api').then(async ({ tsImport }) => {
+        const { loadSealer } = await tsImport(workerData.module, workerData.parent);
+        const ids = [];
+        for (let round = 0; round < workerData.rounds; round++) {
+          Atomics.add(workerData.barrier, round, 1);
+          while (Atomics.load(workerData.barrier, round) < 2) {}
+          try {
+            ids.push(loadSealer({ key: undefined, previous: undefined, kind: 'pglite', pgliteDir: workerData.dir + '/' + round + '/pglite' }).currentKeyId);
+          } catch (error) {
+            ids.push('error: ' + error.message);
+          }
+        }
+        parentPort.postMessage(ids);
+      });`;
+    const run = () =>
+      new Promise<string[]>((resolve, reject) => {
+        const worker = new Worker(code, {
+          eval: true,
+          workerData: { module: path.resolve('src/lib/secrets-key.ts'), parent: pathToFileURL(path.resolve('test/secrets-at-rest.test.ts')).href, rounds, barrier, dir },
+        });
+        worker.once('message', resolve);
+        worker.once('error', reject);
+      });
+    const [first, second] = await Promise.all([run(), run()]);
+    expect(first.filter((id) => id.startsWith('error')), 'first').toEqual([]);
+    expect(second.filter((id) => id.startsWith('error')), 'second').toEqual([]);
+    expect(second).toEqual(first);
+    expect(new Set(first).size).toBe(rounds);
+    // Nothing is left beside the keys: each directory holds its key and the database's directory name only.
+    for (let round = 0; round < rounds; round++) expect(fs.readdirSync(path.join(dir, String(round)))).toEqual(['secrets.key']);
+  }, 60_000);
+
   it('SECRETS_KEY must be base64 of 32 bytes', () => {
     expect(() => loadEnv({ SECRETS_KEY: 'short' })).toThrow(/SECRETS_KEY: expected base64 of 32 random bytes/);
     expect(() => loadEnv({ SECRETS_KEY: base64(Buffer.alloc(16)) })).toThrow(/SECRETS_KEY/);

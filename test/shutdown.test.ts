@@ -169,3 +169,41 @@ describe('SIGTERM with subscription streams open', () => {
     }
   }, 60_000);
 });
+
+describe.skipIf(!onPostgres)('SIGTERM with provider connections open', () => {
+  it('closes the connections the providers keep alive before it stops, rather than leaving them to the exit', async () => {
+    const database = await migratedDatabase('connect_shutdown_providers');
+    let server: ReturnType<typeof startServer> | undefined;
+    // A receiver that answers at once and keeps its connections alive: the gateway's client keeps them open.
+    const closed: boolean[] = [];
+    const receiver = http.createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{}'));
+    });
+    receiver.keepAliveTimeout = 60_000;
+    receiver.on('connection', (socket) => socket.on('close', () => closed.push(!server!.output().includes('"msg":"stopped"'))));
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      const ws = await loadChannel(database.db, `http://127.0.0.1:${(receiver.address() as import('node:net').AddressInfo).port}/hook`);
+      server = startServer({ DATABASE_URL: database.url, DELIVERY_WORKER: '1', DELIVERY_POLL_MS: '50', WEBHOOK_PRIVATE_TARGETS: 'allow' });
+      const base = await server.listening;
+      const pid = Number(/"pid":(\d+)/.exec(server.output())![1]);
+      const sent = await request(base, { method: 'POST', path: '/api/connect/messages', host: ws.host, headers: bearer(ws.apiKey), body: { to: { phone: phone(1) }, message: 'kept alive' } });
+      expect(sent.status).toBe(202);
+      const delivered = async () => (await database.db.prisma.delivery.count({ where: { messageId: sent.body.data.message.id, status: 'succeeded' } })) === 1;
+      for (const deadline = Date.now() + 10_000; !(await delivered()) && Date.now() < deadline; ) await sleep(50);
+      expect(await delivered()).toBe(true);
+      expect(closed).toEqual([]);
+      process.kill(pid, 'SIGTERM');
+      expect(await Promise.race([server.exited, sleep(15_000).then(() => 'still running')]), server.output().slice(-2000)).toBe(0);
+      await sleep(100);
+      // Closed by the gateway while it was still stopping: before its last log line.
+      expect(closed).toEqual([true]);
+    } finally {
+      server?.child.kill('SIGKILL');
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+      await database.drop();
+    }
+  }, 60_000);
+});

@@ -1,11 +1,15 @@
+import { createHash } from 'node:crypto';
+import http from 'node:http';
 import { parse } from 'graphql';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { DeliveryWorker } from '../src/modules/delivery/delivery.worker.js';
+import { createChannel } from '../src/modules/channels/channels.service.js';
 import { createWebhook } from '../src/modules/webhooks/webhooks.service.js';
 import { onPostgres } from './helpers/app.js';
 import { bearer } from './helpers/factories.js';
 import { appOnOwnDatabase } from './helpers/fresh-database.js';
 import { restClient } from './helpers/rest.js';
+import { serveOnPort } from './helpers/real-port.js';
 import { testSealer } from './helpers/secrets.js';
 import { subscribeSse } from './helpers/sse.js';
 import { startReceiver } from './helpers/receiver.js';
@@ -209,6 +213,28 @@ describe('outbound', () => {
     expect(await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).toMatchObject({ status: 'failed', attempts: 1 });
   });
 
+  it('a stored phone goes in its E.164 form; one with no E.164 form is a 422 on the recipient', async () => {
+    const s = await setup();
+    await app.db.prisma.channelTemplate.create({ data: { workspaceId: s.workspace.id, channelId: s.channel.id, name: 'ping', language: 'en', body: 'Ping', parameterCount: 0 } });
+    // Rows as an older version or an import may have left them: written directly, phones not in E.164.
+    const spaced = await app.db.prisma.contact.create({ data: { workspaceId: s.workspace.id, name: 'Spaced Phone', phone: '0031 6 1234 5720' } });
+    const national = await app.db.prisma.contact.create({ data: { workspaceId: s.workspace.id, name: 'National Phone', phone: '06-12345721' } });
+    const template = { type: 'template', template: { name: 'ping', parameters: [] } };
+    const before = await s.messages();
+    const refused = await s.api.post('/messages', { to: national.id, ...template });
+    expect(refused.status, JSON.stringify(refused.body)).toBe(422);
+    const message = 'This channel sends through WhatsApp: the recipient needs a phone number in international form (E.164).';
+    expect(refused.body).toEqual({ message, errors: { to: [message] } });
+    expect(await s.messages()).toEqual(before);
+
+    startWorker();
+    const start = fake.sent.length;
+    const sent = await s.api.post('/messages', { to: spaced.id, ...template });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: sent.body.data.message.id } })).status === 'sent', 'sent');
+    expect(fake.sent.slice(start).map((send) => send.body.to)).toEqual(['31612345720']);
+  });
+
   it('a 4xx fails the message at once with the provider’s error as failureReason; 429, 5xx and a dropped connection are retried', async () => {
     const s = await setup();
     await s.inbound('+31612345682', 'hello');
@@ -253,6 +279,92 @@ describe('outbound', () => {
   });
 });
 
+describe('a message sent in parts', () => {
+  it('keeps its remaining parts when a provider status lands between attempts: the retry sends them exactly once', async () => {
+    const s = await setup();
+    await s.inbound('+31612345684', 'hello');
+    // Backoff long enough that the retry waits for the status below; it is then made due by hand.
+    const w = appWorker(app, { backoffMs: 60_000 });
+    cleanups.push(() => w.stop());
+    w.start();
+    await until(async () => (await s.messages()).length === 1);
+    const contactId = (await s.messages())[0]!.contactId;
+    const before = fake.sent.length;
+    fake.failNext('take', { status: 500, body: {} });
+    const sent = await s.api.post('/messages', { to: contactId, message: 'text first', media_urls: ['https://cdn.example.com/a.png', 'https://cdn.example.com/b.pdf'] });
+    const id = sent.body.data.message.id as string;
+    const delivery = async () => app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } });
+    await until(async () => (await delivery()).lastError !== null, 'the failed second part');
+    expect((await delivery()).status).toBe('pending');
+    const [first] = await app.db.prisma.providerMessageId.findMany({ where: { messageId: id } });
+    // WhatsApp reports the text delivered before the retry.
+    expect((await s.post(webhookBody([{ phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, statuses: [statusUpdate(first!.providerId, 'delivered')] }]))).status).toBe(200);
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id } })).status === 'delivered', 'delivered');
+    await app.db.prisma.delivery.update({ where: { id: (await delivery()).id }, data: { runAt: new Date() } });
+    w.nudge();
+    await until(async () => (await delivery()).status === 'succeeded', 'the retry');
+    expect(fake.sent.slice(before).map((send) => send.body.type)).toEqual(['text', 'image', 'image', 'document']);
+    expect(await app.db.prisma.providerMessageId.count({ where: { messageId: id } })).toBe(3);
+    // The provider's status stands: the retry's outcome does not move it back.
+    expect((await app.db.prisma.message.findUniqueOrThrow({ where: { id } })).status).toBe('delivered');
+  });
+});
+
+describe('a message in parts across workers', () => {
+  const partsOf = (before: number) => fake.sent.slice(before).map((send) => send.body.type as string);
+
+  it('each recorded part renews the lease: parts that together outlast one lease are sent once, by one worker', async () => {
+    const s = await setup();
+    await s.inbound('+31612345685', 'hello');
+    const first = appWorker(app, { leaseMs: 1500, id: 'renewing-worker' });
+    const second = appWorker(app, { leaseMs: 1500, id: 'waiting-worker' });
+    cleanups.push(() => first.stop(), () => second.stop());
+    first.start();
+    await until(async () => (await s.messages()).length === 1);
+    const contactId = (await s.messages())[0]!.contactId;
+    second.start();
+    const before = fake.sent.length;
+    // Each part takes 900 ms: 2.7 s in all, well past one lease of 1.5 s.
+    let n = 0;
+    const slow = (): { status: number; body: unknown; delayMs: number } => ({ status: 200, body: { messages: [{ id: `wamid.renew.${n++}` }] }, delayMs: 900 });
+    fake.failNext(slow(), slow(), slow());
+    const sent = await s.api.post('/messages', { to: contactId, message: 'slow parts', media_urls: ['https://cdn.example.com/a.png', 'https://cdn.example.com/b.pdf'] });
+    const id = sent.body.data.message.id as string;
+    await until(async () => (await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).status === 'succeeded', 'sent', 15_000);
+    expect(partsOf(before)).toEqual(['text', 'image', 'document']);
+    expect((await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).attempts).toBe(1);
+    expect(await app.db.prisma.providerMessageId.count({ where: { messageId: id } })).toBe(3);
+  });
+
+  it('a worker whose lease was taken over stops sending parts: the new owner sends the rest, each once', async () => {
+    const s = await setup();
+    await s.inbound('+31612345686', 'hello');
+    const slow = appWorker(app, { leaseMs: 300, id: 'lease-losing-worker' });
+    cleanups.push(() => slow.stop());
+    slow.start();
+    await until(async () => (await s.messages()).length === 1);
+    const contactId = (await s.messages())[0]!.contactId;
+    const before = fake.sent.length;
+    // The text is taken at once; the image is answered long after the lease of 300 ms ran out.
+    fake.failNext('take', { status: 200, body: { messaging_product: 'whatsapp', messages: [{ id: 'wamid.late-image' }] }, delayMs: 1500 });
+    const sent = await s.api.post('/messages', { to: contactId, message: 'text first', media_urls: ['https://cdn.example.com/a.png', 'https://cdn.example.com/b.pdf'] });
+    const id = sent.body.data.message.id as string;
+    await until(() => partsOf(before).length === 2, 'the slow image');
+    const other = appWorker(app, { leaseMs: 5000, id: 'lease-taking-worker' });
+    cleanups.push(() => other.stop());
+    other.start();
+    await until(async () => (await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).status === 'succeeded', 'taken over and sent');
+    // The first worker's late answer comes in, finds its lease gone, and stops there.
+    await slow.stop();
+    await sleep(200);
+    // The image went twice (the first answer came too late to be known); the text and the document once.
+    expect(partsOf(before)).toEqual(['text', 'image', 'image', 'document']);
+    const parts = await app.db.prisma.providerMessageId.findMany({ where: { messageId: id }, orderBy: { part: 'asc' } });
+    expect(parts.map((part) => part.part)).toEqual([0, 1, 2]);
+    expect(parts.map((part) => part.providerId)).not.toContain('wamid.late-image');
+  });
+});
+
 describe('the verify handshake', () => {
   it('answers the challenge for the channel’s verify token, 403 otherwise, 404 for no such channel', async () => {
     const s = await setup();
@@ -262,6 +374,11 @@ describe('the verify handshake', () => {
     expect(ok.headers.get('content-type')).toMatch(/^text\/plain/);
     expect(await ok.text()).toBe('1158201444');
     expect((await verify('hub.mode=subscribe&hub.verify_token=wrong&hub.challenge=1')).status).toBe(403);
+    // Compared whole, whatever the length: a prefix, a longer token, one of the same length.
+    const token = WHATSAPP_SETTINGS.verifyToken;
+    for (const near of [token.slice(0, -1), `${token}x`, `${token.slice(0, -1)}X`, encodeURIComponent(`${token}é`)]) {
+      expect((await verify(`hub.mode=subscribe&hub.verify_token=${near}&hub.challenge=1`)).status, near).toBe(403);
+    }
     expect((await verify(`hub.mode=unsubscribe&hub.verify_token=${WHATSAPP_SETTINGS.verifyToken}&hub.challenge=1`)).status).toBe(403);
     expect((await verify('hub.challenge=1')).status).toBe(403);
     expect((await verify(`hub.mode=subscribe&hub.verify_token=${WHATSAPP_SETTINGS.verifyToken}&hub.challenge=1`, '00000000-0000-4000-8000-000000000000')).status).toBe(404);
@@ -286,6 +403,8 @@ describe('inbound webhooks refused', () => {
       ['a channel of another provider', s.post(body, { channelId: other.id }), 404],
       ['an inactive channel', s.post(body, { channelId: inactive.channel.id, secret: inactive.settings.appSecret }), 404],
       ['a body over 1 MiB', s.post(JSON.stringify({ entry: [], pad: 'x'.repeat(1024 * 1024) })), 413],
+      // Refused for its size before its signature is checked: a forged body over the limit sees 413 too.
+      ['a forged body over 1 MiB', s.post(JSON.stringify({ entry: [], pad: 'x'.repeat(1024 * 1024) }), { secret: 'not-the-app-secret' }), 413],
       ['a signed body that is not JSON', s.post(`{${marker}`), 400],
       ['a signed body that is a JSON array', s.post('[]'), 400],
     ];
@@ -413,6 +532,47 @@ describe('inbound messages', () => {
     expect((await s.messages()).map((m) => m.conversationId)).toEqual([conversationId, conversationId]);
   });
 
+  it('whatever text they carry are stored, never a failed event: NUL and lone surrogates as U+FFFD, long bodies, ids and names cut', async () => {
+    const s = await setup();
+    startWorker();
+    const at = String(Math.floor(Date.now() / 1000));
+    const image = (id: string, extra: Record<string, unknown>) => ({ from: '31612345730', id, timestamp: at, type: 'image', image: { id: 'media-x', mime_type: 'image/png', ...extra } });
+    // 65 535 letters then an emoji (two UTF-16 units) across the 65 536th character, then more.
+    const long = `${'a'.repeat(65_535)}😀${'b'.repeat(5000)}`;
+    const longId = `wamid.${'x'.repeat(400)}`;
+    const body = webhookBody([
+      {
+        phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId,
+        contacts: [{ waId: '31612345730', name: 'Nul\u0000Name \ud800' }, { waId: '31612345731', name: 'N'.repeat(300) }],
+        messages: [
+          textMessage('+31612345730', 'nul \u0000 here, lone \ud800 and \udc00 there, a pair 😀 kept', { id: 'wamid.text-nul' }),
+          textMessage('+31612345731', long, { id: longId }),
+          image('wamid.caption', { caption: 'cap\u0000tion', filename: 'f\u0000\udbff.png' }),
+        ],
+      },
+    ]);
+    expect((await s.post(body)).status).toBe(200);
+    await until(async () => (await app.db.prisma.delivery.count({ where: { inboundEvent: { channelId: s.channel.id }, status: { not: 'succeeded' } } })) === 0, 'processed');
+    const events = await app.db.prisma.delivery.findMany({ where: { inboundEvent: { channelId: s.channel.id } } });
+    expect(events.map((d) => [d.status, d.attempts, d.lastError])).toEqual([['succeeded', 1, null]]);
+    const stored = await app.db.prisma.message.findMany({ where: { channelId: s.channel.id }, include: { contact: true }, orderBy: { createdAt: 'asc' } });
+    const byBody = (start: string) => stored.find((m) => m.body.startsWith(start))!;
+    expect(byBody('nul').body).toBe('nul \ufffd here, lone \ufffd and \ufffd there, a pair 😀 kept');
+    expect(byBody('nul').contact.name).toBe('Nul\ufffdName \ufffd');
+    const cut = byBody('aaa');
+    expect(Array.from(cut.body)).toHaveLength(65_536);
+    expect(cut.body.endsWith('a😀')).toBe(true);
+    expect(cut.contact.name).toBe('N'.repeat(255));
+    expect(byBody('cap').body).toBe('cap\ufffdtion');
+    expect(byBody('cap').media).toEqual([{ index: 0, contentType: 'image/png', filename: 'f\ufffd\ufffd.png', ref: 'media-x' }]);
+    // A provider id longer than its column is kept as its SHA-256: a repeat of it is still a duplicate.
+    const hashed = createHash('sha256').update(longId).digest('hex');
+    expect((await app.db.prisma.providerMessageId.findFirstOrThrow({ where: { messageId: cut.id } })).providerId).toBe(hashed);
+    expect((await s.post(webhookBody([{ phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, messages: [textMessage('+31612345731', 'again', { id: longId })] }]))).status).toBe(200);
+    await until(async () => (await app.db.prisma.delivery.count({ where: { inboundEvent: { channelId: s.channel.id }, status: { not: 'succeeded' } } })) === 0, 'repeat processed');
+    expect(await app.db.prisma.message.count({ where: { channelId: s.channel.id } })).toBe(3);
+  });
+
   it('a message type the gateway does not know is kept with a placeholder, never dropped', async () => {
     const s = await setup();
     startWorker();
@@ -420,6 +580,40 @@ describe('inbound messages', () => {
     expect((await s.post(webhookBody([{ phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, messages: [message] }]))).status).toBe(200);
     await until(async () => (await s.messages()).length === 1);
     expect((await s.messages())[0]!.body).toBe('[Unsupported WhatsApp message type: ephemeral_order]');
+  });
+});
+
+describe('one app, several numbers', () => {
+  it('events for another number go to the workspace’s channel of that number only when it has the same app secret', async () => {
+    const s = await setup();
+    const sibling = (name: string, phoneNumberId: string, appSecret: string) =>
+      createChannel(
+        app.db.prisma,
+        {
+          workspaceId: s.workspace.id,
+          name,
+          type: 'whatsapp',
+          provider: { provider: 'whatsapp_cloud', settings: { phoneNumberId }, secrets: { accessToken: WHATSAPP_SETTINGS.accessToken, appSecret, verifyToken: 'v' } },
+        },
+        testSealer,
+      );
+    const sameApp = (await sibling('Second number', '109876543211', WHATSAPP_SETTINGS.appSecret)).channel;
+    const otherApp = (await sibling('Other app', '109876543212', 'another-app-secret-0123456789')).channel;
+    startWorker();
+    // One webhook signed with the receiving channel's app secret, carrying events for three other numbers.
+    const body = webhookBody([
+      { phoneNumberId: '109876543211', messages: [textMessage('+31612345710', 'for the second number')] },
+      { phoneNumberId: '109876543212', messages: [textMessage('+31612345711', 'claims to be for the other app')] },
+      { phoneNumberId: '109876543219', messages: [textMessage('+31612345712', 'for no number here')] },
+      { phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, messages: [textMessage('+31612345713', 'for the receiving number')] },
+    ]);
+    expect((await s.post(body)).status).toBe(200);
+    await until(async () => (await app.db.prisma.delivery.count({ where: { inboundEvent: { channelId: s.channel.id }, status: { not: 'succeeded' } } })) === 0, 'processed');
+    const bodiesOf = async (channelId: string) => (await app.db.prisma.message.findMany({ where: { channelId } })).map((m) => m.body);
+    expect(await bodiesOf(s.channel.id)).toEqual(['for the receiving number']);
+    expect(await bodiesOf(sameApp.id)).toEqual(['for the second number']);
+    expect(await bodiesOf(otherApp.id)).toEqual([]);
+    expect(await app.db.prisma.message.count({ where: { workspaceId: s.workspace.id } })).toBe(2);
   });
 });
 
@@ -525,6 +719,53 @@ describe('inbound media', () => {
     const other = await setup();
     expect((await app.fetch(other.host, `/api/connect/messages/${first!.id}/media/0`, { headers: bearer(other.apiKey) })).status).toBe(404);
   });
+});
+
+describe('inbound media over 16 MiB', () => {
+  const MIB = 1024 * 1024;
+  async function mediaMessage(s: Awaited<ReturnType<typeof setup>>, mediaId: string) {
+    const image = { from: '31612345740', id: `wamid.${mediaId}`, timestamp: String(Math.floor(Date.now() / 1000)), type: 'document', document: { id: mediaId, mime_type: 'application/pdf' } };
+    await s.post(webhookBody([{ phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, messages: [image] }]));
+    await until(async () => (await s.messages()).some((m) => m.body === '' && (m.media as { ref: string }[])[0]?.ref === mediaId));
+    return (await s.messages()).find((m) => (m.media as { ref: string }[])[0]?.ref === mediaId)!.id;
+  }
+  /** GET over a real connection: the status, the Content-Length, the bytes that came, and whether the answer ended whole. */
+  function download(port: number, host: string, path: string, apiKey: string) {
+    return new Promise<{ status: number; length: string | undefined; bytes: number; whole: boolean }>((resolve, reject) => {
+      const req = http.get({ host: '127.0.0.1', port, path, headers: { host, authorization: `Bearer ${apiKey}` } }, (res) => {
+        let bytes = 0;
+        let whole = false;
+        res.on('data', (chunk: Buffer) => (bytes += chunk.length));
+        res.on('end', () => (whole = res.complete));
+        res.on('error', () => {});
+        res.on('close', () => resolve({ status: res.statusCode!, length: res.headers['content-length'], bytes, whole }));
+      });
+      req.on('error', reject);
+    });
+  }
+
+  it('declared larger (file_size or Content-Length): 502 before any byte; undeclared: cut off at 16 MiB, the answer ended unfinished', async () => {
+    const s = await setup();
+    startWorker();
+    fake.addMedia('big-declared', Buffer.alloc(16 * MIB + 1, 1), 'application/pdf');
+    fake.addMedia('big-undeclared', Buffer.alloc(17 * MIB, 2), 'application/pdf', { undeclared: true });
+    fake.addMedia('fits-undeclared', Buffer.alloc(16 * MIB, 3), 'application/pdf', { undeclared: true });
+    const served = await serveOnPort(app.db, app.env, { providers: app.providers });
+    cleanups.push(() => served.close());
+    const get = async (mediaId: string) => download(served.port, s.host, `/api/connect/messages/${await mediaMessage(s, mediaId)}/media/0`, s.apiKey);
+
+    const declared = await app.fetch(s.host, `/api/connect/messages/${await mediaMessage(s, 'big-declared')}/media/0`, { headers: bearer(s.apiKey) });
+    expect(declared.status).toBe(502);
+    expect(await declared.json()).toEqual({ status: 'error', message: `The channel's provider could not hand the file over: the media is larger than ${16 * MIB} bytes.` });
+
+    // No size given: the answer starts (200, no Content-Length) and is cut off at 16 MiB, the connection ended unfinished.
+    const undeclared = await get('big-undeclared');
+    expect(undeclared).toMatchObject({ status: 200, length: undefined, whole: false });
+    expect(undeclared.bytes).toBeLessThanOrEqual(16 * MIB);
+    expect(undeclared.bytes).toBeGreaterThan(15 * MIB);
+
+    expect(await get('fits-undeclared')).toEqual({ status: 200, length: undefined, bytes: 16 * MIB, whole: true });
+  }, 30_000);
 });
 
 describe('secrets at rest', () => {

@@ -29,17 +29,23 @@ export class OutboundTargetError extends Error {
  * The class of a non-public address (`loopback`, `private`, `linkLocal`, `carrierGradeNat`,
  * `uniqueLocal`, `multicast`, `unspecified`, …), or null for a public unicast one. An IPv4
  * address mapped into IPv6 is judged as itself; every other IPv6 form that embeds an IPv4
- * address (NAT64, 6to4, Teredo) is refused, since the address it reaches is not the one written.
+ * address (IPv4-compatible `::/96` as `ipv4Compatible`, NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`
+ * as `rfc6052`, 6to4, Teredo) is refused, since the address it reaches is not the one written.
  */
 export function nonPublicClass(address: string): string | null {
+  const written = address.replace(/^\[|\]$/g, '');
+  // IPv4-compatible IPv6 (::/96, deprecated by RFC 4291) written with a dotted tail, which ipaddr.js reads as mapped.
+  if (/^::(\d{1,3}\.){3}\d{1,3}$/.test(written)) return ipaddr.isValid(written) ? 'ipv4Compatible' : 'invalid';
   let parsed: ipaddr.IPv4 | ipaddr.IPv6;
   try {
-    parsed = ipaddr.parse(address.replace(/^\[|\]$/g, ''));
+    parsed = ipaddr.parse(written);
   } catch {
     return 'invalid';
   }
   if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
   const range = parsed.range();
+  // The rest of ::/96 (:: and ::1 have ranges of their own): ipaddr.js takes it for unicast.
+  if (range === 'unicast' && parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return 'ipv4Compatible';
   return range === 'unicast' ? null : range;
 }
 
@@ -136,10 +142,11 @@ function guardedLookup(policy: TargetPolicy, resolve: Resolver) {
 export interface OutboundClient {
   /**
    * `fetch` for a URL the gateway did not choose: refused (OutboundTargetError) by its form or
-   * policy before anything is sent, never redirected (a 3xx is answered as it is), aborted after
-   * the client's timeout unless `init.signal` decides otherwise.
+   * policy before anything is sent, never redirected (a 3xx is answered as it is), aborted when
+   * its headers take longer than the client's timeout or when `init.signal` aborts.
    */
   fetch(url: string, init?: RequestInit): Promise<Response>;
+  /** Closes the client's connections; a request still under way is abandoned. */
   close(): Promise<void>;
 }
 
@@ -160,13 +167,21 @@ export function createOutboundClient(options: { policy: TargetPolicy; timeoutMs:
       const literal = literalAddress(url);
       const range = options.policy === 'deny' && literal ? nonPublicClass(literal) : null;
       if (literal && range) throw refusal(url.hostname, literal, range);
+      // The timeout bounds the wait for the answer's head only: once headers arrive the timer is
+      // cleared, so a large body streams on (the agent's bodyTimeout still ends a stalled one).
+      const timeout = new AbortController();
+      const timer = setTimeout(() => timeout.abort(new DOMException(`no answer within ${options.timeoutMs} ms`, 'TimeoutError')), options.timeoutMs);
+      const signal = init.signal ? AbortSignal.any([timeout.signal, init.signal]) : timeout.signal;
       try {
-        return await fetch(url, { ...init, redirect: 'manual', dispatcher, signal: init.signal ?? AbortSignal.timeout(options.timeoutMs) });
+        return await fetch(url, { ...init, redirect: 'manual', dispatcher, signal });
       } catch (error) {
         throw targetErrorOf(error) ?? error;
+      } finally {
+        clearTimeout(timer);
       }
     },
-    close: () => dispatcher.close(),
+    // Its connections closed at once: a request still under way is abandoned, not waited for.
+    close: () => dispatcher.destroy(),
   };
 }
 

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Sealer, newKey, parseKey } from './sealed.js';
@@ -25,13 +26,26 @@ export function loadSealer(options: {
   if (options.pgliteDir.startsWith('memory://')) return new Sealer(newKey());
   const file = keyFilePath(options.pgliteDir);
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  try {
-    // Exclusive: two processes starting together agree on one key.
-    fs.writeFileSync(file, `${newKey().toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  }
+  if (!fs.existsSync(file)) createKeyFile(file);
   const key = parseKey(fs.readFileSync(file, 'utf8'));
   if (!key) throw new Error(`${file} holds no key (base64 of 32 bytes): restore it from a backup, or set SECRETS_KEY`);
   return new Sealer(key, options.previous);
+}
+
+/**
+ * Writes a new key to `file` whole or not at all: the key is written to a file of its own first,
+ * then linked into place, which fails when `file` exists. Two processes starting at once thus
+ * agree on one key, and neither ever reads a file the other is still writing.
+ */
+function createKeyFile(file: string): void {
+  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    fs.writeFileSync(temporary, `${newKey().toString('base64')}\n`, { flag: 'wx', mode: 0o600 });
+    fs.linkSync(temporary, file);
+  } catch (error) {
+    // Another process linked its key first: that one is read.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    fs.rmSync(temporary, { force: true });
+  }
 }

@@ -62,7 +62,11 @@ export interface SendJob {
    * parts after them, so a retry never sends a part twice.
    */
   sentParts: string[];
-  /** Records a part the provider took, before the next is sent. */
+  /**
+   * Records a part the provider took, before the next is sent, and renews the attempt's lease.
+   * Throws when the lease was lost to another worker: the provider must stop sending, and
+   * lets the error through.
+   */
   recordPart(providerId: string, part: number): Promise<void>;
 }
 

@@ -24,6 +24,8 @@ export interface InboundRaw {
  */
 export interface InboundParser {
   routeSetting?: string;
+  /** The credential that signs the webhook: a group is routed only to a channel with the same one. */
+  routeSecret?: string;
   /** `unsupported`: why an item of the group is not taken, one reason each (never its content): logged and counted, nothing applied. */
   parse(raw: InboundRaw): { route?: string; events: InboundEvent[]; unsupported?: string[] }[];
 }
@@ -60,6 +62,7 @@ export function createProviders(options: ProviderOptions): Providers {
   const whatsapp = whatsappProvider({ ...options.whatsapp, http });
   const whatsappParser: InboundParser = {
     routeSetting: 'phoneNumberId',
+    routeSecret: 'appSecret',
     parse(raw) {
       const own = (raw.channel.providerSettings as Record<string, unknown>).phoneNumberId;
       return [...parseWebhook(raw.body, raw.receivedAt)].map(([number, events]) => (number === '' || number === own ? { events } : { route: number, events }));

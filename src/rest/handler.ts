@@ -61,8 +61,13 @@ export function createRestHandler(deps: AppDeps) {
       const body = () => readJson(request, deps.env.BODY_LIMIT_BYTES);
       // A route that takes no body reads what was sent all the same: none or `{}` is ignored, anything else refused.
       if (!route.body && request.method !== 'GET' && request.method !== 'HEAD') expectNoBody(await body());
-      const response = await deps.db.health.race(route.handler({ request, url, params, query, ctx: requestContext(deps, auth), body }));
-      if (response === 'unavailable') throw new ServiceUnavailableError();
+      const handled = route.handler({ request, url, params, query, ctx: requestContext(deps, auth), body });
+      const response = await deps.db.health.race(handled);
+      if (response === 'unavailable') {
+        // An answer that comes after the 503 is let go of: a streamed body (a provider's file) is not left open.
+        handled.then((late) => late.body?.cancel(), () => {}).catch(() => {});
+        throw new ServiceUnavailableError();
+      }
       return response;
     } catch (error) {
       return restErrorResponse(error, deps.logger);

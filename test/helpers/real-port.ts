@@ -8,6 +8,7 @@ import { createLogger } from '../../src/logger.js';
 import { createHttpServer } from '../../src/server.js';
 import { testSealer } from './secrets.js';
 import { testProviders } from './worker.js';
+import type { Providers } from '../../src/providers/registry.js';
 
 export interface ServedApp {
   port: number;
@@ -18,7 +19,7 @@ export interface ServedApp {
 }
 
 /** The app on `db` behind the production node:http server (src/server.ts), on a port of 127.0.0.1. */
-export async function serveOnPort(db: Database, env: Env): Promise<ServedApp> {
+export async function serveOnPort(db: Database, env: Env, options: { providers?: Providers } = {}): Promise<ServedApp> {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -27,7 +28,7 @@ export async function serveOnPort(db: Database, env: Env): Promise<ServedApp> {
     },
   });
   const logger = createLogger({ ...env, LOG_LEVEL: 'debug' }, sink);
-  const yoga = createApp({ db, env, logger, sealer: testSealer, providers: testProviders() });
+  const yoga = createApp({ db, env, logger, sealer: testSealer, providers: options.providers ?? testProviders() });
   const server = createHttpServer(yoga, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {

@@ -37,8 +37,11 @@ export interface WhatsAppFake {
   answerAll(answer: FakeAnswer | null): void;
   /** Calls `listener` with each send the fake takes, and its wamid. */
   onSend(listener: (send: RecordedSend, wamid: string) => void): void;
-  /** Media the fake serves: GET /{version}/{id} for its URL, then the URL for its bytes. */
-  addMedia(id: string, bytes: Buffer, mimeType: string): void;
+  /**
+   * Media the fake serves: GET /{version}/{id} for its URL, then the URL for its bytes.
+   * `undeclared`: no `file_size`, and the bytes sent chunked without a Content-Length.
+   */
+  addMedia(id: string, bytes: Buffer, mimeType: string, options?: { undeclared?: boolean }): void;
   close(): Promise<void>;
 }
 
@@ -46,7 +49,7 @@ export interface WhatsAppFake {
 export async function startWhatsAppFake(options: { token: string }): Promise<WhatsAppFake> {
   const sent: RecordedSend[] = [];
   const mediaRequests: string[] = [];
-  const media = new Map<string, { bytes: Buffer; mimeType: string }>();
+  const media = new Map<string, { bytes: Buffer; mimeType: string; undeclared?: boolean }>();
   const queued: FakeAnswer[] = [];
   const listeners: ((send: RecordedSend, wamid: string) => void)[] = [];
   let always: FakeAnswer | null = null;
@@ -89,14 +92,28 @@ export async function startWhatsAppFake(options: { token: string }): Promise<Wha
         if (!authorized) return graphError(res, 401, 190, 'Invalid OAuth access token.');
         const item = media.get(id);
         if (!item) return graphError(res, 400, 100, `Unsupported get request. Object with ID '${id}' does not exist`);
-        return json(res, 200, { messaging_product: 'whatsapp', url: `${base}/media-bytes/${encodeURIComponent(id)}`, mime_type: item.mimeType, sha256: 'fake', file_size: item.bytes.length, id });
+        const size = item.undeclared ? {} : { file_size: item.bytes.length };
+        return json(res, 200, { messaging_product: 'whatsapp', url: `${base}/media-bytes/${encodeURIComponent(id)}`, mime_type: item.mimeType, sha256: 'fake', ...size, id });
       }
       const bytes = /^\/media-bytes\/([^/]+)$/.exec(url.pathname);
       if (req.method === 'GET' && bytes) {
         if (!authorized) return graphError(res, 401, 190, 'Invalid OAuth access token.');
         const item = media.get(decodeURIComponent(bytes[1]!));
         if (!item) return graphError(res, 404, 100, 'Not found');
-        return res.writeHead(200, { 'content-type': item.mimeType, 'content-length': item.bytes.length }).end(item.bytes);
+        if (!item.undeclared) return res.writeHead(200, { 'content-type': item.mimeType, 'content-length': item.bytes.length }).end(item.bytes);
+        res.writeHead(200, { 'content-type': item.mimeType });
+        // Chunked, in pieces of 64 KiB, as a server streaming a file of unknown size sends it.
+        let offset = 0;
+        const next = () => {
+          while (offset < item.bytes.length) {
+            const piece = item.bytes.subarray(offset, offset + 65_536);
+            offset += piece.length;
+            if (!res.write(piece)) return void res.once('drain', next);
+          }
+          res.end();
+        };
+        res.on('error', () => {});
+        return next();
       }
       graphError(res, 404, 100, 'Unknown path');
     });
@@ -110,7 +127,7 @@ export async function startWhatsAppFake(options: { token: string }): Promise<Wha
     failNext: (...answers) => queued.push(...answers),
     answerAll: (answer) => (always = answer),
     onSend: (listener) => listeners.push(listener),
-    addMedia: (id, bytesOf, mimeType) => media.set(id, { bytes: bytesOf, mimeType }),
+    addMedia: (id, bytesOf, mimeType, options = {}) => media.set(id, { bytes: bytesOf, mimeType, ...options }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -44,7 +44,7 @@ export function appWorker(
   return testWorker(prisma, {
     logger: app.logger,
     providers: app.providers,
-    inbound: (eventId) => processInboundEvent({ prisma, logger: app.logger, events: app.events, parsers: app.providers.parsers }, eventId),
+    inbound: (eventId) => processInboundEvent({ prisma, logger: app.logger, events: app.events, parsers: app.providers.parsers, sealer: testSealer }, eventId),
     ...overrides,
   });
 }

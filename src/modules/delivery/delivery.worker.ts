@@ -4,12 +4,14 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import { describeError } from '../../errors/log.js';
+import { deriveE164 } from '../../lib/phone.js';
 import type { Sealer } from '../../lib/sealed.js';
 import { deliveryAttempts } from '../../metrics/process.js';
 import type { SendJob, SendOutcome } from '../../providers/provider.js';
 import type { Providers } from '../../providers/registry.js';
 import { providerChannel } from '../channels/channel-secrets.js';
 import { recordEvents } from '../events/events.service.js';
+import { storedProviderId } from '../inbound/inbound.service.js';
 import { messageInclude, messageView, type MessageRow } from '../messages/messages.service.js';
 
 export interface DeliveryWorkerOptions {
@@ -51,6 +53,14 @@ interface Claimed {
 }
 
 type Kind = 'message' | 'event' | 'inbound';
+
+/**
+ * This worker's lease on a delivery ran out and another claim took it over: the attempt stops at
+ * once, recording nothing, and the worker that holds the delivery now sends what is left.
+ */
+export class LeaseLost extends Error {
+  override name = 'LeaseLost';
+}
 
 const kindOf = (row: Claimed): Kind => (row.message_id ? 'message' : row.inbound_event_id ? 'inbound' : 'event');
 
@@ -237,6 +247,10 @@ export class DeliveryWorker {
       outcome =
         kind === 'message' ? await this.sendMessage(row, context) : kind === 'event' ? await this.sendEvent(row, context) : await this.processInbound(row, context);
     } catch (error) {
+      if (error instanceof LeaseLost) {
+        logger.warn(context, 'delivery lease lost mid-attempt: the worker holding it now goes on');
+        return;
+      }
       outcome = { kind: 'retry', reason: ((error as Error).message || 'delivery failed').slice(0, 1000) };
     }
     if (outcome.kind === 'sent') {
@@ -255,7 +269,7 @@ export class DeliveryWorker {
     logger.warn({ ...context, reason: outcome.reason, final: failedForGood, recorded }, failedForGood ? 'delivery failed for good' : 'delivery failed, will retry');
   }
 
-  /** A message to its channel's provider; a message no longer queued (sent, failed) is never sent again. */
+  /** A message to its channel's provider, the parts an earlier attempt sent skipped; a failed message is never sent again. */
   private async sendMessage(row: Claimed, context: Record<string, unknown>): Promise<Outcome> {
     const { prisma } = this.options;
     const message = await prisma.message.findUnique({
@@ -266,7 +280,9 @@ export class DeliveryWorker {
     context.messageId = message.id;
     const provider = this.options.providers.outbound(message.channel);
     context.provider = provider.name;
-    if (message.status !== 'queued') return { kind: 'sent' };
+    // A failed message is never sent again. Any other status goes on: a provider's status for a part
+    // already sent (sent, delivered, read) may land between attempts, and the parts after it are still owed.
+    if (message.status === 'failed') return { kind: 'sent' };
     const job: SendJob = {
       deliveryId: row.id,
       attempt: row.attempts,
@@ -283,14 +299,32 @@ export class DeliveryWorker {
           ? { name: message.template.name, language: message.template.language, parameters: (message.templateParameters as string[] | null) ?? [] }
           : null,
       },
-      recipient: { id: message.contact.id, name: message.contact.name, email: message.contact.email, phone: message.contact.phone, isGroup: message.contact.isGroup },
+      recipient: {
+        id: message.contact.id,
+        name: message.contact.name,
+        email: message.contact.email,
+        // A phone is sent in its E.164 form, however it was stored.
+        phone: message.contact.phone ? (deriveE164(message.contact.phone) ?? message.contact.phone) : null,
+        isGroup: message.contact.isGroup,
+      },
       channel: providerChannel(message.channel, this.options.sealer),
       sentParts: message.providerIds.map((part) => part.providerId),
+      // In one statement: the part is recorded only while this attempt holds the lease, and the
+      // lease is renewed with it, so a message of many parts outlasts one lease without losing it.
       recordPart: async (providerId, part) => {
-        await prisma.$executeRaw`
-          INSERT INTO provider_message_ids (channel_id, provider_id, message_id, part)
-          VALUES (${message.channelId}::uuid, ${providerId}, ${message.id}::uuid, ${part})
-          ON CONFLICT DO NOTHING`;
+        const [held] = await prisma.$queryRaw<{ held: number }[]>`
+          WITH lease AS (
+            UPDATE deliveries
+               SET locked_until = now() + ${this.options.leaseMs} * interval '1 millisecond', updated_at = now()
+             WHERE id = ${row.id}::uuid AND locked_by = ${this.id} AND attempts = ${row.attempts} AND status = 'pending'
+            RETURNING id),
+          recorded AS (
+            INSERT INTO provider_message_ids (channel_id, provider_id, message_id, part)
+            SELECT ${message.channelId}::uuid, ${storedProviderId(providerId)}, ${message.id}::uuid, ${part} FROM lease
+            ON CONFLICT DO NOTHING
+            RETURNING part)
+          SELECT count(*)::int AS held FROM lease`;
+        if (!held?.held) throw new LeaseLost(`lease on delivery ${row.id} lost before part ${part} was recorded`);
       },
     };
     if (job.sentParts.length) this.options.logger.warn({ ...context, parts: job.sentParts.length }, 'message partly sent by an earlier attempt: sending the rest');

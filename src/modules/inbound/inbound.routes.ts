@@ -1,3 +1,4 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AppDeps } from '../../context/deps.js';
 import type { Channel, ChannelProvider } from '../../generated/prisma/client.js';
 import { describeError } from '../../errors/log.js';
@@ -22,6 +23,10 @@ interface InboundChannel {
   channel: Pick<Channel, 'id' | 'workspaceId' | 'provider' | 'status'>;
   secrets: Record<string, string>;
 }
+
+/** Whether two secrets are equal, in time that depends on neither (both are hashed to one length first). */
+const sameSecret = (given: string, expected: string) =>
+  timingSafeEqual(createHash('sha256').update(given).digest(), createHash('sha256').update(expected).digest());
 
 const text = (status: number, body: string) => new ServerResponse(body, { status, headers: { 'content-type': 'text/plain; charset=utf-8' } });
 const refusal = (status: number, message: string) => json(status, { status: 'error', message });
@@ -88,7 +93,7 @@ export function inboundRoutes(deps: AppDeps) {
       labelRoute(request, 'GET /webhooks/whatsapp/{channelId}');
       const params = url.searchParams;
       const token = found.secrets.verifyToken;
-      if (params.get('hub.mode') !== 'subscribe' || !token || params.get('hub.verify_token') !== token) {
+      if (params.get('hub.mode') !== 'subscribe' || !token || !sameSecret(params.get('hub.verify_token') ?? '', token)) {
         return refuse('whatsapp_cloud', 'forbidden', 403, 'The verify token does not match this channel’s.', channelId);
       }
       inboundReceived.labels('whatsapp_cloud', 'verified').inc();

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { EventBus } from '../../events/bus.js';
@@ -31,6 +32,37 @@ export interface InboundChannel {
   name: string;
 }
 
+/** The most an inbound message's body keeps, in characters (as an encrypted message may hold). */
+export const INBOUND_BODY_MAX = 65_536;
+/** The most a provider's message id is stored as; a longer one is stored as its SHA-256 (hex). */
+const PROVIDER_ID_MAX = 255;
+/** A contact's name column. */
+const NAME_MAX = 255;
+
+/** U+0000 and unpaired UTF-16 surrogates, which text columns cannot store: each becomes U+FFFD. */
+const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** Text a provider sent, storable as it is: U+0000 and lone surrogates replaced with U+FFFD. */
+export function storableText(value: string): string {
+  return value.replace(UNSTORABLE, '\ufffd');
+}
+
+/** At most `max` characters (code points) of `value`: a surrogate pair is never split. */
+function truncated(value: string, max: number): string {
+  // A string of at most `max` UTF-16 units has at most `max` characters.
+  if (value.length <= max) return value;
+  const characters = Array.from(value);
+  return characters.length <= max ? value : characters.slice(0, max).join('');
+}
+
+/**
+ * A provider's message id as stored (and looked up): as sent when it fits the column, otherwise
+ * its SHA-256 in hex, so that however long an id a provider sends, a repeat of it is still the same.
+ */
+export function storedProviderId(providerId: string): string {
+  return providerId.length <= PROVIDER_ID_MAX ? providerId : createHash('sha256').update(providerId).digest('hex');
+}
+
 /** Attempts for a message that lost a race creating the same contact or conversation. */
 const ATTEMPTS = 3;
 
@@ -41,12 +73,13 @@ const ATTEMPTS = 3;
  * email, or created and linked to the channel; the conversation is the contact's open one, else
  * its latest closed one, reopened by the contact, else a new one.
  */
-export async function receiveMessage(ctx: InboundContext, channel: InboundChannel, message: InboundMessage): Promise<'stored' | 'duplicate'> {
+export async function receiveMessage(ctx: InboundContext, channel: InboundChannel, received: InboundMessage): Promise<'stored' | 'duplicate'> {
+  const message = storableMessage(received);
   const phone = message.from.phone ? (deriveE164(message.from.phone) ?? message.from.phone) : undefined;
   const email = message.from.email?.trim() || undefined;
-  // A contact's name is 2–255 characters: a profile name outside that leaves the phone or email as the name.
-  const given = message.from.name?.trim();
-  const name = given && characterCount(given) >= 2 && characterCount(given) <= 255 ? given : undefined;
+  // A contact's name is 2–255 characters: a longer profile name is cut there; a shorter one leaves the phone or email as the name.
+  const given = message.from.name ? truncated(message.from.name.trim(), NAME_MAX).trim() : undefined;
+  const name = given && characterCount(given) >= 2 ? given : undefined;
   for (let attempt = 1; ; attempt++) {
     try {
       const stored = await ctx.prisma.$transaction(async (tx) => {
@@ -113,6 +146,27 @@ export async function receiveMessage(ctx: InboundContext, channel: InboundChanne
   }
 }
 
+/**
+ * An inbound message as it can be stored, whatever the provider sent: every text with U+0000 and
+ * lone surrogates replaced, the body cut at INBOUND_BODY_MAX characters, the provider's id hashed
+ * when it is longer than its column. Nothing a person can send fails the event.
+ */
+function storableMessage(message: InboundMessage): InboundMessage {
+  const text = (value: string | undefined) => (value === undefined ? undefined : storableText(value));
+  const from = { phone: text(message.from.phone), email: text(message.from.email), name: text(message.from.name) };
+  return {
+    ...message,
+    providerId: storedProviderId(message.providerId),
+    from: Object.fromEntries(Object.entries(from).filter(([, value]) => value !== undefined)),
+    body: truncated(storableText(message.body), INBOUND_BODY_MAX),
+    media: message.media.map((item) => ({
+      ref: storableText(item.ref),
+      contentType: item.contentType === null ? null : storableText(item.contentType),
+      filename: item.filename === null ? null : storableText(item.filename),
+    })),
+  };
+}
+
 /** How a status ended: applied, older than what the message already has, or for a message not found here. */
 export type StatusResult = 'applied' | 'stale' | 'unknown' | 'other-channel';
 
@@ -129,10 +183,10 @@ const TARGET_RANK: Record<InboundStatus['status'], number> = { sent: 1, delivere
  */
 export async function applyStatus(ctx: InboundContext, channel: InboundChannel, status: InboundStatus): Promise<StatusResult> {
   const owners = await ctx.prisma.$queryRaw<{ channel_id: string; message_id: string }[]>`
-    SELECT channel_id, message_id FROM provider_message_ids WHERE provider_id = ${status.providerId}`;
+    SELECT channel_id, message_id FROM provider_message_ids WHERE provider_id = ${storedProviderId(status.providerId)}`;
   const own = owners.find((owner) => owner.channel_id === channel.id);
   if (!own) return owners.length ? 'other-channel' : 'unknown';
-  const reason = status.error ? `${status.error.code}: ${status.error.text}`.slice(0, 1024) : null;
+  const reason = status.error ? storableText(truncated(`${status.error.code}: ${status.error.text}`, 1024)) : null;
   return ctx.prisma.$transaction(async (tx) => {
     const changed = await tx.$executeRaw`
       UPDATE messages

@@ -1,7 +1,9 @@
 import type { Channel } from '../../generated/prisma/client.js';
+import type { Sealer } from '../../lib/sealed.js';
 import type { InboundEvent } from '../../providers/provider.js';
-import type { InboundParsers } from '../../providers/registry.js';
+import type { InboundParser, InboundParsers } from '../../providers/registry.js';
 import { inboundProcessed } from '../../metrics/process.js';
+import { openProviderSecrets } from '../channels/channel-secrets.js';
 import { applyStatus, receiveMessage, type InboundContext } from './inbound.service.js';
 
 /** How long a status for a provider id that is not stored yet is retried before it is dropped. */
@@ -19,7 +21,7 @@ export class StatusAheadOfSend extends Error {
  * Throws to be retried: a failure, or a status ahead of its send while the event is younger than
  * UNKNOWN_STATUS_RETRY_MS.
  */
-export async function processInboundEvent(ctx: InboundContext & { parsers: InboundParsers }, eventId: string): Promise<void> {
+export async function processInboundEvent(ctx: InboundContext & { parsers: InboundParsers; sealer: Sealer | null }, eventId: string): Promise<void> {
   const event = await ctx.prisma.inboundEvent.findUnique({ where: { id: eventId }, include: { channel: true } });
   if (!event) return;
   const parser = ctx.parsers(event.provider);
@@ -30,9 +32,12 @@ export async function processInboundEvent(ctx: InboundContext & { parsers: Inbou
       ctx.logger.info({ inboundEventId: event.id, channelId: event.channelId, reason }, 'inbound item not supported: ignored');
       inboundProcessed.labels(event.provider, 'unsupported').inc();
     }
-    const channel = group.route === undefined ? event.channel : await routedChannel(ctx, event.channel, parser.routeSetting!, group.route);
+    const channel = group.route === undefined ? event.channel : await routedChannel(ctx, event.channel, parser, group.route);
     if (!channel) {
-      ctx.logger.warn({ inboundEventId: event.id, channelId: event.channelId, events: group.events.length }, 'inbound events for a number no channel of the workspace has: ignored');
+      ctx.logger.warn(
+        { inboundEventId: event.id, channelId: event.channelId, events: group.events.length },
+        'inbound events for a number no channel of the workspace with the same signing secret has: ignored',
+      );
       inboundProcessed.labels(event.provider, 'unrouted').inc(group.events.length);
       continue;
     }
@@ -57,10 +62,21 @@ async function apply(ctx: InboundContext, channel: Channel, item: InboundEvent, 
   return result !== 'unknown';
 }
 
-/** The active channel of the same workspace and provider whose `setting` is `value` (a WhatsApp number's id). */
-async function routedChannel(ctx: InboundContext, receiving: Channel, setting: string, value: string): Promise<Channel | null> {
+/**
+ * The active channel of the same workspace and provider whose route setting is `value` (a WhatsApp
+ * number's id) and, when the parser names the secret that signed the webhook, whose secret is the
+ * receiving channel's: the signature proved that secret only, so a channel with another secret
+ * gets nothing from it.
+ */
+async function routedChannel(ctx: InboundContext & { sealer: Sealer | null }, receiving: Channel, parser: InboundParser, value: string): Promise<Channel | null> {
+  const setting = parser.routeSetting!;
   if ((receiving.providerSettings as Record<string, unknown>)[setting] === value) return receiving;
-  return ctx.prisma.channel.findFirst({
+  const candidates = await ctx.prisma.channel.findMany({
     where: { workspaceId: receiving.workspaceId, provider: receiving.provider, status: 'active', providerSettings: { path: [setting], equals: value } },
+    orderBy: { createdAt: 'asc' },
   });
+  if (!parser.routeSecret) return candidates[0] ?? null;
+  const proven = openProviderSecrets(receiving, ctx.sealer)[parser.routeSecret];
+  if (!proven) return null;
+  return candidates.find((candidate) => openProviderSecrets(candidate, ctx.sealer)[parser.routeSecret!] === proven) ?? null;
 }

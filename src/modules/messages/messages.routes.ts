@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { collection } from '../../rest/collection.js';
 import { ServerResponse } from '../../lib/response.js';
+import { cutOffOnFailure } from '../../lib/cut-off.js';
 import { openMessageMedia } from './media.service.js';
 import { idempotentWrite } from '../../rest/idempotency.js';
 import { pageQuerySchema } from '../../lib/pagination.js';
@@ -52,7 +53,7 @@ export const messageRoutes = [
         contentType: 'application/octet-stream',
       },
     },
-    handler: async ({ ctx, params }) => {
+    handler: async ({ request, ctx, params }) => {
       const media = await openMessageMedia(ctx, params.id, params.index);
       const headers: Record<string, string> = {
         'content-type': media.contentType ?? 'application/octet-stream',
@@ -61,7 +62,8 @@ export const messageRoutes = [
         'content-disposition': media.filename ? `attachment; filename*=UTF-8''${encodeURIComponent(media.filename)}` : 'attachment',
       };
       if (media.length !== null) headers['content-length'] = String(media.length);
-      return new ServerResponse(media.body, { status: 200, headers });
+      // A file that fails part-way (over the size limit without a declared size, the provider gone) ends the connection.
+      return new ServerResponse(cutOffOnFailure(request, media.body), { status: 200, headers });
     },
   }),
 

@@ -10,6 +10,7 @@ export const MESSAGE_LIMITS = { text: 4096, encrypted: 65536, mediaUrls: 10, med
 export const MESSAGES = {
   recipientRequired: 'A recipient is required: give to, contact or sender.',
   recipientNeedsPhone: (provider: string) => `This channel sends through ${provider}: the recipient needs a phone number.`,
+  recipientNeedsE164: (provider: string) => `This channel sends through ${provider}: the recipient needs a phone number in international form (E.164).`,
   recipientNeedsEmail: (provider: string) => `This channel sends through ${provider}: the recipient needs an email address.`,
   recipientIsGroup: (provider: string) => `This channel sends through ${provider}, which cannot message a group contact.`,
   outsideWindow: "Outside WhatsApp's 24-hour window only template messages can be sent.",

@@ -6,6 +6,7 @@ import { actingChannel } from '../../context/request.js';
 import { isLockTimeout, isUniqueViolation } from '../../db/errors.js';
 import { ValidationError } from '../../errors/domain.js';
 import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
+import { deriveE164 } from '../../lib/phone.js';
 import { isUuid, uuid7 } from '../../lib/uuid.js';
 import { characterCount, parseInput } from '../../lib/validation.js';
 import { renderTemplate } from '../templates/templates.schemas.js';
@@ -328,8 +329,8 @@ const REACHES: Partial<Record<Channel['provider'], { label: string; needs: 'phon
 const WHATSAPP_WINDOW_MS = 24 * 3600_000;
 
 /**
- * A recipient the channel's provider cannot reach is the caller's error (CONTRACT §6): a phone for
- * WhatsApp and SMS, an email for email, never a group; and on WhatsApp a text needs the contact to
+ * A recipient the channel's provider cannot reach is the caller's error (CONTRACT §6): a phone with
+ * an E.164 form for WhatsApp and SMS, an email for email, never a group; and on WhatsApp a text needs the contact to
  * have written on this channel within 24 hours (templates always go).
  */
 async function checkReachable(tx: Db, channel: Channel, contact: Contact, field: string, type: SendMessageInput['type']): Promise<void> {
@@ -337,6 +338,8 @@ async function checkReachable(tx: Db, channel: Channel, contact: Contact, field:
   if (!reach) return;
   if (contact.isGroup) throw ValidationError.field(field, MESSAGES.recipientIsGroup(reach.label));
   if (reach.needs === 'phone' && !contact.phone) throw ValidationError.field(field, MESSAGES.recipientNeedsPhone(reach.label));
+  // A phone stored before numbers were checked may have no international form: the provider could not dial it.
+  if (reach.needs === 'phone' && !deriveE164(contact.phone!)) throw ValidationError.field(field, MESSAGES.recipientNeedsE164(reach.label));
   if (reach.needs === 'email' && !contact.email) throw ValidationError.field(field, MESSAGES.recipientNeedsEmail(reach.label));
   if (channel.provider !== 'whatsapp_cloud' || type !== 'text') return;
   const since = new Date(Date.now() - WHATSAPP_WINDOW_MS);

@@ -19,18 +19,27 @@ export interface MediaFetcher {
   open(channel: ProviderChannel, ref: string, limitBytes: number): Promise<OpenedMedia>;
 }
 
-/** A stream that errors once more than `limit` bytes went through it: the answer is cut, never the memory blown. */
+/**
+ * A stream that errors once more than `limit` bytes went through it: the answer is cut, never the
+ * memory blown. The source is then cancelled without a reason (given one, the HTTP client would
+ * raise it again on a stream nobody listens to).
+ */
 export function capped(body: ReadableStream<Uint8Array>, limit: number): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
   let seen = 0;
-  return body.pipeThrough(
-    new TransformStream<Uint8Array, Uint8Array>({
-      transform(chunk, controller) {
-        seen += chunk.byteLength;
-        if (seen > limit) controller.error(new MediaUnavailable(`the media is larger than ${limit} bytes`));
-        else controller.enqueue(chunk);
-      },
-    }),
-  );
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) return controller.close();
+      seen += value.byteLength;
+      if (seen <= limit) return controller.enqueue(value);
+      reader.cancel().catch(() => {});
+      controller.error(new MediaUnavailable(`the media is larger than ${limit} bytes`));
+    },
+    cancel(reason) {
+      return reader.cancel(reason).catch(() => {});
+    },
+  });
 }
 
 /**
