@@ -5,6 +5,10 @@ import { acceptProvider, eventWebhookProvider, webhookProvider, type EventProvid
 import { whatsappProvider } from './whatsapp/send.js';
 import { parseWebhook } from './whatsapp/inbound.js';
 import { whatsappMedia, type MediaFetcher } from './whatsapp/media.js';
+import type { EmailStore } from './smtp/email.js';
+import { parseEmail } from './smtp/inbound.js';
+import { smtpMedia } from './smtp/media.js';
+import { smtpProvider } from './smtp/send.js';
 
 /** A stored inbound event as a parser reads it. */
 export interface InboundRaw {
@@ -12,6 +16,8 @@ export interface InboundRaw {
   headers: Record<string, string>;
   receivedAt: Date;
   channel: Pick<Channel, 'providerSettings'>;
+  /** The stored event's id (an email's attachments are read back from it). */
+  eventId?: string;
 }
 
 /**
@@ -21,7 +27,12 @@ export interface InboundRaw {
  */
 export interface InboundParser {
   routeSetting?: string;
-  parse(raw: InboundRaw): { route?: string; events: InboundEvent[] }[];
+  parse(raw: InboundRaw): InboundGroup[] | Promise<InboundGroup[]>;
+}
+
+export interface InboundGroup {
+  route?: string;
+  events: InboundEvent[];
 }
 
 export type InboundParsers = (provider: ProviderName) => InboundParser;
@@ -34,6 +45,8 @@ export interface ProviderOptions {
   whatsapp: { baseUrl: string; version: string };
   /** Replaces the system's DNS for guarded targets (tests). */
   resolve?: Resolver;
+  /** Email threads and stored emails (src/modules/inbound/email.store.ts): replies thread, attachments are read back. */
+  email?: EmailStore;
 }
 
 /** Everything the delivery worker and the inbound routes need of the providers, built once per process. */
@@ -60,16 +73,23 @@ export function createProviders(options: ProviderOptions): Providers {
     },
   };
   const media = whatsappMedia({ ...options.whatsapp, api, guarded });
+  const smtp = smtpProvider({ timeoutMs: options.timeoutMs, store: options.email });
+  const smtpParser: InboundParser = {
+    parse: async (raw) => [{ events: await parseEmail({ ...raw, eventId: raw.eventId ?? '' }) }],
+  };
+  const emailMedia = smtpMedia(options.email);
   return {
     outbound(channel) {
       if (channel.provider === 'whatsapp_cloud') return whatsapp;
+      if (channel.provider === 'smtp') return smtp;
       return channel.webhookUrl ? webhook : acceptProvider;
     },
     parsers(provider) {
       if (provider === 'whatsapp_cloud') return whatsappParser;
+      if (provider === 'smtp') return smtpParser;
       throw new Error(`no inbound parser for provider ${provider}`);
     },
-    media: (provider) => (provider === 'whatsapp_cloud' ? media : null),
+    media: (provider) => (provider === 'whatsapp_cloud' ? media : provider === 'smtp' ? emailMedia : null),
     events: eventWebhookProvider({ timeoutMs: options.timeoutMs, client: guarded }),
     async close() {
       await Promise.all([guarded.close(), api.close()]);
