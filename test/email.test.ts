@@ -7,6 +7,10 @@ import type { DeliveryWorker } from '../src/modules/delivery/delivery.worker.js'
 import { emailStore } from '../src/modules/inbound/email.store.js';
 import { startSmtpListener, type SmtpListener } from '../src/modules/inbound/smtp.listener.js';
 import { inboundReceived } from '../src/metrics/process.js';
+import { runAdmin } from '../src/cli/run-admin.js';
+import { loadEnv } from '../src/env.js';
+import { TEST_SECRETS_KEY, testSealer } from './helpers/secrets.js';
+import { uniqueHost } from './helpers/factories.js';
 import { onPostgres } from './helpers/app.js';
 import { bearer } from './helpers/factories.js';
 import { appOnOwnDatabase } from './helpers/fresh-database.js';
@@ -544,4 +548,78 @@ describe('inbound email', () => {
       if (server.child.exitCode === null) server.child.kill('SIGKILL');
     }
   }, 30_000);
+});
+
+describe('admin commands for email channels', () => {
+  /** Runs an admin command in-process against the app's database. */
+  async function admin(...argv: string[]) {
+    const out: string[] = [];
+    const err: string[] = [];
+    const code = await runAdmin(
+      argv,
+      loadEnv({ NODE_ENV: 'test', SECRETS_KEY: TEST_SECRETS_KEY }),
+      { stdout: (line) => out.push(line), stderr: (line) => err.push(line) },
+      async () => ({ ...app.db, close: async () => {} }),
+    );
+    return { code, json: code === 0 ? JSON.parse(out.join('\n')) : undefined, stdout: out.join('\n'), stderr: err.join('\n') };
+  }
+  const url = 'smtps://mailer%40acme.example:S3cr3t%2Fpass@smtp.acme.example:465';
+  const flags = ['--type', 'email', '--provider', 'smtp', '--smtp-url', url, '--from-address', 'support@acme.example', '--inbound-address', 'Inbox@In.Acme.example'];
+
+  it('creates an smtp channel: URL sealed, the inbound address printed, listed with the password masked', async () => {
+    const hostname = uniqueHost('mailadmin');
+    expect((await admin('workspace:create', '--hostname', hostname, '--name', 'Acme')).code).toBe(0);
+    const created = await admin('channel:create', '--hostname', hostname, '--name', 'Mail', ...flags);
+    expect(created.stderr).toBe('');
+    expect(created.json).toEqual({
+      id: expect.any(String),
+      name: 'Mail',
+      type: 'email',
+      apiKey: expect.stringMatching(/^cak_/),
+      provider: 'smtp',
+      inboundUrl: 'inbox@in.acme.example',
+    });
+    const stored = await app.db.prisma.channel.findUniqueOrThrow({ where: { id: created.json.id } });
+    expect(JSON.parse(testSealer.open(stored.providerSecrets!))).toEqual({ smtpUrl: url });
+    const [row] = await app.db.prisma.$queryRaw<{ row: string }[]>`SELECT row_to_json(c)::text AS row FROM channels c WHERE id = ${created.json.id}::uuid`;
+    expect(row!.row).not.toContain('S3cr3t');
+    const listed = (await admin('channel:list', '--hostname', hostname)).json.channels.find((c: { id: string }) => c.id === created.json.id);
+    expect(listed).toMatchObject({
+      provider: 'smtp',
+      settings: { fromAddress: 'support@acme.example', inboundAddress: 'inbox@in.acme.example', smtpUrl: 'smtps://mailer%40acme.example:***@smtp.acme.example:465' },
+      inboundUrl: 'inbox@in.acme.example',
+    });
+    expect(JSON.stringify(listed)).not.toContain('S3cr3t');
+
+    // Rotating the URL keeps the addresses, and the listing follows.
+    const rotated = await admin('channel:configure', '--channel', created.json.id, '--smtp-url', 'smtp://relay.acme.example:2525');
+    expect(rotated.json).toEqual({ id: created.json.id, provider: 'smtp' });
+    const after = await app.db.prisma.channel.findUniqueOrThrow({ where: { id: created.json.id } });
+    expect(after.providerSettings).toEqual({ fromAddress: 'support@acme.example', inboundAddress: 'inbox@in.acme.example', smtpUrl: 'smtp://relay.acme.example:2525' });
+    expect(JSON.parse(testSealer.open(after.providerSecrets!))).toEqual({ smtpUrl: 'smtp://relay.acme.example:2525' });
+  });
+
+  it('refuses a bad SMTP URL or address, a missing flag or the wrong type with one line, creating nothing', async () => {
+    const hostname = uniqueHost('mailadmin');
+    await admin('workspace:create', '--hostname', hostname, '--name', 'Acme');
+    const count = () => app.db.prisma.channel.count({ where: { workspace: { hostname } } });
+    const at = (flag: string, value: string) => flags.map((item, i) => (flags[i - 1] === flag ? value : item));
+    const cases: [string[], RegExp][] = [
+      [at('--smtp-url', 'https://user:Hidden1@smtp.acme.example'), /^error: --smtp-url must be an smtp:\/\/ or smtps:\/\/ URL of the relay/],
+      [at('--smtp-url', 'smtp://user:Hidden1@smtp.acme.example:99999'), /^error: --smtp-url must be an smtp/],
+      [at('--from-address', 'not an address'), /^error: --from-address must be the sender address/],
+      [at('--inbound-address', 'inbox'), /^error: --inbound-address must be the inbound address/],
+      [flags.slice(0, -2), /^error: --inbound-address is required for provider smtp$/],
+      [at('--type', 'sms'), /^error: --provider smtp carries email channels, not sms ones/],
+    ];
+    for (const [argv, message] of cases) {
+      const result = await admin('channel:create', '--hostname', hostname, '--name', 'Mail', ...argv);
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe('');
+      expect(result.stderr.split('\n')).toHaveLength(1);
+      expect(result.stderr).toMatch(message);
+      expect(result.stderr).not.toContain('Hidden1');
+    }
+    expect(await count()).toBe(0);
+  });
 });
