@@ -110,9 +110,9 @@ export type Env = z.infer<typeof envSchema>;
 
 /** The certificate and its key come together: one without the other is refused at start. */
 function tlsPair(env: Env): string[] {
-  return (env.SMTP_INBOUND_TLS_CERT === undefined) === (env.SMTP_INBOUND_TLS_KEY === undefined)
-    ? []
-    : ['SMTP_INBOUND_TLS_CERT: SMTP_INBOUND_TLS_CERT and SMTP_INBOUND_TLS_KEY are set together (the certificate and its key)'];
+  if ((env.SMTP_INBOUND_TLS_CERT === undefined) === (env.SMTP_INBOUND_TLS_KEY === undefined)) return [];
+  const [given, missing] = env.SMTP_INBOUND_TLS_CERT === undefined ? ['SMTP_INBOUND_TLS_KEY', 'SMTP_INBOUND_TLS_CERT'] : ['SMTP_INBOUND_TLS_CERT', 'SMTP_INBOUND_TLS_KEY'];
+  return [`${given}: needs ${missing} too (the certificate and its key are set together)`];
 }
 
 /** Every bad variable, each with its rule; the message is one line. */
