@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ChannelProvider, ChannelType } from '../../generated/prisma/client.js';
-import { maskSmtpUrl, parseSmtpUrl } from '../../providers/smtp/send.js';
+import { maskSmtpUrl, parseSmtpUrl } from '../../providers/smtp/url.js';
 
 /** A provider setting as an admin flag: its flag name and its rule. */
 interface SettingSpec {

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { convert } from 'html-to-text';
-import { simpleParser, type ParsedMail, type SimpleParserOptions } from 'mailparser';
+import type { ParsedMail, SimpleParserOptions } from 'mailparser';
 import type { InboundEvent, InboundMedia, InboundMessage } from '../provider.js';
 import { bareMessageId, type EmailMeta } from './email.js';
 
@@ -18,6 +17,8 @@ export const PARSE_OPTIONS: SimpleParserOptions = { skipHtmlToText: true, skipTe
 
 /** Parses a stored email; mailparser reads nearly anything, and what it cannot read is null. */
 export async function readEmail(raw: Buffer): Promise<ParsedMail | null> {
+  // Loaded on the first email: a process without email channels never loads the mail libraries.
+  const { simpleParser } = await import('mailparser');
   try {
     return await simpleParser(raw, PARSE_OPTIONS);
   } catch {
@@ -33,9 +34,10 @@ function cleanText(text: string, limit: number): string {
 }
 
 /** The text of an email: its plain-text part, else its HTML converted to text, else nothing. */
-export function emailBody(mail: Pick<ParsedMail, 'text' | 'html'>): string {
+export async function emailBody(mail: Pick<ParsedMail, 'text' | 'html'>): Promise<string> {
   if (mail.text && mail.text.trim()) return mail.text.trimEnd();
   if (typeof mail.html === 'string' && mail.html.trim()) {
+    const { convert } = await import('html-to-text');
     return convert(mail.html, {
       wordwrap: false,
       selectors: [
@@ -93,7 +95,7 @@ export async function parseEmail(raw: { body: Buffer; headers: Record<string, st
     providerId,
     from: { email, ...(name ? { name: cleanText(name, 255) } : {}) },
     at: dateHeader(mail) ?? raw.receivedAt,
-    body: cleanText(mail ? emailBody(mail) : raw.body.toString('utf8'), EMAIL_BODY_LIMIT),
+    body: cleanText(mail ? await emailBody(mail) : raw.body.toString('utf8'), EMAIL_BODY_LIMIT),
     media,
     thread,
     meta: { ...meta },

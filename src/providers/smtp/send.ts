@@ -1,50 +1,6 @@
-import nodemailer from 'nodemailer';
 import type { OutboundProvider, SendJob, SendOutcome } from '../provider.js';
 import { domainOf, type EmailMeta, type EmailStore } from './email.js';
-
-/** An SMTP relay as the channel's URL names it: `smtp://` (STARTTLS when offered) or `smtps://` (TLS from the start). */
-export interface SmtpRelay {
-  secure: boolean;
-  host: string;
-  port: number;
-  user: string;
-  pass: string;
-}
-
-/** The relay of an `smtp[s]://[user:pass@]host[:port]` URL, or null when it is not one. */
-export function parseSmtpUrl(value: string): SmtpRelay | null {
-  let url: URL;
-  try {
-    url = new URL(value.trim());
-  } catch {
-    return null;
-  }
-  if (url.protocol !== 'smtp:' && url.protocol !== 'smtps:') return null;
-  if (!url.hostname || (url.pathname !== '' && url.pathname !== '/') || url.search || url.hash) return null;
-  const secure = url.protocol === 'smtps:';
-  try {
-    return {
-      secure,
-      host: url.hostname.replace(/^\[(.*)\]$/, '$1'),
-      port: url.port ? Number(url.port) : secure ? 465 : 587,
-      user: decodeURIComponent(url.username),
-      pass: decodeURIComponent(url.password),
-    };
-  } catch {
-    return null;
-  }
-}
-
-/** The URL with its password replaced by `***`: what listings show. */
-export function maskSmtpUrl(value: string): string {
-  try {
-    const url = new URL(value.trim());
-    if (url.password) url.password = '***';
-    return url.toString().replace(/\/$/, '');
-  } catch {
-    return '***';
-  }
-}
+import { parseSmtpUrl } from './url.js';
 
 /** `text` with every occurrence of the password (as given and as URL-encoded) replaced by `***`. */
 export function maskPassword(text: string, pass: string): string {
@@ -101,6 +57,8 @@ export function smtpProvider(options: { timeoutMs: number; store?: EmailStore | 
       const messageId = `${message.id}@${domainOf(from)}`;
       const thread = (await options.store?.thread(message.conversationId)) ?? null;
       const references = thread ? [...thread.references, thread.messageId].map((id) => `<${id}>`) : [];
+      // Loaded on the first email: a process without email channels never loads the mail library.
+      const { default: nodemailer } = await import('nodemailer');
       const transport = nodemailer.createTransport({
         host: relay.host,
         port: relay.port,
