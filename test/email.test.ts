@@ -533,6 +533,19 @@ describe('inbound email', () => {
     transport.close();
   });
 
+  it('refuses a bad listener setting at start with one line: a port out of range, a certificate without its key, an unreadable certificate, a taken port', async () => {
+    expect(() => loadEnv({ SMTP_INBOUND_PORT: '70000' })).toThrow(/^invalid configuration: SMTP_INBOUND_PORT: expected a port number from 0 to 65535$/);
+    expect(() => loadEnv({ SMTP_INBOUND_TLS_CERT: '/etc/cert.pem' })).toThrow(/SMTP_INBOUND_TLS_CERT: needs SMTP_INBOUND_TLS_KEY too/);
+    expect(loadEnv({ SMTP_INBOUND_PORT: '2525' }).SMTP_INBOUND_PORT).toBe(2525);
+    const { startServer, freePort } = await import('./helpers/server-process.js');
+    const missing = startServer({ SMTP_INBOUND_PORT: String(await freePort()), SMTP_INBOUND_TLS_CERT: '/nonexistent/cert.pem', SMTP_INBOUND_TLS_KEY: '/nonexistent/key.pem', PGLITE_DIR: 'memory://', SEED_DEMO: '0' });
+    const taken = startServer({ SMTP_INBOUND_PORT: String(listener.port), PGLITE_DIR: 'memory://', SEED_DEMO: '0' });
+    expect(await missing.exited).toBe(1);
+    expect(missing.stderr().trim().split('\n')).toEqual([expect.stringMatching(/^error: SMTP_INBOUND_TLS_CERT\/SMTP_INBOUND_TLS_KEY: ENOENT/)]);
+    expect(await taken.exited).toBe(1);
+    expect(taken.stderr().trim().split('\n')).toEqual([`error: SMTP_INBOUND_PORT: port ${listener.port} on 127.0.0.1 is already in use: stop the process using it, or set SMTP_INBOUND_PORT to another port`]);
+  }, 60_000);
+
   it('starts and stops with the server on SMTP_INBOUND_PORT', async () => {
     const { startServer, freePort, accepts } = await import('./helpers/server-process.js');
     const port = await freePort();

@@ -39,7 +39,9 @@ const ATTEMPTS = 3;
  * stores the message, so a repeated webhook, a retried event or a concurrent copy finds it taken
  * (a unique key, not a read-then-write) and stores nothing. The contact is matched by phone, then
  * email, or created and linked to the channel; the conversation is the contact's open one, else
- * its latest closed one, reopened by the contact, else a new one.
+ * its latest closed one, reopened by the contact, else a new one. A message that answers one of
+ * the channel's messages (an email's In-Reply-To/References, as `thread`) prefers that message's
+ * conversation over the latest closed one.
  */
 export async function receiveMessage(ctx: InboundContext, channel: InboundChannel, message: InboundMessage): Promise<'stored' | 'duplicate'> {
   const phone = message.from.phone ? (deriveE164(message.from.phone) ?? message.from.phone) : undefined;
