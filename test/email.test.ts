@@ -349,6 +349,14 @@ describe('inbound email', () => {
     expect(bare!.media).toEqual([{ index: 0, contentType: 'application/octet-stream', filename: 'data.bin', ref: expect.any(String) }]);
     const bytes = await app.fetch(s.host, `/api/connect/messages/${bare!.id}/media/0`, { headers: bearer(s.apiKey) });
     expect(await bytes.text()).toBe('binary!');
+
+    // The stored email is the only copy: without it the file cannot be handed over.
+    const eventId = (bare!.media as { ref: string }[])[0]!.ref.split('/')[0]!;
+    await app.db.prisma.delivery.deleteMany({ where: { inboundEventId: eventId } });
+    await app.db.prisma.inboundEvent.delete({ where: { id: eventId } });
+    const gone = await app.fetch(s.host, `/api/connect/messages/${bare!.id}/media/0`, { headers: bearer(s.apiKey) });
+    expect(gone.status).toBe(502);
+    expect(await gone.text()).not.toContain(eventId);
   });
 
   it('threads a reply by In-Reply-To to the conversation of the outbound message it answers, reopening it', async () => {
