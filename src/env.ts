@@ -95,6 +95,12 @@ const envSchema = z.object({
   WHATSAPP_API_URL: httpUrl.default('https://graph.facebook.com'),
   WHATSAPP_API_VERSION: z.string().trim().regex(/^v\d+\.\d+$/, 'expected a Graph API version such as v21.0').default('v21.0'),
   TWILIO_API_URL: httpUrl.default('https://api.twilio.com'),
+  /** The inbound SMTP listener's port (unset: no listener) and address (unset: HOST). */
+  SMTP_INBOUND_PORT: wholeNumber(0, 65535, 'a port number').optional(),
+  SMTP_INBOUND_HOST: z.string().trim().min(1).optional(),
+  /** PEM files of the certificate and key STARTTLS is offered with (both or neither). */
+  SMTP_INBOUND_TLS_CERT: z.string().trim().min(1).optional(),
+  SMTP_INBOUND_TLS_KEY: z.string().trim().min(1).optional(),
   /** Base64 of 32 bytes: stored secrets are sealed with it (src/lib/sealed.ts). */
   SECRETS_KEY: secretsKey.optional(),
   /** The key being rotated away from: values sealed with it can still be opened. */
@@ -102,6 +108,13 @@ const envSchema = z.object({
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** The certificate and its key come together: one without the other is refused at start. */
+function tlsPair(env: Env): string[] {
+  if ((env.SMTP_INBOUND_TLS_CERT === undefined) === (env.SMTP_INBOUND_TLS_KEY === undefined)) return [];
+  const [given, missing] = env.SMTP_INBOUND_TLS_CERT === undefined ? ['SMTP_INBOUND_TLS_KEY', 'SMTP_INBOUND_TLS_CERT'] : ['SMTP_INBOUND_TLS_CERT', 'SMTP_INBOUND_TLS_KEY'];
+  return [`${given}: needs ${missing} too (the certificate and its key are set together)`];
+}
 
 /** Every bad variable, each with its rule; the message is one line. */
 export class ConfigError extends Error {
@@ -115,6 +128,8 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   const present = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
   const parsed = envSchema.safeParse(present);
   if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
+  const pair = tlsPair(parsed.data);
+  if (pair.length) throw new ConfigError(pair);
   return parsed.data;
 }
 

@@ -47,6 +47,7 @@ let worker: DeliveryWorker | undefined;
 let closeProviders: (() => Promise<void>) | undefined;
 let events: EventBus | undefined;
 let rateLimiter: RateLimiter | null | undefined;
+let smtpListener: { readonly port: number; close(): Promise<void> } | undefined;
 let stopping = false;
 /** The subscription streams the app holds open, ended at once on shutdown. */
 const streams = new OpenStreams();
@@ -62,6 +63,8 @@ async function shutdown(signal: string) {
   logger.info(`${signal} received, shutting down`);
   // The worker stops claiming at once and winds down while the open requests finish.
   const workerStopped = worker?.stop();
+  // The SMTP listener stops taking connections and lets the sessions in flight finish (at most 10 s), beside the HTTP drain.
+  const smtpStopped = smtpListener?.close();
   if (server?.listening) {
     const open = server;
     const closed = new Promise((resolve) => open.once('close', resolve));
@@ -80,6 +83,7 @@ async function shutdown(signal: string) {
     clearInterval(sweep);
     clearTimeout(force);
   }
+  await smtpStopped;
   await workerStopped;
   // The providers' connections are closed, not cut by the exit; a send the worker gave up on is abandoned.
   await closeProviders?.();
@@ -123,6 +127,7 @@ async function start(env: Env) {
     { processInboundEvent },
     { createEventBus },
     { createRateLimiter },
+    { emailStore },
   ] = await Promise.all([
     import('./app.js'),
     import('./db/database.js'),
@@ -137,6 +142,7 @@ async function start(env: Env) {
     import('./modules/inbound/inbound.worker.js'),
     import('./events/bus.js'),
     import('./context/rate-limit.js'),
+    import('./modules/inbound/email.store.js'),
   ]);
   db = await step(() =>
     openDatabase({
@@ -171,6 +177,7 @@ async function start(env: Env) {
     targets: privateTargets(env),
     whatsapp: { baseUrl: env.WHATSAPP_API_URL, version: env.WHATSAPP_API_VERSION },
     twilio: { baseUrl: env.TWILIO_API_URL, publicUrl: publicUrl(env) },
+    email: emailStore(db.prisma),
   });
   closeProviders = () => providers.close();
   // One bus for the app's subscriptions and the worker's inbound messages.
@@ -217,6 +224,8 @@ async function start(env: Env) {
   const port = typeof address === 'object' && address ? address.port : env.PORT;
   const shown = env.HOST.includes(':') ? `[${env.HOST}]` : env.HOST;
   logger.info(`Connect gateway listening on http://${shown}:${port} (REST /api/connect, GraphQL /graphql)`);
+  if (env.SMTP_INBOUND_PORT !== undefined) await startSmtp(env, open);
+  if (stopping) return;
 
   if (seedDemoEnabled(env, db.kind)) {
     const created = await seedDemo(db.prisma);
@@ -228,6 +237,27 @@ async function start(env: Env) {
   }
   worker?.start();
   schedulePurge(db.prisma, logger);
+}
+
+/** The inbound SMTP listener on SMTP_INBOUND_PORT (CONTRACT §6); a port or certificate problem is one line, exit 1. */
+async function startSmtp(env: Env, open: Database) {
+  const [{ startSmtpListener }, { readFile }] = await Promise.all([import('./modules/inbound/smtp.listener.js'), import('node:fs/promises')]);
+  const host = env.SMTP_INBOUND_HOST ?? env.HOST;
+  const port = env.SMTP_INBOUND_PORT!;
+  const tls =
+    env.SMTP_INBOUND_TLS_CERT && env.SMTP_INBOUND_TLS_KEY
+      ? await step(
+          async () => ({ cert: await readFile(env.SMTP_INBOUND_TLS_CERT!), key: await readFile(env.SMTP_INBOUND_TLS_KEY!) }),
+          'SMTP_INBOUND_TLS_CERT/SMTP_INBOUND_TLS_KEY: ',
+        )
+      : undefined;
+  try {
+    smtpListener = await startSmtpListener({ prisma: open.prisma, logger, host, port, tls, onStored: () => worker?.nudge() });
+  } catch (error) {
+    throw new StartError(`SMTP_INBOUND_PORT: ${listenError(error as NodeJS.ErrnoException, host, port).replace(/set PORT/g, 'set SMTP_INBOUND_PORT')}`);
+  }
+  const shown = host.includes(':') ? `[${host}]` : host;
+  logger.info(`inbound SMTP listening on ${shown}:${smtpListener.port}${tls ? ' (STARTTLS)' : ''}`);
 }
 
 start(env).catch(async (error: Error) => {

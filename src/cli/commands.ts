@@ -101,8 +101,9 @@ export const commands: Record<string, AdminCommand> = {
 
   'channel:create': define({
     summary:
-      '--hostname H --name N [--type whatsapp|sms|email|webchat] [--webhook-url U] [--provider webhook|whatsapp_cloud|twilio] ' +
-      '[--phone-number-id P --access-token T --app-secret S --verify-token V] [--account-sid AC… --auth-token T --from +E164|MG…]',
+      '--hostname H --name N [--type whatsapp|sms|email|webchat] [--webhook-url U] [--provider webhook|whatsapp_cloud|twilio|smtp] ' +
+      '[--phone-number-id P --access-token T --app-secret S --verify-token V] [--account-sid AC… --auth-token T --from +E164]' +
+      ' [--smtp-url smtp[s]://user:pass@host:port --from-address A --inbound-address B]',
     flags: { hostname: 'string', name: 'string', type: 'string', 'webhook-url': 'string', provider: 'string', ...providerFlags },
     input: z.object({
       hostname: hostnameSchema,
@@ -144,8 +145,8 @@ export const commands: Record<string, AdminCommand> = {
 
   'channel:configure': define({
     summary:
-      '--channel ID [--provider webhook|whatsapp_cloud|twilio] [--phone-number-id P] [--access-token T] [--app-secret S] [--verify-token V] ' +
-      '[--account-sid AC…] [--auth-token T] [--from +E164|MG…]',
+      '--channel ID [--provider webhook|whatsapp_cloud|twilio|smtp] [--phone-number-id P] [--access-token T] [--app-secret S] [--verify-token V] ' +
+      '[--account-sid AC…] [--auth-token T] [--from +E164] [--smtp-url U] [--from-address A] [--inbound-address B]',
     flags: { channel: 'string', provider: 'string', ...providerFlags },
     input: z.object({ channel: id, provider: providerSchema.optional(), ...providerFlagSchemas }),
     async run(prisma, input, context) {

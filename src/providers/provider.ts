@@ -93,6 +93,10 @@ export interface InboundMessage {
   at: Date;
   body: string;
   media: InboundMedia[];
+  /** Provider ids of messages this one answers, nearest first (an email's In-Reply-To, then its References). */
+  thread?: string[];
+  /** What the provider says of the message beyond its text, kept with it (an email's Message-ID, References, Subject). */
+  meta?: Record<string, unknown>;
 }
 
 /** How far an outbound message got, as the provider reports it. */

@@ -8,6 +8,10 @@ import { whatsappMedia, type MediaFetcher } from './whatsapp/media.js';
 import { twilioProvider } from './twilio/send.js';
 import { parseTwilioWebhook, TWILIO_KIND_HEADER } from './twilio/inbound.js';
 import { twilioMedia } from './twilio/media.js';
+import type { EmailStore } from './smtp/email.js';
+import { parseEmail } from './smtp/inbound.js';
+import { smtpMedia } from './smtp/media.js';
+import { smtpProvider } from './smtp/send.js';
 
 /** A stored inbound event as a parser reads it. */
 export interface InboundRaw {
@@ -15,6 +19,8 @@ export interface InboundRaw {
   headers: Record<string, string>;
   receivedAt: Date;
   channel: Pick<Channel, 'providerSettings'>;
+  /** The stored event's id (an email's attachments are read back from it). */
+  eventId?: string;
 }
 
 /**
@@ -26,8 +32,14 @@ export interface InboundParser {
   routeSetting?: string;
   /** The credential that signs the webhook: a group is routed only to a channel with the same one. */
   routeSecret?: string;
-  /** `unsupported`: why an item of the group is not taken, one reason each (never its content): logged and counted, nothing applied. */
-  parse(raw: InboundRaw): { route?: string; events: InboundEvent[]; unsupported?: string[] }[];
+  parse(raw: InboundRaw): InboundGroup[] | Promise<InboundGroup[]>;
+}
+
+export interface InboundGroup {
+  route?: string;
+  events: InboundEvent[];
+  /** Why an item of the group is not taken, one reason each (never its content): logged and counted, nothing applied. */
+  unsupported?: string[];
 }
 
 export type InboundParsers = (provider: ProviderName) => InboundParser;
@@ -42,6 +54,8 @@ export interface ProviderOptions {
   twilio?: { baseUrl: string; publicUrl: string };
   /** Replaces the system's DNS for guarded targets (tests). */
   resolve?: Resolver;
+  /** Email threads and stored emails (src/modules/inbound/email.store.ts): replies thread, attachments are read back. */
+  email?: EmailStore;
 }
 
 /** Everything the delivery worker and the inbound routes need of the providers, built once per process. */
@@ -75,18 +89,25 @@ export function createProviders(options: ProviderOptions): Providers {
     parse: (raw) => [parseTwilioWebhook(raw.body, raw.headers[TWILIO_KIND_HEADER] === 'status' ? 'status' : 'message', raw.receivedAt)],
   };
   const twilioFiles = twilioMedia({ baseUrl: twilioSettings.baseUrl, guarded });
+  const smtp = smtpProvider({ timeoutMs: options.timeoutMs, store: options.email });
+  const smtpParser: InboundParser = {
+    parse: async (raw) => [{ events: await parseEmail({ ...raw, eventId: raw.eventId ?? '' }) }],
+  };
+  const emailMedia = smtpMedia(options.email);
   return {
     outbound(channel) {
       if (channel.provider === 'whatsapp_cloud') return whatsapp;
       if (channel.provider === 'twilio') return twilio;
+      if (channel.provider === 'smtp') return smtp;
       return channel.webhookUrl ? webhook : acceptProvider;
     },
     parsers(provider) {
       if (provider === 'whatsapp_cloud') return whatsappParser;
       if (provider === 'twilio') return twilioParser;
+      if (provider === 'smtp') return smtpParser;
       throw new Error(`no inbound parser for provider ${provider}`);
     },
-    media: (provider) => (provider === 'whatsapp_cloud' ? media : provider === 'twilio' ? twilioFiles : null),
+    media: (provider) => (provider === 'whatsapp_cloud' ? media : provider === 'twilio' ? twilioFiles : provider === 'smtp' ? emailMedia : null),
     events: eventWebhookProvider({ timeoutMs: options.timeoutMs, client: guarded }),
     async close() {
       await Promise.all([guarded.close(), api.close()]);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ChannelProvider, ChannelType } from '../../generated/prisma/client.js';
+import { maskSmtpUrl, parseSmtpUrl } from '../../providers/smtp/url.js';
 
 /** A provider setting as an admin flag: its flag name and its rule. */
 interface SettingSpec {
@@ -14,6 +15,8 @@ export interface ProviderSpec {
   settings: Record<string, SettingSpec>;
   /** Credentials, stored sealed and never shown. */
   secrets: Record<string, SettingSpec>;
+  /** Settings that may be shown, derived from the credentials (an SMTP URL with its password masked). */
+  shown?: (secrets: Record<string, string>) => Record<string, string>;
 }
 
 const token = (what: string, max: number) =>
@@ -25,7 +28,10 @@ const token = (what: string, max: number) =>
     .regex(/^[\x21-\x7e]+$/, `must be the ${what} as given, without spaces`);
 
 /** Every provider a channel can have, with the settings each needs (CONTRACT §6). */
-export const PROVIDERS: Record<'webhook' | 'whatsapp_cloud' | 'twilio', ProviderSpec> = {
+/** An email address as a channel's from- or inbound address. */
+const address = (what: string) => z.email(`must be the ${what} address, e.g. support@example.com`).max(254, 'must be at most 254 characters');
+
+export const PROVIDERS: Record<'webhook' | 'whatsapp_cloud' | 'twilio' | 'smtp', ProviderSpec> = {
   webhook: { settings: {}, secrets: {} },
   whatsapp_cloud: {
     channelType: 'whatsapp',
@@ -53,6 +59,25 @@ export const PROVIDERS: Record<'webhook' | 'whatsapp_cloud' | 'twilio', Provider
     secrets: {
       authToken: { flag: 'auth-token', schema: token('auth token', 255) },
     },
+  },
+  smtp: {
+    channelType: 'email',
+    settings: {
+      fromAddress: { flag: 'from-address', schema: z.string().trim().pipe(address('sender')) },
+      // Matched case-insensitively by the SMTP listener; kept lowercased.
+      inboundAddress: { flag: 'inbound-address', schema: z.string().trim().toLowerCase().pipe(address('inbound')) },
+    },
+    secrets: {
+      smtpUrl: {
+        flag: 'smtp-url',
+        schema: z
+          .string()
+          .trim()
+          .max(2048, 'must be at most 2048 characters')
+          .refine((value) => parseSmtpUrl(value) !== null, 'must be an smtp:// or smtps:// URL of the relay, e.g. smtps://user:password@smtp.example.com:465'),
+      },
+    },
+    shown: (secrets) => ({ smtpUrl: maskSmtpUrl(secrets.smtpUrl ?? '') }),
   },
 };
 
@@ -106,13 +131,15 @@ export function providerConfig(
   if (typeof settings === 'string') return { ok: false, message: settings };
   const secrets = read(spec.secrets, keep?.secrets);
   if (typeof secrets === 'string') return { ok: false, message: secrets };
-  return { ok: true, settings, secrets };
+  return { ok: true, settings: { ...settings, ...spec.shown?.(secrets) }, secrets };
 }
 
 /** Where a channel's provider sends replies and statuses (printed for the operator to paste), or null. */
-export function inboundUrl(publicUrl: string, channel: { id: string; provider: ChannelProvider }): string | null {
+export function inboundUrl(publicUrl: string, channel: { id: string; provider: ChannelProvider; providerSettings?: unknown }): string | null {
   if (channel.provider === 'whatsapp_cloud') return `${publicUrl}/webhooks/whatsapp/${channel.id}`;
   // Messages come here; statuses to the same URL + `/status`, which every sent message names itself.
   if (channel.provider === 'twilio') return `${publicUrl}/webhooks/twilio/${channel.id}`;
+  // Email arrives at an address, through the SMTP listener (SMTP_INBOUND_PORT), not at a URL.
+  if (channel.provider === 'smtp') return ((channel.providerSettings ?? {}) as Record<string, string>).inboundAddress ?? null;
   return null;
 }

@@ -75,20 +75,30 @@ async function recordChange(db: Db, conversationId: string, type: ConversationSt
 
 /**
  * The conversation a send lands on (CONTRACT §3): the open one of this contact and
- * channel; else the latest closed one, kept closed when `silent`, otherwise
+ * channel; else the `preferred` closed one or the latest, kept closed when `silent`, otherwise
  * reopened with a `reopened` state change (and `conversation.reopened` added to
  * `events`); else a new open conversation. The chosen row is locked for the rest
  * of the transaction; the statement storing the message sets its last_message_at.
  */
 export async function conversationForSend(
   tx: Db,
-  input: { workspaceId: string; channelId: string; contactId: string; silent: boolean; actor: Actor; at: Date; events?: DomainEvent[] },
+  input: {
+    workspaceId: string;
+    channelId: string;
+    contactId: string;
+    silent: boolean;
+    actor: Actor;
+    at: Date;
+    events?: DomainEvent[];
+    /** A conversation of this channel and contact to prefer over other closed ones (the thread an email answers). */
+    preferred?: string | undefined;
+  },
 ): Promise<{ id: string }> {
   const { workspaceId, channelId, contactId } = input;
   const [latest] = await tx.$queryRaw<{ id: string; status: 'open' | 'closed' }[]>`
     SELECT id, status FROM conversations
      WHERE channel_id = ${channelId}::uuid AND contact_id = ${contactId}::uuid
-     ORDER BY (status = 'open') DESC, created_at DESC, id DESC
+     ORDER BY (status = 'open') DESC, (id = ${input.preferred ?? null}::uuid) IS TRUE DESC, created_at DESC, id DESC
      LIMIT 1
      FOR UPDATE`;
   if (latest && (latest.status === 'open' || input.silent)) return { id: latest.id };

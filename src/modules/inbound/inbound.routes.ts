@@ -3,7 +3,7 @@ import type { AppDeps } from '../../context/deps.js';
 import type { Channel, ChannelProvider } from '../../generated/prisma/client.js';
 import { describeError } from '../../errors/log.js';
 import { isDatabaseUnavailable } from '../../db/errors.js';
-import { isUuid, uuid7 } from '../../lib/uuid.js';
+import { isUuid } from '../../lib/uuid.js';
 import { labelRoute } from '../../metrics/labels.js';
 import { inboundReceived } from '../../metrics/process.js';
 import { HttpError, json, readBody } from '../../rest/http.js';
@@ -11,6 +11,7 @@ import { ServerResponse } from '../../lib/response.js';
 import { SIGNATURE_HEADER, parseableBody, signatureWellFormed, verifySignature } from '../../providers/whatsapp/inbound.js';
 import { openProviderSecrets } from '../channels/channel-secrets.js';
 import { twilioWebhook } from './twilio.routes.js';
+import { storeInboundEvent } from './inbound.store.js';
 
 /** Where providers post replies and statuses (CONTRACT §6); no API key: each is verified its provider's way. */
 export const WEBHOOKS_PREFIX = '/webhooks/';
@@ -68,13 +69,7 @@ export function inboundRoutes(deps: AppDeps) {
 
   /** The stored event and its processing, in one statement: both or neither. */
   async function store(channel: InboundChannel['channel'], provider: ChannelProvider, headers: Record<string, string>, body: Buffer): Promise<void> {
-    const id = uuid7();
-    await deps.db.prisma.$executeRaw`
-      WITH event AS (
-        INSERT INTO inbound_events (id, workspace_id, channel_id, provider, headers, body)
-        VALUES (${id}::uuid, ${channel.workspaceId}::uuid, ${channel.id}::uuid, ${provider}::channel_provider, ${JSON.stringify(headers)}::jsonb, ${body})
-        RETURNING id, workspace_id)
-      INSERT INTO deliveries (id, workspace_id, inbound_event_id) SELECT ${uuid7()}::uuid, workspace_id, id FROM event`;
+    await storeInboundEvent(deps.db.prisma, channel, provider, headers, body);
     deps.onMessageQueued?.();
   }
 

@@ -71,7 +71,9 @@ const ATTEMPTS = 3;
  * stores the message, so a repeated webhook, a retried event or a concurrent copy finds it taken
  * (a unique key, not a read-then-write) and stores nothing. The contact is matched by phone, then
  * email, or created and linked to the channel; the conversation is the contact's open one, else
- * its latest closed one, reopened by the contact, else a new one.
+ * its latest closed one, reopened by the contact, else a new one. A message that answers one of
+ * the channel's messages (an email's In-Reply-To/References, as `thread`) prefers that message's
+ * conversation over the latest closed one.
  */
 export async function receiveMessage(ctx: InboundContext, channel: InboundChannel, received: InboundMessage): Promise<'stored' | 'duplicate'> {
   const message = storableMessage(received);
@@ -98,6 +100,7 @@ export async function receiveMessage(ctx: InboundContext, channel: InboundChanne
           events,
         });
         const actor: Actor = { type: 'contact', id: contact.id, name: contact.name };
+        const preferred = message.thread?.length ? await threadConversation(tx, channel.id, contact.id, message.thread) : undefined;
         const conversation = await conversationForSend(tx, {
           workspaceId: channel.workspaceId,
           channelId: channel.id,
@@ -106,6 +109,7 @@ export async function receiveMessage(ctx: InboundContext, channel: InboundChanne
           actor,
           at: message.at,
           events,
+          preferred,
         });
         const row = (await tx.message.create({
           data: {
@@ -122,6 +126,7 @@ export async function receiveMessage(ctx: InboundContext, channel: InboundChanne
             senderName: contact.name,
             status: 'received',
             media: message.media.map((item, index) => ({ index, contentType: item.contentType, filename: item.filename, ref: item.ref })),
+            ...(message.meta ? { providerMeta: message.meta as Prisma.InputJsonObject } : {}),
             createdAt: message.at,
           },
           include: messageInclude,
@@ -165,6 +170,19 @@ function storableMessage(message: InboundMessage): InboundMessage {
       filename: item.filename === null ? null : storableText(item.filename),
     })),
   };
+}
+
+/**
+ * The conversation of the channel's message a reply answers: the first of `thread` (provider ids,
+ * nearest first) that is a message of this channel, inbound or outbound, on a conversation of this
+ * contact. Undefined when none is.
+ */
+async function threadConversation(tx: Prisma.TransactionClient, channelId: string, contactId: string, thread: string[]): Promise<string | undefined> {
+  const found = await tx.$queryRaw<{ provider_id: string; conversation_id: string }[]>`
+    SELECT p.provider_id, m.conversation_id
+      FROM provider_message_ids p JOIN messages m ON m.id = p.message_id
+     WHERE p.channel_id = ${channelId}::uuid AND p.provider_id = ANY(${thread}::text[]) AND m.contact_id = ${contactId}::uuid`;
+  return thread.map((id) => found.find((row) => row.provider_id === id)?.conversation_id).find(Boolean);
 }
 
 /** How a status ended: applied, older than what the message already has, or for a message not found here. */

@@ -25,7 +25,13 @@ export async function processInboundEvent(ctx: InboundContext & { parsers: Inbou
   const event = await ctx.prisma.inboundEvent.findUnique({ where: { id: eventId }, include: { channel: true } });
   if (!event) return;
   const parser = ctx.parsers(event.provider);
-  const groups = parser.parse({ body: Buffer.from(event.body), headers: event.headers as Record<string, string>, receivedAt: event.receivedAt, channel: event.channel });
+  const groups = await parser.parse({
+    body: Buffer.from(event.body),
+    headers: event.headers as Record<string, string>,
+    receivedAt: event.receivedAt,
+    channel: event.channel,
+    eventId: event.id,
+  });
   let ahead = 0;
   for (const group of groups) {
     for (const reason of group.unsupported ?? []) {

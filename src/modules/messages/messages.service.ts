@@ -154,6 +154,7 @@ function messageRow(message: Outgoing, conversationId: string): MessageRow {
     lastError: null,
     failureReason: null,
     media: [],
+    providerMeta: null,
     sentAt: null,
     failedAt: null,
     createdAt: at,

@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import type { ParsedMail, SimpleParserOptions } from 'mailparser';
+import type { InboundEvent, InboundMedia, InboundMessage } from '../provider.js';
+import { bareMessageId, type EmailMeta } from './email.js';
+
+/** The most characters an inbound email's text is kept with (CONTRACT §6). */
+export const EMAIL_BODY_LIMIT = 65_536;
+
+/** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
+const LONE_SURROGATE_ALL = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** A provider id fits the column it is claimed in. */
+const ID_LIMIT = 255;
+
+/** How the gateway reads a stored email: text kept as text, HTML converted here, `cid:` links left alone. */
+export const PARSE_OPTIONS: SimpleParserOptions = { skipHtmlToText: true, skipTextToHtml: true, keepCidLinks: true, skipImageLinks: true };
+
+/** Parses a stored email; mailparser reads nearly anything, and what it cannot read is null. */
+export async function readEmail(raw: Buffer): Promise<ParsedMail | null> {
+  // Loaded on the first email: a process without email channels never loads the mail libraries.
+  const { simpleParser } = await import('mailparser');
+  try {
+    return await simpleParser(raw, PARSE_OPTIONS);
+  } catch {
+    return null;
+  }
+}
+
+/** Text as the database and the views take it: no NUL characters, no unpaired surrogates, at most `limit` characters. */
+function cleanText(text: string, limit: number): string {
+  const clean = text.replace(/\u0000/g, '').replace(LONE_SURROGATE_ALL, '\ufffd');
+  if (clean.length <= limit) return clean;
+  return Array.from(clean).slice(0, limit).join('');
+}
+
+/** The text of an email: its plain-text part, else its HTML converted to text, else nothing. */
+export async function emailBody(mail: Pick<ParsedMail, 'text' | 'html'>): Promise<string> {
+  if (mail.text && mail.text.trim()) return mail.text.trimEnd();
+  if (typeof mail.html === 'string' && mail.html.trim()) {
+    const { convert } = await import('html-to-text');
+    return convert(mail.html, {
+      wordwrap: false,
+      selectors: [
+        { selector: 'img', format: 'skip' },
+        { selector: 'a', options: { hideLinkHrefIfSameAsText: true } },
+      ],
+    }).trim();
+  }
+  return '';
+}
+
+/** Message-IDs as a header lists them (`<a@x> <b@x>`, or as mailparser split them), bare. */
+function messageIds(value: string | string[] | undefined): string[] {
+  const all = (Array.isArray(value) ? value : value ? [value] : []).flatMap((item) => item.match(/<[^<>]+>/g) ?? [item]);
+  return all.map(bareMessageId).filter((id) => id !== '' && id.length <= ID_LIMIT);
+}
+
+/** The `Date` header as a date, when it is one. */
+function dateHeader(mail: ParsedMail | null): Date | null {
+  const line = mail?.headerLines.find((header) => header.key === 'date')?.line;
+  if (!line) return null;
+  const at = Date.parse(line.replace(/^date\s*:/i, '').trim());
+  return Number.isFinite(at) ? new Date(at) : null;
+}
+
+/**
+ * The message an email stored by the SMTP listener carries (CONTRACT §6): from the `From` address
+ * (the envelope sender when there is none), with the display name; its Message-ID as provider id
+ * (a hash of the raw bytes when it has none); `In-Reply-To` then `References` (newest first) as
+ * the thread to look for; the `Date` header, else the receipt time; the text (HTML converted when
+ * there is no plain-text part, without trailing blank lines, at most 65 536 characters); every attachment as media, referred to
+ * by the stored event and its position, since the stored email is where it is read back from.
+ * An email that cannot be parsed at all is kept as its raw text. No sender at all: nothing.
+ */
+export async function parseEmail(raw: { body: Buffer; headers: Record<string, string>; receivedAt: Date; eventId: string }): Promise<InboundEvent[]> {
+  const mail = await readEmail(raw.body);
+  const sender = mail?.from?.value.find((address) => address.address);
+  const email = (sender?.address ?? raw.headers['mail-from'] ?? '').trim();
+  if (!email || !email.includes('@')) return [];
+  const name = sender?.name?.trim();
+  const hash = `sha256:${createHash('sha256').update(raw.body).digest('hex')}`;
+  const ownId = mail?.messageId ? bareMessageId(mail.messageId) : '';
+  const providerId = ownId && ownId.length <= ID_LIMIT ? ownId : ownId ? `sha256:${createHash('sha256').update(ownId).digest('hex')}` : hash;
+  const references = messageIds(mail?.references);
+  const thread = [...new Set([...messageIds(mail?.inReplyTo), ...[...references].reverse()])];
+  const media: InboundMedia[] = (mail?.attachments ?? []).map((attachment, index) => ({
+    ref: `${raw.eventId}/${index}`,
+    contentType: attachment.contentType || null,
+    filename: attachment.filename ? cleanText(attachment.filename, 255) : null,
+  }));
+  const subject = mail?.subject ? cleanText(mail.subject, 998) : null;
+  const meta: EmailMeta = { messageId: providerId, references, subject };
+  const message: InboundMessage = {
+    kind: 'message',
+    providerId,
+    from: { email, ...(name ? { name: cleanText(name, 255) } : {}) },
+    at: dateHeader(mail) ?? raw.receivedAt,
+    body: cleanText(mail ? await emailBody(mail) : raw.body.toString('utf8'), EMAIL_BODY_LIMIT),
+    media,
+    thread,
+    meta: { ...meta },
+  };
+  return [message];
+}
