@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import os from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
-import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
+import { Prisma, type Channel, type PrismaClient } from '../../generated/prisma/client.js';
 import { describeError } from '../../errors/log.js';
 import { deriveE164 } from '../../lib/phone.js';
 import type { Sealer } from '../../lib/sealed.js';
@@ -10,9 +10,9 @@ import { deliveryAttempts } from '../../metrics/process.js';
 import type { SendJob, SendOutcome } from '../../providers/provider.js';
 import type { Providers } from '../../providers/registry.js';
 import { providerChannel } from '../channels/channel-secrets.js';
-import { recordEvents } from '../events/events.service.js';
+import { queueEventsSql } from '../events/events.service.js';
 import { storedProviderId } from '../inbound/inbound.service.js';
-import { messageInclude, messageView, type MessageRow } from '../messages/messages.service.js';
+import { messageViewSql } from '../messages/messages.service.js';
 
 export interface DeliveryWorkerOptions {
   prisma: PrismaClient;
@@ -42,14 +42,49 @@ export interface DeliveryWorkerOptions {
 /** Default for `stopGraceMs`: well inside the time an orchestrator allows a stopping container. */
 export const STOP_GRACE_MS = 5000;
 
-/** A claimed delivery: a message to its channel, an event to an endpoint, or an inbound event to process. */
+/**
+ * A claimed delivery: a message to its channel, an event to an endpoint, or an inbound event to
+ * process — with what attempting it needs, read by the claim itself (`m_`: the message, `c_`
+ * its channel, `ct_` its contact, `t_` its template; `e_` an event's endpoint).
+ */
 interface Claimed {
   id: string;
+  workspace_id: string;
   message_id: string | null;
   endpoint_id: string | null;
   inbound_event_id: string | null;
   attempts: number;
   max_attempts: number;
+  event_type: string | null;
+  payload: unknown;
+  e_id: string | null;
+  e_url: string | null;
+  e_secret: string | null;
+  m_id: string | null;
+  m_conversation_id: string;
+  m_type: 'text' | 'template';
+  m_body: string;
+  m_is_encrypted: boolean;
+  m_media_urls: string[];
+  m_silent: boolean;
+  m_created_at: Date;
+  m_template_parameters: unknown;
+  m_status: string;
+  t_name: string | null;
+  t_language: string | null;
+  ct_id: string;
+  ct_name: string;
+  ct_email: string | null;
+  ct_phone: string | null;
+  ct_is_group: boolean;
+  c_id: string;
+  c_name: string;
+  c_provider: Channel['provider'];
+  c_webhook_url: string | null;
+  c_webhook_secret: string | null;
+  c_provider_settings: Channel['providerSettings'];
+  c_provider_secrets: string | null;
+  sent_parts: string[];
 }
 
 type Kind = 'message' | 'event' | 'inbound';
@@ -215,19 +250,36 @@ export class DeliveryWorker {
    */
   async claim(limit: number): Promise<Claimed[]> {
     return this.options.prisma.$queryRaw<Claimed[]>`
-      UPDATE deliveries AS d
-         SET locked_by = ${this.id},
-             locked_until = now() + ${this.options.leaseMs} * interval '1 millisecond',
-             attempts = d.attempts + 1,
-             updated_at = now()
-       WHERE d.id IN (
-             SELECT id FROM deliveries
-              WHERE status = 'pending' AND run_at <= now() AND (locked_until IS NULL OR locked_until < now())
-                AND NOT (id = ANY(${[...this.inFlight.keys()]}::uuid[]))
-              ORDER BY run_at
-              LIMIT ${limit}
-              FOR UPDATE SKIP LOCKED)
-      RETURNING d.id, d.message_id, d.endpoint_id, d.inbound_event_id, d.attempts, d.max_attempts`;
+      WITH claimed AS (
+        UPDATE deliveries AS d
+           SET locked_by = ${this.id},
+               locked_until = now() + ${this.options.leaseMs} * interval '1 millisecond',
+               attempts = d.attempts + 1,
+               updated_at = now()
+         WHERE d.id IN (
+               SELECT id FROM deliveries
+                WHERE status = 'pending' AND run_at <= now() AND (locked_until IS NULL OR locked_until < now())
+                  AND NOT (id = ANY(${[...this.inFlight.keys()]}::uuid[]))
+                ORDER BY run_at
+                LIMIT ${limit}
+                FOR UPDATE SKIP LOCKED)
+        RETURNING d.id, d.workspace_id, d.message_id, d.endpoint_id, d.inbound_event_id, d.attempts, d.max_attempts, d.event_type, d.payload)
+      SELECT claimed.*,
+             e.id AS e_id, e.url AS e_url, e.secret AS e_secret,
+             m.id AS m_id, m.conversation_id AS m_conversation_id, m.type::text AS m_type, m.body AS m_body, m.is_encrypted AS m_is_encrypted,
+             m.media_urls AS m_media_urls, m.silent AS m_silent, m.created_at AS m_created_at, m.template_parameters AS m_template_parameters,
+             m.status::text AS m_status,
+             t.name AS t_name, t.language AS t_language,
+             ct.id AS ct_id, ct.name AS ct_name, ct.email AS ct_email, ct.phone AS ct_phone, ct.is_group AS ct_is_group,
+             c.id AS c_id, c.name AS c_name, c.provider::text AS c_provider, c.webhook_url AS c_webhook_url, c.webhook_secret AS c_webhook_secret,
+             c.provider_settings AS c_provider_settings, c.provider_secrets AS c_provider_secrets,
+             ARRAY(SELECT p.provider_id FROM provider_message_ids AS p WHERE p.message_id = m.id ORDER BY p.part) AS sent_parts
+        FROM claimed
+        LEFT JOIN webhook_endpoints AS e ON e.id = claimed.endpoint_id
+        LEFT JOIN messages AS m ON m.id = claimed.message_id
+        LEFT JOIN channels AS c ON c.id = m.channel_id
+        LEFT JOIN contacts AS ct ON ct.id = m.contact_id
+        LEFT JOIN channel_templates AS t ON t.id = m.template_id`;
   }
 
   private track<T>(id: string, promise: Promise<T>): Promise<T> {
@@ -272,43 +324,46 @@ export class DeliveryWorker {
   /** A message to its channel's provider, the parts an earlier attempt sent skipped; a failed message is never sent again. */
   private async sendMessage(row: Claimed, context: Record<string, unknown>): Promise<Outcome> {
     const { prisma } = this.options;
-    const message = await prisma.message.findUnique({
-      where: { id: row.message_id! },
-      include: { channel: true, contact: true, template: { select: { name: true, language: true } }, providerIds: { orderBy: { part: 'asc' } } },
-    });
-    if (!message) return { kind: 'sent' };
-    context.messageId = message.id;
-    const provider = this.options.providers.outbound(message.channel);
+    if (!row.m_id) return { kind: 'sent' };
+    context.messageId = row.m_id;
+    const channel = {
+      id: row.c_id,
+      name: row.c_name,
+      provider: row.c_provider,
+      webhookUrl: row.c_webhook_url,
+      webhookSecret: row.c_webhook_secret,
+      providerSettings: row.c_provider_settings,
+      providerSecrets: row.c_provider_secrets,
+    };
+    const provider = this.options.providers.outbound(channel);
     context.provider = provider.name;
     // A failed message is never sent again. Any other status goes on: a provider's status for a part
     // already sent (sent, delivered, read) may land between attempts, and the parts after it are still owed.
-    if (message.status === 'failed') return { kind: 'sent' };
+    if (row.m_status === 'failed') return { kind: 'sent' };
     const job: SendJob = {
       deliveryId: row.id,
       attempt: row.attempts,
       message: {
-        id: message.id,
-        conversationId: message.conversationId,
-        type: message.type,
-        body: message.body,
-        isEncrypted: message.isEncrypted,
-        mediaUrls: message.mediaUrls,
-        silent: message.silent,
-        createdAt: message.createdAt,
-        template: message.template
-          ? { name: message.template.name, language: message.template.language, parameters: (message.templateParameters as string[] | null) ?? [] }
-          : null,
+        id: row.m_id,
+        conversationId: row.m_conversation_id,
+        type: row.m_type,
+        body: row.m_body,
+        isEncrypted: row.m_is_encrypted,
+        mediaUrls: row.m_media_urls,
+        silent: row.m_silent,
+        createdAt: row.m_created_at,
+        template: row.t_name !== null ? { name: row.t_name, language: row.t_language!, parameters: (row.m_template_parameters as string[] | null) ?? [] } : null,
       },
       recipient: {
-        id: message.contact.id,
-        name: message.contact.name,
-        email: message.contact.email,
+        id: row.ct_id,
+        name: row.ct_name,
+        email: row.ct_email,
         // A phone is sent in its E.164 form, however it was stored.
-        phone: message.contact.phone ? (deriveE164(message.contact.phone) ?? message.contact.phone) : null,
-        isGroup: message.contact.isGroup,
+        phone: row.ct_phone ? (deriveE164(row.ct_phone) ?? row.ct_phone) : null,
+        isGroup: row.ct_is_group,
       },
-      channel: providerChannel(message.channel, this.options.sealer),
-      sentParts: message.providerIds.map((part) => part.providerId),
+      channel: providerChannel(channel, this.options.sealer),
+      sentParts: row.sent_parts,
       // In one statement: the part is recorded only while this attempt holds the lease, and the
       // lease is renewed with it, so a message of many parts outlasts one lease without losing it.
       recordPart: async (providerId, part) => {
@@ -320,7 +375,7 @@ export class DeliveryWorker {
             RETURNING id),
           recorded AS (
             INSERT INTO provider_message_ids (channel_id, provider_id, message_id, part)
-            SELECT ${message.channelId}::uuid, ${storedProviderId(providerId)}, ${message.id}::uuid, ${part} FROM lease
+            SELECT ${row.c_id}::uuid, ${storedProviderId(providerId)}, ${row.m_id}::uuid, ${part} FROM lease
             ON CONFLICT DO NOTHING
             RETURNING part)
           SELECT count(*)::int AS held FROM lease`;
@@ -335,13 +390,11 @@ export class DeliveryWorker {
 
   /** One workspace event to one endpoint, signed with the endpoint's secret. */
   private async sendEvent(row: Claimed, context: Record<string, unknown>): Promise<Outcome> {
-    const delivery = await this.options.prisma.delivery.findUnique({ where: { id: row.id }, include: { endpoint: true } });
-    if (!delivery?.endpoint) return { kind: 'sent' };
-    const { endpoint } = delivery;
+    if (!row.e_id) return { kind: 'sent' };
     const provider = this.options.providers.events;
-    Object.assign(context, { endpointId: endpoint.id, event: delivery.eventType, provider: provider.name });
-    const secret = this.options.sealer ? this.options.sealer.open(endpoint.secret) : endpoint.secret;
-    const failure = await provider.deliver({ deliveryId: row.id, url: endpoint.url, secret, body: JSON.stringify(delivery.payload) });
+    Object.assign(context, { endpointId: row.e_id, event: row.event_type, provider: provider.name });
+    const secret = this.options.sealer ? this.options.sealer.open(row.e_secret!) : row.e_secret!;
+    const failure = await provider.deliver({ deliveryId: row.id, url: row.e_url!, secret, body: JSON.stringify(row.payload) });
     return failure ? { kind: 'retry', reason: failure } : { kind: 'sent' };
   }
 
@@ -366,24 +419,29 @@ export class DeliveryWorker {
     const delay = Math.min(this.options.maxBackoffMs ?? 3_600_000, this.options.backoffMs * 2 ** (row.attempts - 1));
     const retryIn = Math.round(delay * (0.5 + Math.random() / 2));
     const reason = outcome.kind === 'sent' ? null : outcome.reason;
-    let queued = 0;
-    const owned = await prisma.$transaction(async (tx) => {
-      const owned = await tx.$executeRaw`
-        UPDATE deliveries
-           SET status = ${outcome.kind === 'sent' ? 'succeeded' : outcome.kind === 'failed' ? 'failed' : 'pending'}::delivery_status,
-               locked_by = NULL,
-               locked_until = NULL,
-               last_error = ${reason},
-               run_at = CASE WHEN ${outcome.kind === 'retry'} THEN now() + ${retryIn} * interval '1 millisecond' ELSE run_at END,
-               updated_at = now()
-         WHERE id = ${row.id}::uuid AND locked_by = ${this.id} AND attempts = ${row.attempts} AND status = 'pending'`;
-      if (owned === 0) return false;
-      if (!row.message_id) return true;
-      const now = new Date();
-      const next = outcome.kind === 'sent' ? Prisma.sql`'sent'` : outcome.kind === 'failed' ? Prisma.sql`'failed'` : Prisma.sql`before.status`;
-      const failureReason = outcome.kind === 'failed' ? (outcome.failureReason ?? outcome.reason).slice(0, 1024) : null;
-      const [changed] = await tx.$queryRaw<{ changed: boolean }[]>`
-        WITH before AS (SELECT status FROM messages WHERE id = ${row.message_id}::uuid FOR UPDATE)
+    const delivery = Prisma.sql`
+      UPDATE deliveries
+         SET status = ${outcome.kind === 'sent' ? 'succeeded' : outcome.kind === 'failed' ? 'failed' : 'pending'}::delivery_status,
+             locked_by = NULL,
+             locked_until = NULL,
+             last_error = ${reason},
+             run_at = CASE WHEN ${outcome.kind === 'retry'} THEN now() + ${retryIn} * interval '1 millisecond' ELSE run_at END,
+             updated_at = now()
+       WHERE id = ${row.id}::uuid AND locked_by = ${this.id} AND attempts = ${row.attempts} AND status = 'pending'
+      RETURNING id`;
+    if (!row.message_id) return (await prisma.$executeRaw(delivery)) > 0;
+    // One statement: the delivery while this attempt holds it, then the message under its row lock
+    // (as the lock found it, so that a status a provider reported meanwhile is moved past, never
+    // back), then the status change's events from the updated row.
+    const now = new Date();
+    const next = outcome.kind === 'sent' ? Prisma.sql`'sent'` : outcome.kind === 'failed' ? Prisma.sql`'failed'` : Prisma.sql`before.status`;
+    const failureReason = outcome.kind === 'failed' ? (outcome.failureReason ?? outcome.reason).slice(0, 1024) : null;
+    const events = [{ type: 'message.status_changed' as const, data: Prisma.sql`changed.view` }];
+    const [result] = await prisma.$queryRaw<{ owned: number; queued: number }[]>`
+      WITH delivery AS (${delivery}),
+      before AS (
+        SELECT id, status FROM messages WHERE id = ${row.message_id}::uuid AND EXISTS (SELECT 1 FROM delivery) FOR UPDATE),
+      message AS (
         UPDATE messages AS m
            SET status = CASE WHEN before.status = 'queued' THEN ${next}::message_status ELSE before.status END,
                sent_at = CASE WHEN ${outcome.kind === 'sent'} AND m.sent_at IS NULL THEN ${now}::timestamptz ELSE m.sent_at END,
@@ -393,15 +451,21 @@ export class DeliveryWorker {
                last_error = ${reason},
                updated_at = now()
           FROM before
-         WHERE m.id = ${row.message_id}::uuid
-        RETURNING m.status IS DISTINCT FROM before.status AS changed`;
-      if (!changed?.changed) return true;
-      const message = (await tx.message.findUniqueOrThrow({ where: { id: row.message_id }, include: messageInclude })) as MessageRow;
-      queued = await recordEvents(tx, message.workspaceId, [{ type: 'message.status_changed', data: messageView(message) }], now);
-      return true;
-    });
+         WHERE m.id = before.id
+        RETURNING m.id, m.conversation_id, m.contact_id, m.channel_id, m.direction, m.type, m.body, m.is_encrypted, m.status, m.failure_reason,
+                  m.sender_type, m.sender_channel_id, m.sender_user_id, m.sender_contact_id, m.sender_name, m.silent, m.media_urls, m.media,
+                  m.created_at, m.status IS DISTINCT FROM before.status AS changed),
+      changed AS (
+        SELECT ${messageViewSql()} AS view
+          FROM message
+          JOIN channels AS channel ON channel.id = message.channel_id
+          LEFT JOIN users AS sender_user ON sender_user.id = message.sender_user_id
+          LEFT JOIN contacts AS sender_contact ON sender_contact.id = message.sender_contact_id
+         WHERE message.changed),
+      queued AS (${queueEventsSql(row.workspace_id, events, now, Prisma.sql`changed`)} RETURNING 1)
+      SELECT (SELECT count(*) FROM delivery)::int AS owned, (SELECT count(*) FROM queued)::int AS queued`;
     // The status change's events are due at once.
-    if (queued > 0) this.nudge();
-    return owned;
+    if ((result?.queued ?? 0) > 0) this.nudge();
+    return (result?.owned ?? 0) > 0;
   }
 }

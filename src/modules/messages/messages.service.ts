@@ -14,7 +14,7 @@ import { conversationForSend, type Actor } from '../conversations/conversations.
 import type { ActorView } from '../conversations/conversations.schemas.js';
 import type { PrismaQuery } from '../../db/query.js';
 import type { WriteGuard } from '../idempotency/idempotency.service.js';
-import { jsonObjectSql, queueEventsSql, type DomainEvent } from '../events/events.service.js';
+import { isoSql, jsonObjectSql, queueEventsSql, type DomainEvent } from '../events/events.service.js';
 import { MESSAGES, MESSAGE_LIMITS, type MediaView, type MessageView, type Recipient, messageFiltersSchema, sendMessageSchema, type SendMessageInput } from './messages.schemas.js';
 import { chooseRecipient, resolveRecipient } from './recipients.js';
 import { isoTimestamp } from '../../lib/time.js';
@@ -84,6 +84,43 @@ export function messageView(message: MessageRow): MessageView {
     media: mediaView(message.media),
     createdAt: isoTimestamp(message.createdAt),
   };
+}
+
+/**
+ * SQL yielding `messageView` of a row as JSON, for events queued by the statement that changes
+ * the message: `message` is a FROM item with the messages table's columns, `channel` the row
+ * of its channel, `sender_user` and `sender_contact` the rows of its sender (or nulls).
+ */
+export function messageViewSql(): Prisma.Sql {
+  const sender = Prisma.sql`CASE message.sender_type
+      WHEN 'channel' THEN json_build_object('type', 'channel', 'id', message.sender_channel_id, 'name', channel.name)
+      WHEN 'user' THEN json_build_object('type', 'user', 'id', message.sender_user_id, 'name', coalesce(sender_user.name, message.sender_name))
+      WHEN 'contact' THEN json_build_object('type', 'contact', 'id', message.sender_contact_id, 'name', coalesce(sender_contact.name, message.sender_name))
+      ELSE json_build_object('type', 'external', 'id', NULL, 'name', message.sender_name) END`;
+  const text = (field: string) => Prisma.sql`CASE WHEN jsonb_typeof(item.value -> ${field}::text) = 'string' THEN item.value ->> ${field}::text END`;
+  const media = Prisma.sql`CASE WHEN jsonb_typeof(message.media) = 'array' THEN coalesce((
+      SELECT json_agg(json_build_object('index', item.position - 1, 'contentType', ${text('contentType')}, 'filename', ${text('filename')}) ORDER BY item.position)
+        FROM jsonb_array_elements(message.media) WITH ORDINALITY AS item(value, position)), '[]'::json) ELSE '[]'::json END`;
+  const view = (encrypted: boolean) =>
+    jsonObjectSql({
+      id: Prisma.sql`message.id`,
+      conversationId: Prisma.sql`message.conversation_id`,
+      contactId: Prisma.sql`message.contact_id`,
+      channelId: Prisma.sql`message.channel_id`,
+      direction: Prisma.sql`message.direction`,
+      type: Prisma.sql`message.type`,
+      body: encrypted ? Prisma.sql`NULL::text` : Prisma.sql`message.body`,
+      ...(encrypted ? { placeholder: ENCRYPTED_PLACEHOLDER } : {}),
+      isEncrypted: Prisma.sql`message.is_encrypted`,
+      status: Prisma.sql`message.status`,
+      failureReason: Prisma.sql`message.failure_reason`,
+      sender,
+      silent: Prisma.sql`message.silent`,
+      mediaUrls: Prisma.sql`to_json(message.media_urls)`,
+      media,
+      createdAt: isoSql(Prisma.sql`message.created_at`),
+    });
+  return Prisma.sql`CASE WHEN message.is_encrypted THEN ${view(true)} ELSE ${view(false)} END`;
 }
 
 /** `from`: a workspace user's id or email, otherwise an external actor by that name; absent: the channel. */
