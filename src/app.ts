@@ -109,7 +109,7 @@ function restPlugin(deps: AppDeps, metrics: AppMetrics, compiled: CompiledAnswer
       if (system) return endResponse(await system);
       const docs = docsRoute(deps, request, url);
       if (docs) return endResponse(docs);
-      if (url.pathname.startsWith(WEBHOOKS_PREFIX)) return endResponse((await inbound(request, url))!);
+      if (url.pathname.startsWith(WEBHOOKS_PREFIX)) return endResponse((await inbound.fetch(request, url))!);
       if (url.pathname === API_PREFIX || url.pathname.startsWith(`${API_PREFIX}/`)) {
         return endResponse(await rest(request, url));
       }
