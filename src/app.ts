@@ -18,7 +18,8 @@ import { restErrorResponse } from './errors/rest.js';
 import { describeError, yogaLogger } from './errors/log.js';
 import { systemRoute } from './modules/system/system.routes.js';
 import { docsRoute } from './modules/docs/docs.routes.js';
-import { WEBHOOKS_PREFIX, inboundRoutes } from './modules/inbound/inbound.routes.js';
+import { WEBHOOKS_PREFIX, inboundRoutes, type InboundRoutes } from './modules/inbound/inbound.routes.js';
+import { directWebhooks } from './modules/inbound/inbound.node.js';
 import { createRateLimiter, recordedRateLimitHeaders } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
@@ -66,9 +67,8 @@ function readRequest(request: Request, bytes: Buffer): Request {
 }
 
 /** Serves REST and probes from the same server as GraphQL: they answer before yoga's GraphQL handling. */
-function restPlugin(deps: AppDeps, metrics: AppMetrics, compiled: CompiledAnswers): Plugin {
+function restPlugin(deps: AppDeps, metrics: AppMetrics, compiled: CompiledAnswers, inbound: InboundRoutes): Plugin {
   const rest = createRestHandler(deps);
-  const inbound = inboundRoutes(deps);
   return {
     async onRequest({ request, url, endResponse, serverContext }) {
       rememberConnection(request, serverContext);
@@ -109,7 +109,7 @@ function restPlugin(deps: AppDeps, metrics: AppMetrics, compiled: CompiledAnswer
       if (system) return endResponse(await system);
       const docs = docsRoute(deps, request, url);
       if (docs) return endResponse(docs);
-      if (url.pathname.startsWith(WEBHOOKS_PREFIX)) return endResponse((await inbound(request, url))!);
+      if (url.pathname.startsWith(WEBHOOKS_PREFIX)) return endResponse((await inbound.fetch(request, url))!);
       if (url.pathname === API_PREFIX || url.pathname.startsWith(`${API_PREFIX}/`)) {
         return endResponse(await rest(request, url));
       }
@@ -227,7 +227,8 @@ export function createApp(appDeps: AppDeps, parts: AppParts = {}) {
   };
   const metrics = createAppMetrics(deps);
   const compiled = parts.compiledAnswers ?? createCompiledAnswers();
-  return createYoga<Record<string, unknown>, GraphQLContext>({
+  const inbound = inboundRoutes(deps);
+  const yoga = createYoga<Record<string, unknown>, GraphQLContext>({
     schema,
     graphqlEndpoint: '/graphql',
     landingPage: false,
@@ -242,7 +243,7 @@ export function createApp(appDeps: AppDeps, parts: AppParts = {}) {
     plugins: [
       accessLogPlugin(deps),
       metrics.plugin,
-      restPlugin(deps, metrics, compiled),
+      restPlugin(deps, metrics, compiled, inbound),
       ...(deps.env.CORS_ORIGINS?.length ? [varyOnOrigin()] : []),
       documentLimitsPlugin({ hideSuggestions: !introspectionEnabled(deps.env) }),
       costLimitPlugin(),
@@ -265,4 +266,6 @@ export function createApp(appDeps: AppDeps, parts: AppParts = {}) {
       }
     },
   });
+  // node:http (src/server.ts) serves provider webhooks directly, past yoga; in process they go through yoga.
+  return Object.assign(yoga, { direct: directWebhooks(inbound, { logger, metrics, varyOnOrigin: Boolean(deps.env.CORS_ORIGINS?.length) }) });
 }

@@ -15,8 +15,13 @@ const HEAD_LIMIT = 2 * REQUEST_LINE_LIMIT;
 /** How long a refused connection may go on sending before it is closed: its answer is read first. */
 const LINGER_MS = 2000;
 
-/** Something that serves node:http requests: the app (yoga's server adapter). */
-type NodeHandler = (request: http.IncomingMessage, response: http.ServerResponse) => unknown;
+/**
+ * Something that serves node:http requests: the app (yoga's server adapter), with the routes it
+ * serves straight from node:http (`direct`: true when it took the request).
+ */
+type NodeHandler = ((request: http.IncomingMessage, response: http.ServerResponse) => unknown) & {
+  direct?: (request: http.IncomingMessage, response: http.ServerResponse) => boolean;
+};
 
 function errorBody(message: string): string {
   return JSON.stringify({ status: 'error', message });
@@ -166,6 +171,7 @@ export function createHttpServer(app: NodeHandler, logger: Logger): http.Server 
       answer(response, refusal.status, refusal.message);
       return;
     }
+    if (app.direct?.(request, response)) return;
     app(request, response);
   });
   server.on('clientError', refuseHead(logger, refused, underWay));

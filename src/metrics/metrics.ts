@@ -21,6 +21,11 @@ export interface AppMetrics {
   plugin: Plugin;
   /** Labels a GraphQL request by its operation, as the plugin does for those yoga executes. */
   labelOperation(request: Request, document: DocumentNode, operationName: string | null | undefined): void;
+  /**
+   * Counts and times a request served outside yoga (the webhooks node:http serves directly), as
+   * the plugin does: `route` as labelled (`unmatched` when none), `startedAt` from performance.now().
+   */
+  observe(route: string | undefined, method: string, status: number, startedAt: number): void;
   /** The Prometheus text of this app's and the process's metrics. */
   scrape(): Promise<Response>;
 }
@@ -93,6 +98,7 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
     registry,
     plugin: metricsPlugin.plugin,
     labelOperation: metricsPlugin.labelOperation,
+    observe: metricsPlugin.observe,
     async scrape() {
       const process = processMetrics();
       const text = (await registry.metrics()) + (await process.metrics());
@@ -104,7 +110,7 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
 function requestMetricsPlugin(
   requests: Counter<'route' | 'method' | 'status'>,
   duration: Histogram<'route' | 'method' | 'status'>,
-): { plugin: Plugin; labelOperation: AppMetrics['labelOperation'] } {
+): { plugin: Plugin; labelOperation: AppMetrics['labelOperation']; observe: AppMetrics['observe'] } {
   // Keyed by the server context, which stays the same when a plugin replaces the request.
   const started = new WeakMap<object, number>();
   const graphql = new WeakSet<object>();
@@ -159,5 +165,10 @@ function requestMetricsPlugin(
       if (start !== undefined) duration.labels(route, method, status).observe((performance.now() - start) / 1000);
     },
   };
-  return { plugin, labelOperation };
+  const observe: AppMetrics['observe'] = (route, method, status, startedAt) => {
+    const labels = [route ?? 'unmatched', METHODS.has(method) ? method : 'other', statusLabel(status)] as const;
+    requests.labels(...labels).inc();
+    duration.labels(...labels).observe((performance.now() - startedAt) / 1000);
+  };
+  return { plugin, labelOperation, observe };
 }

@@ -4,14 +4,13 @@ import type { Channel, ChannelProvider } from '../../generated/prisma/client.js'
 import { describeError } from '../../errors/log.js';
 import { isDatabaseUnavailable } from '../../db/errors.js';
 import { isUuid } from '../../lib/uuid.js';
-import { labelRoute } from '../../metrics/labels.js';
 import { inboundReceived } from '../../metrics/process.js';
-import { HttpError, json, readBody } from '../../rest/http.js';
-import { ServerResponse } from '../../lib/response.js';
+import { HttpError } from '../../rest/http.js';
 import { SIGNATURE_HEADER, parseableBody, signatureWellFormed, verifySignature } from '../../providers/whatsapp/inbound.js';
 import { openProviderSecrets } from '../channels/channel-secrets.js';
 import { twilioWebhook } from './twilio.routes.js';
-import { storeInboundEvent } from './inbound.store.js';
+import { storeInboundWebhook } from './inbound.store.js';
+import { fetchWebhookCall, json, text, webhookResponse, type WebhookAnswer, type WebhookCall } from './webhook-call.js';
 
 /** Where providers post replies and statuses (CONTRACT §6); no API key: each is verified its provider's way. */
 export const WEBHOOKS_PREFIX = '/webhooks/';
@@ -29,8 +28,8 @@ interface InboundChannel {
 const sameSecret = (given: string, expected: string) =>
   timingSafeEqual(createHash('sha256').update(given).digest(), createHash('sha256').update(expected).digest());
 
-const text = (status: number, body: string) => new ServerResponse(body, { status, headers: { 'content-type': 'text/plain; charset=utf-8' } });
 const refusal = (status: number, message: string) => json(status, { status: 'error', message });
+const UNAVAILABLE = json(503, { status: 'error', message: 'Service unavailable' }, { 'retry-after': '1' });
 
 /**
  * The channels webhooks name, with their credentials opened, each kept for `ttlMs` (AUTH_CACHE_MS):
@@ -69,24 +68,24 @@ export function inboundRoutes(deps: AppDeps) {
 
   /** The stored event and its processing, in one statement: both or neither. */
   async function store(channel: InboundChannel['channel'], provider: ChannelProvider, headers: Record<string, string>, body: Buffer): Promise<void> {
-    await storeInboundEvent(deps.db.prisma, channel, provider, headers, body);
+    await storeInboundWebhook(deps.db, channel, provider, headers, body);
     deps.onMessageQueued?.();
   }
 
-  function refuse(provider: string, outcome: string, status: number, message: string, channelId: string): Response {
+  function refuse(provider: string, outcome: string, status: number, message: string, channelId: string): WebhookAnswer {
     inboundReceived.labels(provider, outcome).inc();
     deps.logger.info({ provider, channelId, outcome, status }, 'inbound webhook refused');
     return refusal(status, message);
   }
 
-  async function whatsapp(request: Request, url: URL, channelId: string): Promise<Response> {
+  async function whatsapp(request: WebhookCall, channelId: string): Promise<WebhookAnswer> {
     const found = isUuid(channelId) ? await channelOf(channelId.toLowerCase()) : null;
     if (!found || found.channel.status !== 'active' || found.channel.provider !== 'whatsapp_cloud') {
       return refuse('whatsapp_cloud', 'not_found', 404, 'Channel not found.', channelId);
     }
     if (request.method === 'GET') {
-      labelRoute(request, 'GET /webhooks/whatsapp/{channelId}');
-      const params = url.searchParams;
+      request.label('GET /webhooks/whatsapp/{channelId}');
+      const params = request.url.searchParams;
       const token = found.secrets.verifyToken;
       if (params.get('hub.mode') !== 'subscribe' || !token || !sameSecret(params.get('hub.verify_token') ?? '', token)) {
         return refuse('whatsapp_cloud', 'forbidden', 403, 'The verify token does not match this channel’s.', channelId);
@@ -94,12 +93,12 @@ export function inboundRoutes(deps: AppDeps) {
       inboundReceived.labels('whatsapp_cloud', 'verified').inc();
       return text(200, params.get('hub.challenge') ?? '');
     }
-    labelRoute(request, 'POST /webhooks/whatsapp/{channelId}');
-    const signature = request.headers.get(SIGNATURE_HEADER);
+    request.label('POST /webhooks/whatsapp/{channelId}');
+    const signature = request.header(SIGNATURE_HEADER);
     if (!signatureWellFormed(signature)) return refuse('whatsapp_cloud', 'bad_signature', 401, 'Missing or malformed X-Hub-Signature-256.', channelId);
     let body: Buffer;
     try {
-      body = (await readBody(request, INBOUND_BODY_LIMIT)) ?? Buffer.alloc(0);
+      body = (await request.body(INBOUND_BODY_LIMIT)) ?? Buffer.alloc(0);
     } catch (error) {
       if (error instanceof HttpError && error.status === 413) return refuse('whatsapp_cloud', 'too_large', 413, 'Request body too large.', channelId);
       throw error;
@@ -108,30 +107,43 @@ export function inboundRoutes(deps: AppDeps) {
       return refuse('whatsapp_cloud', 'bad_signature', 401, 'The signature does not match the body.', channelId);
     }
     if (!parseableBody(body)) return refuse('whatsapp_cloud', 'malformed', 400, 'The body is not a JSON object.', channelId);
-    await store(found.channel, 'whatsapp_cloud', { 'content-type': request.headers.get('content-type') ?? '' }, body);
+    await store(found.channel, 'whatsapp_cloud', { 'content-type': request.header('content-type') ?? '' }, body);
     inboundReceived.labels('whatsapp_cloud', 'accepted').inc();
     return text(200, 'OK');
   }
 
   const twilio = twilioWebhook(deps, { channelOf, refuse, store, bodyLimit: INBOUND_BODY_LIMIT });
 
-  return async (request: Request, url: URL): Promise<Response | null> => {
-    if (!url.pathname.startsWith(WEBHOOKS_PREFIX)) return null;
-    const match = /^\/webhooks\/whatsapp\/([^/]+)$/.exec(url.pathname) ?? /^\/webhooks\/twilio\/([^/]+)(\/status)?$/.exec(url.pathname);
+  /** Any request under /webhooks/, answered. */
+  async function serve(request: WebhookCall): Promise<WebhookAnswer> {
+    const { pathname } = request.url;
+    const match = /^\/webhooks\/whatsapp\/([^/]+)$/.exec(pathname) ?? /^\/webhooks\/twilio\/([^/]+)(\/status)?$/.exec(pathname);
     if (!match) return json(404, { status: 'error', message: 'Route not found.' });
-    const isTwilio = url.pathname.startsWith('/webhooks/twilio/');
+    const isTwilio = pathname.startsWith('/webhooks/twilio/');
     if (request.method !== 'POST' && (isTwilio || request.method !== 'GET')) {
       return json(405, { status: 'error', message: 'Method not allowed.' }, { allow: isTwilio ? 'POST' : 'GET, POST' });
     }
     try {
-      const handled = isTwilio ? twilio(request, url, match[1]!, match[2] ? 'status' : 'message') : whatsapp(request, url, match[1]!);
+      const handled = isTwilio ? twilio(request, match[1]!, match[2] ? 'status' : 'message') : whatsapp(request, match[1]!);
       const answer = await deps.db.health.race(handled);
-      return answer === 'unavailable' ? json(503, { status: 'error', message: 'Service unavailable' }, { 'retry-after': '1' }) : answer;
+      return answer === 'unavailable' ? UNAVAILABLE : answer;
     } catch (error) {
-      if (isDatabaseUnavailable(error)) return json(503, { status: 'error', message: 'Service unavailable' }, { 'retry-after': '1' });
+      if (isDatabaseUnavailable(error)) return UNAVAILABLE;
       // The provider tries again on anything but a 2xx: nothing was stored.
       deps.logger.error({ err: describeError(error), channelId: match[1] }, 'inbound webhook failed');
       return json(500, { status: 'error', message: 'Internal server error' });
     }
+  }
+
+  return {
+    /** A webhook as a fetch Request (the app's routing): null for a path outside /webhooks/. */
+    async fetch(request: Request, url: URL): Promise<Response | null> {
+      if (!url.pathname.startsWith(WEBHOOKS_PREFIX)) return null;
+      return webhookResponse(await serve(fetchWebhookCall(request, url)));
+    },
+    /** A webhook under /webhooks/, read by `call`. */
+    serve,
   };
 }
+
+export type InboundRoutes = ReturnType<typeof inboundRoutes>;
