@@ -5,12 +5,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runAdmin } from '../src/cli/run-admin.js';
 import type { Database } from '../src/db/database.js';
-import { loadEnv } from '../src/env.js';
 import { onPostgres, openTestDatabase } from './helpers/app.js';
 import { uniqueHost } from './helpers/factories.js';
-import { TEST_SECRETS_KEY, testSealer } from './helpers/secrets.js';
+import { testSealer } from './helpers/secrets.js';
+import { runAdminOn } from './helpers/admin.js';
 
 let db: Database;
 beforeAll(async () => {
@@ -19,17 +18,7 @@ beforeAll(async () => {
 afterAll(() => db.close());
 
 /** Runs an admin command in-process against the test database. */
-async function admin(...argv: string[]) {
-  const out: string[] = [];
-  const err: string[] = [];
-  const code = await runAdmin(
-    argv,
-    loadEnv({ NODE_ENV: 'test', SECRETS_KEY: TEST_SECRETS_KEY }),
-    { stdout: (line) => out.push(line), stderr: (line) => err.push(line) },
-    async () => ({ ...db, close: async () => {} }),
-  );
-  return { code, json: code === 0 && out[0]?.startsWith('{') ? JSON.parse(out.join('\n')) : undefined, stdout: out.join('\n'), stderr: err.join('\n') };
-}
+const admin = (...argv: string[]) => runAdminOn(db, argv);
 
 async function ok(...argv: string[]) {
   const result = await admin(...argv);

@@ -7,9 +7,9 @@ import type { DeliveryWorker } from '../src/modules/delivery/delivery.worker.js'
 import { emailStore } from '../src/modules/inbound/email.store.js';
 import { startSmtpListener, type SmtpListener } from '../src/modules/inbound/smtp.listener.js';
 import { inboundReceived } from '../src/metrics/process.js';
-import { runAdmin } from '../src/cli/run-admin.js';
 import { loadEnv } from '../src/env.js';
-import { TEST_SECRETS_KEY, testSealer } from './helpers/secrets.js';
+import { testSealer } from './helpers/secrets.js';
+import { runAdminOn } from './helpers/admin.js';
 import { uniqueHost } from './helpers/factories.js';
 import { onPostgres } from './helpers/app.js';
 import { bearer } from './helpers/factories.js';
@@ -573,17 +573,7 @@ describe('inbound email', () => {
 
 describe('admin commands for email channels', () => {
   /** Runs an admin command in-process against the app's database. */
-  async function admin(...argv: string[]) {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runAdmin(
-      argv,
-      loadEnv({ NODE_ENV: 'test', SECRETS_KEY: TEST_SECRETS_KEY }),
-      { stdout: (line) => out.push(line), stderr: (line) => err.push(line) },
-      async () => ({ ...app.db, close: async () => {} }),
-    );
-    return { code, json: code === 0 ? JSON.parse(out.join('\n')) : undefined, stdout: out.join('\n'), stderr: err.join('\n') };
-  }
+  const admin = (...argv: string[]) => runAdminOn(app.db, argv);
   const url = 'smtps://mailer%40acme.example:S3cr3t%2Fpass@smtp.acme.example:465';
   const flags = ['--type', 'email', '--provider', 'smtp', '--smtp-url', url, '--from-address', 'support@acme.example', '--inbound-address', 'Inbox@In.Acme.example'];
 

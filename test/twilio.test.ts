@@ -4,7 +4,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'graphql';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { runAdmin } from '../src/cli/run-admin.js';
 import { ConfigError, loadEnv } from '../src/env.js';
 import { openDatabase } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
@@ -17,7 +16,8 @@ import { appOnOwnDatabase } from './helpers/fresh-database.js';
 import { startReceiver } from './helpers/receiver.js';
 import { startServer, type ServerProcess } from './helpers/server-process.js';
 import { restClient } from './helpers/rest.js';
-import { TEST_SECRETS_KEY, testSealer } from './helpers/secrets.js';
+import { testSealer } from './helpers/secrets.js';
+import { runAdminOn } from './helpers/admin.js';
 import { subscribeSse } from './helpers/sse.js';
 import {
   TWILIO_SETTINGS,
@@ -628,17 +628,7 @@ describe('inbound media', () => {
 });
 
 describe('admin commands', () => {
-  async function admin(...argv: string[]) {
-    const out: string[] = [];
-    const err: string[] = [];
-    const code = await runAdmin(
-      argv,
-      loadEnv({ NODE_ENV: 'test', SECRETS_KEY: TEST_SECRETS_KEY, PUBLIC_URL }),
-      { stdout: (line) => out.push(line), stderr: (line) => err.push(line) },
-      async () => ({ ...app.db, close: async () => {} }),
-    );
-    return { code, json: code === 0 ? JSON.parse(out.join('\n')) : undefined, stderr: err.join('\n') };
-  }
+  const admin = (...argv: string[]) => runAdminOn(app.db, argv, { PUBLIC_URL });
   const twilioFlags = ['--account-sid', accountSid, '--auth-token', authToken, '--from', '+14155550100'];
 
   it('channel:create, list and configure a twilio channel: the token sealed and never shown, the inbound URL printed', async () => {
