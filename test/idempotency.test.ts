@@ -149,6 +149,31 @@ describe('Idempotency-Key on POST /messages and POST /contacts', () => {
   });
 });
 
+/**
+ * Sends `request` while another transaction holds the claim of `key` on POST /messages, as a
+ * request still running would: it must be refused with 409 at once. The claim is let go after.
+ */
+async function whileKeyHeld(s: Awaited<ReturnType<typeof setup>>, key: string, request: () => ReturnType<ReturnType<typeof restClient>['post']>) {
+  const token = await app.db.prisma.accessToken.findUniqueOrThrow({ where: { tokenHash: hashToken(s.apiKey) } });
+  const holder = new pg.Client({ connectionString: inject('databaseUrl') });
+  await holder.connect();
+  try {
+    await holder.query('BEGIN');
+    await holder.query(
+      `INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash) VALUES (gen_random_uuid(), $1, $2, $3, repeat('0', 64))`,
+      [token.id, `POST /messages ${s.channel.id}`, key],
+    );
+    const started = Date.now();
+    const during = await request();
+    expect(during.status).toBe(409);
+    expect(Date.now() - started).toBeLessThan(2000);
+    await holder.query('ROLLBACK');
+    return during;
+  } finally {
+    await holder.end();
+  }
+}
+
 describe.skipIf(!onPostgres)('Idempotency-Key under concurrency (PostgreSQL)', () => {
   it('20 concurrent identical sends with one key make exactly one message', async () => {
     const s = await setup();
@@ -164,25 +189,8 @@ describe.skipIf(!onPostgres)('Idempotency-Key under concurrency (PostgreSQL)', (
 
   it('answers 409 while the first request with the key is still in flight, and runs once it is gone', async () => {
     const s = await setup();
-    const token = await app.db.prisma.accessToken.findUniqueOrThrow({ where: { tokenHash: hashToken(s.apiKey) } });
-    // Another transaction holds the key's claim, as a request still running would.
-    const holder = new pg.Client({ connectionString: inject('databaseUrl') });
-    await holder.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query(
-        `INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash) VALUES (gen_random_uuid(), $1, $2, 'slow', repeat('0', 64))`,
-        [token.id, `POST /messages ${s.channel.id}`],
-      );
-      const started = Date.now();
-      const during = await s.withKey('slow').post('/messages', send);
-      expect(during.status).toBe(409);
-      expect(during.body).toEqual({ status: 'error', message: 'A request with this Idempotency-Key is still in progress; retry once it has completed.' });
-      expect(Date.now() - started).toBeLessThan(2000);
-      await holder.query('ROLLBACK');
-    } finally {
-      await holder.end();
-    }
+    const during = await whileKeyHeld(s, 'slow', () => s.withKey('slow').post('/messages', send));
+    expect(during.body).toEqual({ status: 'error', message: 'A request with this Idempotency-Key is still in progress; retry once it has completed.' });
     const after = await s.withKey('slow').post('/messages', send);
     expect(after.status).toBe(202);
     expect(await s.messages()).toBe(1);
@@ -328,23 +336,7 @@ describe('Idempotency-Key on the one-statement send (a contact id with an open c
   it.skipIf(!onPostgres)('answers 409 at once while another request holds the key, and sends once it is gone', async () => {
     const s = await setup();
     const { body } = await openConversation(s);
-    const token = await app.db.prisma.accessToken.findUniqueOrThrow({ where: { tokenHash: hashToken(s.apiKey) } });
-    const holder = new pg.Client({ connectionString: inject('databaseUrl') });
-    await holder.connect();
-    try {
-      await holder.query('BEGIN');
-      await holder.query(
-        `INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash) VALUES (gen_random_uuid(), $1, $2, 'direct-slow', repeat('0', 64))`,
-        [token.id, `POST /messages ${s.channel.id}`],
-      );
-      const started = Date.now();
-      const during = await s.withKey('direct-slow').post('/messages', body);
-      expect(during.status).toBe(409);
-      expect(Date.now() - started).toBeLessThan(2000);
-      await holder.query('ROLLBACK');
-    } finally {
-      await holder.end();
-    }
+    await whileKeyHeld(s, 'direct-slow', () => s.withKey('direct-slow').post('/messages', body));
     expect((await s.withKey('direct-slow').post('/messages', body)).status).toBe(202);
     expect(await s.messages()).toBe(2);
   });
