@@ -1,10 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, openTestDatabase, type TestApp } from './helpers/app.js';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { createTestApp, onPostgres, openTestDatabase, type TestApp } from './helpers/app.js';
 import { messagingSetup } from './helpers/messaging.js';
 import { workspaceWithChannel } from './helpers/factories.js';
 import { authenticateRequest, requestContext } from '../src/context/authenticate.js';
 import { createCompiledAnswers } from '../src/graphql/compiled-answer.js';
 import { createLogger } from '../src/logger.js';
+import { hashToken } from '../src/lib/tokens.js';
 
 let app: TestApp;
 /** The app's answers from compiled queries, asked directly below as well as through the app. */
@@ -165,14 +167,84 @@ describe('a query yoga has validated and run compiled is answered again from its
     }
   });
 
-  it('never answers a mutation, and still requires the caller yoga would', async () => {
+  it('still requires the caller yoga would', async () => {
     const s = await setup();
-    const mutation = { query: 'mutation Rename($id: ID!) { updateContact(id: $id, input: { name: "Renamed" }) { contact { name } } }', variables: { id: '00000000-0000-4000-8000-000000000000' } };
-    expect((await s.post(mutation)).status).toBe(200);
-    expect(await s.direct(mutation)).toBeUndefined();
     const body = { query: PAGE, variables: { first: 1 } };
     expect((await s.post(body)).status).toBe(200);
     const anonymous = await app.fetch(s.host, '/graphql', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     expect(anonymous.status).toBe(401);
+  });
+});
+
+const RENAME = 'mutation Rename($id: ID!, $name: String) { updateContact(id: $id, input: { name: $name }) { contact { id name updatedAt } userErrors { field message code } } }';
+
+describe('a mutation yoga has validated and run is answered again on the interpreter', () => {
+  it('with the answer yoga gives, its changes made once', async () => {
+    const s = await setup();
+    const c = await s.contact({ email: 'renamed@example.com' });
+    // Never seen: left to yoga.
+    expect(await s.direct({ query: RENAME, variables: { id: c.id, name: 'First' } })).toBeUndefined();
+    expect(await throughYoga(() => s.post({ query: RENAME, variables: { id: c.id, name: 'First' } }))).toBe(1);
+    let again: Awaited<ReturnType<typeof s.post>> | undefined;
+    statements = [];
+    expect(await throughYoga(async () => (again = await s.post({ query: RENAME, variables: { id: c.id, name: 'Second' } })))).toBe(0);
+    const answered = JSON.parse(again!.body) as { data: { updateContact: { contact: { id: string; name: string; updatedAt: string }; userErrors: unknown[] } } };
+    expect(answered.data.updateContact).toMatchObject({ contact: { id: c.id, name: 'Second' }, userErrors: [] });
+    // One write, its answer from the row it returned: what the same mutation costs through yoga.
+    const direct = statements.length;
+    statements = [];
+    const unseen = await s.post({ query: `${RENAME}\n`, variables: { id: c.id, name: 'Third' } });
+    expect(statements.length).toBe(direct);
+    expect({ ...again!, body: undefined }).toEqual({ ...unseen, body: undefined });
+    expect((await s.api.get(`/contacts/${c.id}`)).body.data.contact.name).toBe('Third');
+    // A refused input is userErrors, as yoga answers it.
+    const refusedHere = await s.post({ query: RENAME, variables: { id: c.id, name: 'x' } });
+    const refusedByYoga = await s.post({ query: `${RENAME}\n`, variables: { id: c.id, name: 'x' } });
+    expect(refusedHere).toEqual(refusedByYoga);
+    expect(JSON.parse(refusedHere.body).data.updateContact).toEqual({ contact: null, userErrors: [{ field: ['input', 'name'], message: expect.any(String), code: 'INVALID' }] });
+    expect(await s.direct({ query: RENAME, variables: { id: c.id, name: 'Fourth' }, operationName: 'Rename' })).toMatchObject({ status: 200, labels: ['Rename'] });
+  });
+
+  it('leaves to yoga a document of several operations, a subscription and variables the interpreter refuses', async () => {
+    const s = await setup();
+    const c = await s.contact({ email: 'left@example.com' });
+    const both = `${RENAME}\nquery Other { channels { id } }`;
+    expect((await s.post({ query: both, variables: { id: c.id, name: 'Both' }, operationName: 'Rename' })).status).toBe(200);
+    expect(await s.direct({ query: both, variables: { id: c.id, name: 'Again' }, operationName: 'Rename' })).toBeUndefined();
+    expect((await s.post({ query: RENAME, variables: { id: c.id, name: 'Known' } })).status).toBe(200);
+    expect(await s.direct({ query: RENAME, variables: { name: 'No id' } })).toBeUndefined();
+    expect(await s.direct({ query: RENAME, variables: { id: c.id, name: 'Other name' }, operationName: 'Other' })).toBeUndefined();
+    expect((await s.api.get(`/contacts/${c.id}`)).body.data.contact.name).toBe('Known');
+  });
+
+  it.skipIf(!onPostgres)('hands a result with errors to yoga, which answers it without running the mutation again', async () => {
+    const s = await setup();
+    const c = await s.contact({ email: 'keyed@example.com' });
+    const SEND = 'mutation Send($input: SendMessageInput!) { sendMessage(input: $input) { message { id } userErrors { field message } } }';
+    const input = (key: string) => ({ input: { to: { contactId: c.id }, message: 'Hello', idempotencyKey: key } });
+    expect(JSON.parse((await s.post({ query: SEND, variables: input('first') })).body).data.sendMessage.message.id).toEqual(expect.any(String));
+    // Another request holds the key: the send answers CONFLICT, an error rather than userErrors.
+    const token = await app.db.prisma.accessToken.findUniqueOrThrow({ where: { tokenHash: hashToken(s.apiKey) } });
+    const holder = new pg.Client({ connectionString: inject('databaseUrl') });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(
+        `INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash) VALUES (gen_random_uuid(), $1, $2, 'held', repeat('0', 64))`,
+        [token.id, `graphql sendMessage ${s.channel.id}`],
+      );
+      statements = [];
+      const handed = await s.post({ query: SEND, variables: input('held') });
+      const claims = statements.filter((sql) => /idempotency_keys/.test(sql)).length;
+      statements = [];
+      const unseen = await s.post({ query: `${SEND}\n`, variables: input('held') });
+      expect(statements.filter((sql) => /idempotency_keys/.test(sql)).length).toBe(claims);
+      expect(handed).toEqual(unseen);
+      expect(JSON.parse(handed.body).errors[0].extensions.code).toBe('CONFLICT');
+    } finally {
+      await holder.query('ROLLBACK');
+      await holder.end();
+    }
+    expect(await app.db.prisma.message.count({ where: { contactId: c.id } })).toBe(1);
   });
 });

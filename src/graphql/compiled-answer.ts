@@ -1,8 +1,8 @@
-import type { DocumentNode, ExecutionArgs, ExecutionResult } from 'graphql';
+import { execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { compileQuery, isCompiledQuery, type CompiledQuery } from 'graphql-jit';
 import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from './builder.js';
-import { runsCompiled } from './jit.js';
+import { runsCompiled, runsMutation } from './jit.js';
 import { schema } from './schema.js';
 import { ServerResponse } from '../lib/response.js';
 import { isRecord } from '../lib/validation.js';
@@ -45,7 +45,7 @@ function answeredType(accept: string | null): string | undefined {
 }
 
 /**
- * Query texts remembered per app, the oldest leaving first: at most this many, and this many
+ * Operation texts remembered per app, the oldest leaving first: at most this many, and this many
  * characters in all, so that a caller sending large distinct texts cannot make them a store.
  */
 const REMEMBERED_TEXTS = 500;
@@ -63,23 +63,24 @@ export interface CompiledAnswers {
   /** Remembers the text of a query yoga parsed, validated (every rule and limit of this app) and is about to run compiled. */
   remember(args: ExecutionArgs): void;
   /**
-   * The answer to a GraphQL request whose query text this app's yoga has already parsed,
-   * validated and run compiled, run here on its compiled code, or undefined to leave the request
-   * to yoga. Taking such a request through yoga's pipeline again (body parsing, parameter
-   * checks, the plugins' hooks around parse, validate, context and execute, result negotiation)
-   * cost about as much CPU as serving a REST page. Only the common case is answered: a JSON body
-   * of `query`, `variables` and `operationName`, an `Accept` header `answeredType` knows, a cost
-   * within the limit and a result without errors. Anything else is left to yoga; a result with
-   * errors is handed to it (`plugin`) rather than run a second time.
+   * The answer to a GraphQL request whose text this app's yoga has already parsed, validated
+   * and run — a query run here on its compiled code, a mutation on the interpreter, as yoga runs
+   * each — or undefined to leave the request to yoga. Taking such a request through yoga's
+   * pipeline again (body parsing, parameter checks, the plugins' hooks around parse, validate,
+   * context and execute, result negotiation) cost about as much CPU as serving a REST page. Only
+   * the common case is answered: a JSON body of `query`, `variables` and `operationName`, an
+   * `Accept` header `answeredType` knows, a cost within the limit and a result without errors.
+   * Anything else is left to yoga; a result with errors is handed to it (`plugin`) rather than
+   * run a second time, so that a mutation is never run twice.
    */
   answer(request: Request, body: string, context: GraphQLContext, label: (document: DocumentNode, operationName: string | undefined) => void): Promise<Response | undefined>;
   /**
-   * Lets yoga answer a request whose query already ran here with errors: that result becomes
-   * its execution, so that the query runs once and its errors are masked, located and answered
+   * Lets yoga answer a request whose operation already ran here with errors: that result becomes
+   * its execution, so that the operation runs once and its errors are masked, located and answered
    * (status included) exactly as for any other execution. Registered after the compiled
    * queries' plugin, whose execute function it then overrides; as the execution itself rather
    * than a replacement result, every plugin's hooks around execution (error masking among them)
-   * see it.
+   * see it. It also remembers the text of each mutation yoga is about to run.
    */
   plugin: Plugin;
 }
@@ -89,18 +90,19 @@ export function createCompiledAnswers(): CompiledAnswers {
   const validated = new Map<string, DocumentNode>();
   let characters = 0;
   const resultsForYoga = new WeakMap<Request, ExecutionResult>();
+  const remember = (args: ExecutionArgs) => {
+    const text = queryText(args.contextValue);
+    if (text === undefined || text.length > LONGEST_TEXT || validated.has(text)) return;
+    while (validated.size >= REMEMBERED_TEXTS || (validated.size > 0 && characters + text.length > REMEMBERED_CHARACTERS)) {
+      const oldest = validated.keys().next().value!;
+      validated.delete(oldest);
+      characters -= oldest.length;
+    }
+    validated.set(text, args.document);
+    characters += text.length;
+  };
   return {
-    remember(args) {
-      const text = queryText(args.contextValue);
-      if (text === undefined || text.length > LONGEST_TEXT || validated.has(text)) return;
-      while (validated.size >= REMEMBERED_TEXTS || (validated.size > 0 && characters + text.length > REMEMBERED_CHARACTERS)) {
-        const oldest = validated.keys().next().value!;
-        validated.delete(oldest);
-        characters -= oldest.length;
-      }
-      validated.set(text, args.document);
-      characters += text.length;
-    },
+    remember,
 
     async answer(request, body, context, label) {
       if (!JSON_BODY.test(request.headers.get('content-type') ?? '')) return undefined;
@@ -118,11 +120,17 @@ export function createCompiledAnswers(): CompiledAnswers {
       if ((variables !== null && !isRecord(variables)) || (operationName !== null && typeof operationName !== 'string')) return undefined;
       const document = validated.get(params.query);
       if (!document) return undefined;
-      const variableValues = variables ?? {};
-      if (!runsCompiled({ schema, document, operationName, variableValues, contextValue: context })) return undefined;
-      const query = compiled(document, operationName ?? undefined);
-      if (!query) return undefined;
-      const result = await query.query(undefined, context, variableValues);
+      const args: ExecutionArgs = { schema, document, operationName, variableValues: variables ?? {}, contextValue: context };
+      let result: ExecutionResult;
+      if (runsCompiled(args)) {
+        const query = compiled(document, operationName ?? undefined);
+        if (!query) return undefined;
+        result = await query.query(undefined, context, args.variableValues);
+      } else if (runsMutation(args)) {
+        result = await execute(args);
+      } else {
+        return undefined;
+      }
       if (result.errors?.length) {
         resultsForYoga.set(request, result);
         return undefined;
@@ -135,9 +143,14 @@ export function createCompiledAnswers(): CompiledAnswers {
       onExecute({ args, setExecuteFn }) {
         const { request } = args.contextValue as { request?: Request };
         const result = request && resultsForYoga.get(request);
-        if (!request || !result) return;
-        resultsForYoga.delete(request);
-        setExecuteFn(() => result);
+        if (result) {
+          resultsForYoga.delete(request);
+          setExecuteFn(() => result);
+          return;
+        }
+        // A mutation about to run on yoga's executor, its document validated and costed: the
+        // interpreter may run the same text again here.
+        if (runsMutation(args)) remember(args);
       },
     },
   };

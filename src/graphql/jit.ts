@@ -13,6 +13,7 @@ import {
   type ExecutionArgs,
   type GraphQLResolveInfo,
   type GraphQLSchema,
+  type OperationDefinitionNode,
 } from 'graphql';
 import { isPromise, type Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from './builder.js';
@@ -100,27 +101,41 @@ export function internResponsePaths(schema: GraphQLSchema): GraphQLSchema {
   return schema;
 }
 
+/** The operation of each document that holds exactly one, or null, by the parsed document. */
+const soleOperations = new WeakMap<DocumentNode, OperationDefinitionNode | null>();
+
+function soleOperation(document: DocumentNode): OperationDefinitionNode | null {
+  let operation = soleOperations.get(document);
+  if (operation === undefined) {
+    const operations = document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION);
+    operation = operations.length === 1 ? operations[0]! : null;
+    soleOperations.set(document, operation);
+  }
+  return operation;
+}
+
+/** Whether the request names no operation, or the document's one operation. */
+const names = (args: ExecutionArgs, operation: OperationDefinitionNode) => args.operationName == null || args.operationName === (operation.name?.value ?? '');
+
 /** Documents already judged, by the parsed document (yoga hands back the same object for the same text). */
-const verdicts = new WeakMap<DocumentNode, string | null>();
+const verdicts = new WeakMap<DocumentNode, boolean>();
 
 /**
- * The name ('' when anonymous) of the one query a document holds when the compiler may run it,
- * otherwise null. The compiler caches its code by document alone, so a document of several
- * operations would run whichever was compiled first. It also writes the conditions of `@skip`
- * and `@include` onto the document's shared fragment nodes, so a condition on one spread of a
- * fragment would apply to every other spread of it.
+ * Whether the compiler may run the document: it holds one operation, a query. The compiler
+ * caches its code by document alone, so a document of several operations would run whichever
+ * was compiled first. It also writes the conditions of `@skip` and `@include` onto the
+ * document's shared fragment nodes, so a condition on one spread of a fragment would apply to
+ * every other spread of it.
  */
-function compilableQuery(document: DocumentNode): string | null {
+function compilableQuery(document: DocumentNode): boolean {
   let verdict = verdicts.get(document);
   if (verdict !== undefined) return verdict;
-  const operations = document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION);
-  const [only] = operations;
-  verdict = operations.length === 1 && only?.operation === 'query' ? (only.name?.value ?? '') : null;
-  if (verdict !== null) {
+  verdict = soleOperation(document)?.operation === 'query';
+  if (verdict) {
     visit(document, {
       Directive(node) {
         if (node.name.value === 'skip' || node.name.value === 'include') {
-          verdict = null;
+          verdict = false;
           return BREAK;
         }
         return undefined;
@@ -171,22 +186,34 @@ function costOf(args: ExecutionArgs, context: GraphQLContext): number | null {
   return complexity;
 }
 
+/** Whether the operation's cost with these variables is within the limit, costed once per request. */
+function withinCost(args: ExecutionArgs): boolean {
+  const context = args.contextValue as GraphQLContext;
+  if (costedWithinLimit.has(context)) return true;
+  const complexity = costOf(args, context);
+  if (complexity === null || complexity > context.maxQueryCost) return false;
+  costedWithinLimit.add(context);
+  return true;
+}
+
 /**
  * Whether this execution runs compiled. Besides the document's verdict, its cost with these
  * variables must be within the limit: an over-cost query is refused by the interpreter as
  * before, without first being compiled (its fragments expanded at every use).
  */
 export function runsCompiled(args: ExecutionArgs): boolean {
-  const name = compilableQuery(args.document);
-  if (name === null || (args.operationName != null && args.operationName !== name)) return false;
-  const context = args.contextValue as GraphQLContext;
-  if (!costedWithinLimit.has(context)) {
-    const complexity = costOf(args, context);
-    if (complexity === null || complexity > context.maxQueryCost) return false;
-    costedWithinLimit.add(context);
-  }
-  compiledRequests.set(context, new ResponsePaths());
+  if (!compilableQuery(args.document) || !names(args, soleOperation(args.document)!) || !withinCost(args)) return false;
+  compiledRequests.set(args.contextValue as object, new ResponsePaths());
   return true;
+}
+
+/**
+ * Whether this execution is a document's one mutation, within the cost limit with these
+ * variables: the interpreter runs it (its root fields one after another), as yoga's executor does.
+ */
+export function runsMutation(args: ExecutionArgs): boolean {
+  const operation = soleOperation(args.document);
+  return operation?.operation === 'mutation' && names(args, operation) && withinCost(args);
 }
 
 /**
