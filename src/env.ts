@@ -70,6 +70,7 @@ const envSchema = z.object({
   AUTH_CACHE_MS: wholeNumber(0, 60_000, 'a whole number of milliseconds').default(5000),
   DB_STATEMENT_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(10_000),
   DB_TRANSACTION_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(15_000),
+  DB_PREPARED_STATEMENTS: flag.default(true),
   DELIVERY_WORKER: flag.default(true),
   DELIVERY_POLL_MS: wholeNumber(10, 3_600_000, 'a whole number of milliseconds').default(1000),
   DELIVERY_LEASE_MS: wholeNumber(100, DAY_MS, 'a whole number of milliseconds').default(30_000),

@@ -153,6 +153,7 @@ async function start(env: Env) {
       connectTimeoutS: env.DB_CONNECT_TIMEOUT_S,
       statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS,
       transactionTimeoutMs: env.DB_TRANSACTION_TIMEOUT_MS,
+      preparedStatements: env.DB_PREPARED_STATEMENTS,
     }),
   );
   if (stopping) return;

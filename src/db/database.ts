@@ -58,6 +58,13 @@ export interface DatabaseOptions {
    */
   statementTimeoutMs?: number | undefined;
   transactionTimeoutMs?: number | undefined;
+  /**
+   * PostgreSQL only: prepare statements once per connection (named statements) instead of
+   * parsing and planning each one afresh (see `preparedStatementNames`). Default true; off for a
+   * connection pooler that cannot keep a session's prepared statements (PgBouncer before 1.21 in
+   * transaction mode).
+   */
+  preparedStatements?: boolean | undefined;
 }
 
 /** Hears a statement Prisma sent, with the values bound to its placeholders. */
@@ -166,7 +173,10 @@ async function openPostgres(url: string, poolSize: number, options: DatabaseOpti
       throw error;
     }
   }
-  const prisma = prismaClient(new PrismaPg(pool), options.onQuery, options.transactionTimeoutMs);
+  const named = options.preparedStatements === false ? undefined : preparedStatementNames();
+  // The adapter hands the name to pg, which sends a statement without one unprepared, as before.
+  const adapterOptions = named && { statementNameGenerator: (query: { sql: string }) => named(query) as string };
+  const prisma = prismaClient(new PrismaPg(pool, adapterOptions), options.onQuery, options.transactionTimeoutMs);
   // The probe has a connection of its own: with every pooled connection busy it would wait in the
   // pool's queue, and a queue longer than the probe timeout is load, not an outage.
   const probePool = connectionPool(url, 1, { application_name: PROBE_APPLICATION_NAME });
@@ -204,6 +214,35 @@ async function openPostgres(url: string, poolSize: number, options: DatabaseOpti
       await prisma.$disconnect();
       await Promise.all([pool.end(), probePool.end()]);
     },
+  };
+}
+
+/** At most this many distinct statement texts are prepared; any further text is planned afresh each time. */
+export const PREPARED_STATEMENT_LIMIT = 1000;
+
+/**
+ * Statements whose best plan depends on the value searched for (a substring with LIKE, a
+ * full-text match): a generic plan could not tell a rare term from a common one.
+ */
+const VALUE_DEPENDENT_PLAN = /\bI?LIKE\b|@@/i;
+
+/**
+ * Names for the statements PostgreSQL should keep prepared on each connection: the driver then
+ * parses a text once per connection and sends only its parameters afterwards, and PostgreSQL
+ * reuses its plan (after five executions, a generic plan once it costs no more than planning
+ * afresh). The one-statement writes are CTEs whose parsing and planning cost about three times
+ * their execution. Each distinct text gets its own name, up to PREPARED_STATEMENT_LIMIT; a
+ * statement with a value-dependent plan is never named.
+ */
+export function preparedStatementNames(limit = PREPARED_STATEMENT_LIMIT): (query: { sql: string }) => string | undefined {
+  const names = new Map<string, string | undefined>();
+  return ({ sql }) => {
+    let name = names.get(sql);
+    if (name === undefined && !names.has(sql) && names.size < limit) {
+      name = VALUE_DEPENDENT_PLAN.test(sql) ? undefined : `connect_${names.size.toString(36)}`;
+      names.set(sql, name);
+    }
+    return name;
   };
 }
 
