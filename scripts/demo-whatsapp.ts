@@ -58,6 +58,7 @@ let worker: DeliveryWorker | undefined;
 const app = createApp({ db, env, logger, events, sealer, providers, onMessageQueued: () => worker?.nudge() });
 worker = new DeliveryWorker({
   prisma: db.prisma,
+  sql: db.query,
   logger,
   providers,
   sealer,

@@ -187,6 +187,7 @@ async function start(env: Env) {
   worker = env.DELIVERY_WORKER
     ? new DeliveryWorker({
         prisma: db.prisma,
+        sql: db.query,
         logger,
         providers,
         sealer,

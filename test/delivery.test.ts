@@ -28,7 +28,7 @@ afterEach(async () => {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function worker(overrides: Partial<DeliveryWorkerOptions> = {}) {
-  const w = testWorker(app.db.prisma, overrides);
+  const w = testWorker(app.db, overrides);
   cleanups.push(() => w.stop());
   return w;
 }

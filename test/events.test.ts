@@ -41,7 +41,7 @@ async function until(done: () => boolean | Promise<boolean>, ms = 8000) {
 }
 
 function worker(overrides: Partial<DeliveryWorkerOptions> = {}) {
-  const w = testWorker(app.db.prisma, overrides);
+  const w = testWorker(app.db, overrides);
   cleanups.push(() => w.stop());
   w.start();
   return w;

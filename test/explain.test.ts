@@ -251,7 +251,7 @@ const cases: [string, () => Promise<void>, { uses?: string[] }?][] = [
   [
     'the delivery worker claiming due deliveries',
     async () => {
-      await testWorker(app.db.prisma).claim(10);
+      await testWorker(app.db).claim(10);
     },
   ],
 ];

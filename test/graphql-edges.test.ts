@@ -348,7 +348,7 @@ describe('whileCredentialValid', () => {
     const db = await openTestDatabase({ onQuery: () => statements++ });
     try {
       const s = await workspaceWithChannel(db.prisma);
-      const auth = await authenticate(db.prisma, { host: s.host, bearer: s.apiKey, channelHeader: null });
+      const auth = await authenticate(db.query, { host: s.host, bearer: s.apiKey, channelHeader: null });
       statements = 0;
       expect(await credentialStillValid(db.prisma, auth)).toBe(true);
       expect(statements).toBe(1);

@@ -131,7 +131,9 @@ describe('a GraphQL operation issues no more statements than its REST twin', () 
   it('a page of contacts reads the columns of the view, not the whole row, on both transports', async () => {
     const s = await setup();
     await s.contact({ email: 'columns@example.com' });
-    const pageReads = (sql: string[]) => sql.filter((statement) => /FROM "public"\."contacts"/.test(statement));
+    // The columns each read of contacts selects: what lies between SELECT and its FROM.
+    const pageReads = (sql: string[]) =>
+      sql.filter((statement) => /\bFROM\s+("public"\.)?"?contacts"?\s/.test(statement)).map((statement) => statement.slice(0, statement.search(/\bFROM\b/)));
     const rest = await counted(async () => {
       expect((await s.api.get('/contacts?limit=25')).status).toBe(200);
     });
@@ -140,8 +142,8 @@ describe('a GraphQL operation issues no more statements than its REST twin', () 
     });
     for (const reads of [pageReads(rest), pageReads(graphql)]) {
       expect(reads).toHaveLength(1);
-      expect(reads[0]).toMatch(/"phone"/);
-      expect(reads[0]).not.toMatch(/"metadata"|"email_normalized"|"deleted_at", |"status"/);
+      expect(reads[0]).toMatch(/\bphone\b/);
+      expect(reads[0]).not.toMatch(/\b(metadata|email_normalized|deleted_at|status)\b/);
     }
   });
 

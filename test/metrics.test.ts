@@ -119,7 +119,7 @@ describe('GET /metrics', () => {
     expect(sample(before, 'connect_delivery_queue_depth', { kind: 'event' })).toBeGreaterThanOrEqual(0);
     const delivered = sample(before, 'connect_delivery_attempts_total', { kind: 'message', outcome: 'delivered' }) ?? 0;
 
-    const worker = testWorker(app.db.prisma);
+    const worker = testWorker(app.db);
     try {
       await worker.runOnce();
     } finally {

@@ -173,7 +173,7 @@ describe('deliveries under WEBHOOK_PRIVATE_TARGETS=deny', () => {
     const { endpoint } = await createWebhook(app.db.prisma, { workspaceId: ws.workspace.id, url, events: ['contact.created'] }, testSealer);
     const created = await restClient(app, ws.host, ws.apiKey).post('/contacts', { name: 'Target', email: `t${Date.now()}@example.com` });
     expect(created.status).toBe(201);
-    const w = testWorker(app.db.prisma, { providers: testProviders({ targets, ...(resolve ? { resolve } : {}) }) });
+    const w = testWorker(app.db, { providers: testProviders({ targets, ...(resolve ? { resolve } : {}) }) });
     cleanups.push(() => w.stop());
     w.start();
     const delivery = () => app.db.prisma.delivery.findFirstOrThrow({ where: { endpointId: endpoint.id } });

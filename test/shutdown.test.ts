@@ -98,7 +98,7 @@ describe.skipIf(!onPostgres)('SIGTERM under load', () => {
       expect(await database.db.prisma.delivery.count({ where: { lockedUntil: { not: null } } })).toBe(0);
       expect(server.output()).toContain('delivery leases released');
       // So another worker takes exactly that work at once.
-      const next = testWorker(database.db.prisma, { leaseMs: 30_000, id: 'next-worker' });
+      const next = testWorker(database.db, { leaseMs: 30_000, id: 'next-worker' });
       const taken = new Set((await next.claim(10_000)).map((row) => row.id));
       expect(held.filter((d) => !taken.has(d.id))).toEqual([]);
 

@@ -38,7 +38,7 @@ afterAll(async () => {
 
 /** The statements one claim-and-send pass of a fresh worker issues; it must have attempted `expected` deliveries. */
 async function counted(expected: number): Promise<string[]> {
-  const worker = testWorker(app.db.prisma, { providers: app.providers });
+  const worker = testWorker(app.db, { providers: app.providers });
   statements = [];
   expect(await worker.runOnce()).toBe(expected);
   const spent = statements;

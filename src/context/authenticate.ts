@@ -23,7 +23,7 @@ export async function authenticateRequest(deps: AppDeps, request: Request): Prom
   // A malformed or mistyped token costs no query.
   if (!host || !bearer || !isWellFormedToken(bearer)) throw new AuthenticationError();
   const tokenHash = hashToken(bearer);
-  const load = () => resolveCredential(deps.db.prisma, { host, tokenHash });
+  const load = () => resolveCredential(deps.db.query, { host, tokenHash });
   // A subscription checks its credential afresh before its stream starts (subscribeWhileValid).
   const cache = deps.credentialCache;
   const resolved = await deps.db.health.race(cache ? cache.resolve(host, tokenHash, load) : load()).catch((error: unknown) => {
@@ -40,6 +40,7 @@ export async function authenticateRequest(deps: AppDeps, request: Request): Prom
 export function requestContext(deps: AppDeps, auth: AuthContext): RequestContext {
   return {
     prisma: deps.db.prisma,
+    sql: deps.db.query,
     logger: deps.logger,
     auth,
     maxQueryCost: deps.env.GRAPHQL_MAX_COST,

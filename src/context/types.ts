@@ -3,6 +3,7 @@ import type { EventBus } from '../events/bus.js';
 import type { OpenStreams } from '../lib/streams.js';
 import type { OpenedMedia } from '../providers/whatsapp/media.js';
 import type { Channel, PrismaClient, Workspace } from '../generated/prisma/client.js';
+import type { RunSql } from '../db/database.js';
 
 /** The authenticated caller, resolved once per request for both transports. */
 export interface AuthContext {
@@ -16,6 +17,8 @@ export interface AuthContext {
 
 export interface RequestContext {
   prisma: PrismaClient;
+  /** Runs one statement of a hot path by itself, past Prisma's per-call work on PostgreSQL (`Database.query`). */
+  sql: RunSql;
   /** The most a GraphQL operation may cost (GRAPHQL_MAX_COST). */
   maxQueryCost: number;
   logger: Logger;

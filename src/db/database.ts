@@ -6,7 +6,7 @@ import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaPGlite } from 'pglite-prisma-adapter';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { PrismaClient } from '../generated/prisma/client.js';
+import { PrismaClient, type Prisma } from '../generated/prisma/client.js';
 import { DatabaseHealth } from './health.js';
 
 /** One database session for statements that must share a connection (migrations, locks). */
@@ -14,6 +14,9 @@ export interface SqlSession {
   exec(sql: string): Promise<void>;
   query<T = Record<string, unknown>>(sql: string, params?: unknown[]): Promise<T[]>;
 }
+
+/** Runs one statement by itself, outside any transaction, and resolves to its rows. */
+export type RunSql = <T = Record<string, unknown>>(statement: Prisma.Sql) => Promise<T[]>;
 
 export interface Database {
   kind: 'postgres' | 'pglite';
@@ -29,6 +32,15 @@ export interface Database {
    * A statement sent here is not reported to `onQuery`.
    */
   execute(sql: string, params: unknown[]): Promise<number>;
+  /**
+   * Runs one statement of the hot paths by itself and resolves to its rows. On PostgreSQL it goes
+   * straight to the pool, prepared as Prisma's statements are and reported to `onQuery`: Prisma's
+   * raw-query path costs about 150 µs of CPU per statement more than the driver's own. On PGlite
+   * through Prisma's `$queryRaw`, which serialises the one connection's statements. Values are
+   * sent as the driver writes them (a Date with its offset); rows come back as the driver reads
+   * them (timestamps as Dates, JSON parsed, `bigint` as text: cast counts to `int`).
+   */
+  query: RunSql;
   /** Runs `fn` on one dedicated session. */
   withSession<T>(fn: (session: SqlSession) => Promise<T>): Promise<T>;
   /** Connections open (`total`), of which `idle`, and queries `waiting` for one (metrics). */
@@ -194,6 +206,10 @@ async function openPostgres(url: string, poolSize: number, options: DatabaseOpti
     prisma,
     health,
     execute: async (sql, params) => (await pool.query(sql, params)).rowCount ?? 0,
+    query: async <T>(statement: Prisma.Sql) => {
+      options.onQuery?.(statement.text, statement.values);
+      return (await pool.query({ name: named?.({ sql: statement.text }), text: statement.text, values: statement.values })).rows as T[];
+    },
     async withSession(fn) {
       const client = await pool.connect();
       // Sessions run migrations and hold locks: work that may rightly take longer than a request.
@@ -315,6 +331,7 @@ async function openPglite(dir: string, onQuery?: QueryListener): Promise<Databas
     health: new DatabaseHealth(() => client.query('SELECT 1')),
     // Through Prisma, which serialises the single connection's statements with its transactions.
     execute: (sql, params) => prisma.$executeRawUnsafe(sql, ...params),
+    query: <T>(statement: Prisma.Sql) => prisma.$queryRaw<T[]>(statement),
     // PGlite is a single connection; callers serialise through it.
     withSession: (fn) => fn(session),
     // One connection, always open; PGlite queues statements internally, unseen.

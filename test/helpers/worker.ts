@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import type { PrismaClient } from '../../src/generated/prisma/client.js';
+import type { Database } from '../../src/db/database.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/modules/delivery/delivery.worker.js';
 import { createProviders, type ProviderOptions, type Providers } from '../../src/providers/registry.js';
 import { testSealer } from './secrets.js';
@@ -17,10 +17,11 @@ export function testProviders(overrides: Partial<ProviderOptions> = {}): Provide
   });
 }
 
-/** A delivery worker for tests: silent, polling and backing off in milliseconds. Not started. */
-export function testWorker(prisma: PrismaClient, overrides: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
+/** A delivery worker for tests on `db`, as a server builds one: silent, polling and backing off in milliseconds. Not started. */
+export function testWorker(db: Pick<Database, 'prisma' | 'query'>, overrides: Partial<DeliveryWorkerOptions> = {}): DeliveryWorker {
   return new DeliveryWorker({
-    prisma,
+    prisma: db.prisma,
+    sql: db.query,
     logger: pino({ level: 'silent' }),
     providers: testProviders(),
     sealer: testSealer,
@@ -37,11 +38,11 @@ export function testWorker(prisma: PrismaClient, overrides: Partial<DeliveryWork
  * GraphQL subscriptions hear replies). Not started.
  */
 export function appWorker(
-  app: { db: { prisma: PrismaClient }; logger: import('pino').Logger; events: EventBus; providers: Providers },
+  app: { db: Pick<Database, 'prisma' | 'query'>; logger: import('pino').Logger; events: EventBus; providers: Providers },
   overrides: Partial<DeliveryWorkerOptions> = {},
 ): DeliveryWorker {
   const { prisma } = app.db;
-  return testWorker(prisma, {
+  return testWorker(app.db, {
     logger: app.logger,
     providers: app.providers,
     inbound: (eventId) => processInboundEvent({ prisma, logger: app.logger, events: app.events, parsers: app.providers.parsers, sealer: testSealer }, eventId),

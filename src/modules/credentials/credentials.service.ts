@@ -1,4 +1,5 @@
-import type { Channel, PrismaClient, Workspace } from '../../generated/prisma/client.js';
+import { Prisma, type Channel, type PrismaClient, type Workspace } from '../../generated/prisma/client.js';
+import type { RunSql } from '../../db/database.js';
 import type { Db } from '../../db/types.js';
 import type { AuthContext, ResolvedCredential } from '../../context/types.js';
 import { AuthenticationError, InputError } from '../../errors/domain.js';
@@ -130,11 +131,11 @@ interface CredentialRow {
  * to act as. One statement: a row per channel, each carrying the token and its workspace.
  */
 export async function resolveCredential(
-  prisma: PrismaClient,
+  sql: RunSql,
   request: { host: string; tokenHash: string },
   now: Date = new Date(),
 ): Promise<ResolvedCredential | null> {
-  const rows = await prisma.$queryRaw<CredentialRow[]>`
+  const rows = await sql<CredentialRow>(Prisma.sql`
     SELECT t.id AS credential_id, t.kind::text AS kind, t.connection_id, t.expires_at,
            w.id AS workspace_id, w.hostname AS workspace_hostname, w.name AS workspace_name,
            w.created_at AS workspace_created_at, w.updated_at AS workspace_updated_at,
@@ -150,7 +151,7 @@ export async function resolveCredential(
        AND (t.expires_at IS NULL OR t.expires_at > ${now}::timestamptz)
        AND c.status = 'active'
        AND c.workspace_id = t.workspace_id
-     ORDER BY l.created_at, c.id`;
+     ORDER BY l.created_at, c.id`);
   const first = rows[0];
   if (!first) return null;
   return {
@@ -205,12 +206,12 @@ export function actAs(resolved: ResolvedCredential, channelHeader: string | null
  * was wrong. One statement.
  */
 export async function authenticate(
-  prisma: PrismaClient,
+  sql: RunSql,
   request: { host: string | null; bearer: string | null; channelHeader: string | null },
 ): Promise<AuthContext> {
   const { host, bearer, channelHeader } = request;
   if (!host || !bearer) throw new AuthenticationError();
-  const resolved = await resolveCredential(prisma, { host, tokenHash: hashToken(bearer) });
+  const resolved = await resolveCredential(sql, { host, tokenHash: hashToken(bearer) });
   if (!resolved) throw new AuthenticationError();
   return actAs(resolved, channelHeader);
 }

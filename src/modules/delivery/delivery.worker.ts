@@ -13,9 +13,12 @@ import { providerChannel } from '../channels/channel-secrets.js';
 import { queueEventsSql } from '../events/events.service.js';
 import { storedProviderId } from '../inbound/inbound.service.js';
 import { messageViewSql } from '../messages/messages.service.js';
+import type { RunSql } from '../../db/database.js';
 
 export interface DeliveryWorkerOptions {
   prisma: PrismaClient;
+  /** Runs the claim and the outcomes, one statement each, past Prisma's per-call work (`Database.query`). */
+  sql: RunSql;
   logger: Logger;
   providers: Pick<Providers, 'outbound' | 'events'>;
   /** Opens the channels' and endpoints' stored secrets (null: none can be stored, as on PostgreSQL without SECRETS_KEY). */
@@ -249,7 +252,7 @@ export class DeliveryWorker {
    * never claimed again by it, even once its lease has run out (another worker may take it).
    */
   async claim(limit: number): Promise<Claimed[]> {
-    return this.options.prisma.$queryRaw<Claimed[]>`
+    return this.options.sql<Claimed>(Prisma.sql`
       WITH claimed AS (
         UPDATE deliveries AS d
            SET locked_by = ${this.id},
@@ -279,7 +282,7 @@ export class DeliveryWorker {
         LEFT JOIN messages AS m ON m.id = claimed.message_id
         LEFT JOIN channels AS c ON c.id = m.channel_id
         LEFT JOIN contacts AS ct ON ct.id = m.contact_id
-        LEFT JOIN channel_templates AS t ON t.id = m.template_id`;
+        LEFT JOIN channel_templates AS t ON t.id = m.template_id`);
   }
 
   private track<T>(id: string, promise: Promise<T>): Promise<T> {
@@ -323,7 +326,7 @@ export class DeliveryWorker {
 
   /** A message to its channel's provider, the parts an earlier attempt sent skipped; a failed message is never sent again. */
   private async sendMessage(row: Claimed, context: Record<string, unknown>): Promise<Outcome> {
-    const { prisma } = this.options;
+    const { sql } = this.options;
     if (!row.m_id) return { kind: 'sent' };
     context.messageId = row.m_id;
     const channel = {
@@ -367,7 +370,7 @@ export class DeliveryWorker {
       // In one statement: the part is recorded only while this attempt holds the lease, and the
       // lease is renewed with it, so a message of many parts outlasts one lease without losing it.
       recordPart: async (providerId, part) => {
-        const [held] = await prisma.$queryRaw<{ held: number }[]>`
+        const [held] = await sql<{ held: number }>(Prisma.sql`
           WITH lease AS (
             UPDATE deliveries
                SET locked_until = now() + ${this.options.leaseMs} * interval '1 millisecond', updated_at = now()
@@ -378,7 +381,7 @@ export class DeliveryWorker {
             SELECT ${row.c_id}::uuid, ${storedProviderId(providerId)}, ${row.m_id}::uuid, ${part} FROM lease
             ON CONFLICT DO NOTHING
             RETURNING part)
-          SELECT count(*)::int AS held FROM lease`;
+          SELECT count(*)::int AS held FROM lease`);
         if (!held?.held) throw new LeaseLost(`lease on delivery ${row.id} lost before part ${part} was recorded`);
       },
     };
@@ -415,7 +418,7 @@ export class DeliveryWorker {
    * further — and a change of status is itself an event.
    */
   private async finish(row: Claimed, outcome: Outcome): Promise<boolean> {
-    const { prisma } = this.options;
+    const { sql } = this.options;
     const delay = Math.min(this.options.maxBackoffMs ?? 3_600_000, this.options.backoffMs * 2 ** (row.attempts - 1));
     const retryIn = Math.round(delay * (0.5 + Math.random() / 2));
     const reason = outcome.kind === 'sent' ? null : outcome.reason;
@@ -429,7 +432,7 @@ export class DeliveryWorker {
              updated_at = now()
        WHERE id = ${row.id}::uuid AND locked_by = ${this.id} AND attempts = ${row.attempts} AND status = 'pending'
       RETURNING id`;
-    if (!row.message_id) return (await prisma.$executeRaw(delivery)) > 0;
+    if (!row.message_id) return (await sql(delivery)).length > 0;
     // One statement: the delivery while this attempt holds it, then the message under its row lock
     // (as the lock found it, so that a status a provider reported meanwhile is moved past, never
     // back), then the status change's events from the updated row.
@@ -437,7 +440,7 @@ export class DeliveryWorker {
     const next = outcome.kind === 'sent' ? Prisma.sql`'sent'` : outcome.kind === 'failed' ? Prisma.sql`'failed'` : Prisma.sql`before.status`;
     const failureReason = outcome.kind === 'failed' ? (outcome.failureReason ?? outcome.reason).slice(0, 1024) : null;
     const events = [{ type: 'message.status_changed' as const, data: Prisma.sql`changed.view` }];
-    const [result] = await prisma.$queryRaw<{ owned: number; queued: number }[]>`
+    const [result] = await sql<{ owned: number; queued: number }>(Prisma.sql`
       WITH delivery AS (${delivery}),
       before AS (
         SELECT id, status FROM messages WHERE id = ${row.message_id}::uuid AND EXISTS (SELECT 1 FROM delivery) FOR UPDATE),
@@ -463,7 +466,7 @@ export class DeliveryWorker {
           LEFT JOIN contacts AS sender_contact ON sender_contact.id = message.sender_contact_id
          WHERE message.changed),
       queued AS (${queueEventsSql(row.workspace_id, events, now, Prisma.sql`changed`)} RETURNING 1)
-      SELECT (SELECT count(*) FROM delivery)::int AS owned, (SELECT count(*) FROM queued)::int AS queued`;
+      SELECT (SELECT count(*) FROM delivery)::int AS owned, (SELECT count(*) FROM queued)::int AS queued`);
     // The status change's events are due at once.
     if ((result?.queued ?? 0) > 0) this.nudge();
     return (result?.owned ?? 0) > 0;

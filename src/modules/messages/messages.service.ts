@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Prisma, type Channel, type Contact, type Message, type User } from '../../generated/prisma/client.js';
-import type { Db } from '../../db/types.js';
+import { sqlOn, type Db } from '../../db/types.js';
+import type { RunSql } from '../../db/database.js';
 import type { RequestContext } from '../../context/types.js';
 import { actingChannel } from '../../context/request.js';
 import { isLockTimeout, isUniqueViolation } from '../../db/errors.js';
@@ -213,7 +214,7 @@ type ConversationChoice = { id: string } | { open: true };
  * workspace), nothing is written and the answer is null.
  */
 async function storeMessage(
-  db: Db,
+  sql: RunSql,
   message: Outgoing,
   conversation: ConversationChoice,
   guard?: WriteGuard<MessageRow>,
@@ -243,7 +244,7 @@ async function storeMessage(
       UPDATE conversations SET last_message_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
        WHERE ${chosen}
       RETURNING id),`;
-  const [stored] = await db.$queryRaw<{ conversationId: string | null; queued: number | null; chosen: string | null }[]>`
+  const [stored] = await sql<{ conversationId: string | null; queued: number | null; chosen: string | null }>(Prisma.sql`
     WITH ${update}
     message AS (
       INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, type, body, is_encrypted, silent,
@@ -265,7 +266,7 @@ async function storeMessage(
     queued AS (${queueEventsSql(workspaceId, events, at, Prisma.sql`message`)} RETURNING 1)
     SELECT message.conversation_id AS "conversationId", (SELECT count(*) FROM queued)::int AS queued,
            ${guard ? Prisma.sql`(SELECT id FROM chosen)` : Prisma.sql`NULL::uuid`} AS chosen
-      FROM (SELECT 1) AS once LEFT JOIN message ON true`;
+      FROM (SELECT 1) AS once LEFT JOIN message ON true`);
   if (stored?.conversationId) return { row: messageRow(message, stored.conversationId), queued: stored.queued ?? 0 };
   // A conversation was there to write to, but another request holds the key.
   return stored?.chosen ? 'taken' : null;
@@ -295,9 +296,9 @@ export async function sendMessage(ctx: RequestContext, body: unknown, guard?: Wr
     try {
       const at = new Date();
       const outgoing = { id: uuid7(), workspaceId, channel, input, at, events: [] as DomainEvent[] };
-      const onOpenConversation = async (db: Db, inline?: WriteGuard<MessageRow>) => {
+      const onOpenConversation = async (sql: RunSql, inline?: WriteGuard<MessageRow>) => {
         const stored = await storeMessage(
-          db,
+          sql,
           { ...outgoing, contactId: direct!, content: { body: input.message!, templateId: null, templateParameters: undefined }, sender: channelSender(channel) },
           { open: true },
           inline,
@@ -307,7 +308,7 @@ export async function sendMessage(ctx: RequestContext, body: unknown, guard?: Wr
         return stored;
       };
       const sent =
-        (direct ? await onOpenConversation(ctx.prisma, guard).catch(inlineWaited) : null) ??
+        (direct ? await onOpenConversation(ctx.sql, guard).catch(inlineWaited) : null) ??
         (await ctx.prisma.$transaction(async (tx) => {
           await guard?.begin(tx);
           const sent = await sendInTransaction(tx, { ...outgoing, field, recipient });
@@ -351,7 +352,7 @@ async function sendInTransaction(
   await checkReachable(tx, channel, contact, field, input.type);
   const sender = await resolveSender(tx, workspaceId, channel, input.from);
   const conversation = await conversationForSend(tx, { workspaceId, channelId: channel.id, contactId: contact.id, silent: input.silent, actor: sender, at, events });
-  const stored = await storeMessage(tx, { ...message, contactId: contact.id, content, sender }, conversation);
+  const stored = await storeMessage(sqlOn(tx), { ...message, contactId: contact.id, content, sender }, conversation);
   // The conversation was chosen and locked in this transaction, so the message was stored.
   return stored as { row: MessageRow; queued: number };
 }
