@@ -1,5 +1,6 @@
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
-import { createYoga, type Plugin, type YogaServerOptions } from 'graphql-yoga';
+import type http from 'node:http';
+import { createYoga, type Plugin, type YogaServerInstance, type YogaServerOptions } from 'graphql-yoga';
 import type { AppDeps } from './context/deps.js';
 import type { AuthContext } from './context/types.js';
 import { introspectionEnabled } from './env.js';
@@ -20,14 +21,16 @@ import { systemRoute } from './modules/system/system.routes.js';
 import { docsRoute } from './modules/docs/docs.routes.js';
 import { WEBHOOKS_PREFIX, inboundRoutes, type InboundRoutes } from './modules/inbound/inbound.routes.js';
 import { directWebhooks } from './modules/inbound/inbound.node.js';
-import { createRateLimiter, recordedRateLimitHeaders } from './context/rate-limit.js';
+import { carryRateLimit, createRateLimiter, recordedRateLimitHeaders } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
 import { compiledQueriesPlugin, costLimitPlugin } from './graphql/jit.js';
 import { pageArgumentsPlugin } from './graphql/connection.js';
 import { createCompiledAnswers, type CompiledAnswers } from './graphql/compiled-answer.js';
-import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
+import { directGraphql, utf8, type HandedOver } from './graphql/direct.js';
+import { createAppMetrics, startedAt, type AppMetrics } from './metrics/metrics.js';
 import { rememberConnection } from './lib/cut-off.js';
+import { ServerResponse } from './lib/response.js';
 
 /** The caller of each GraphQL request, resolved before its document is parsed. */
 const graphqlCallers = new WeakMap<Request, AuthContext>();
@@ -38,10 +41,8 @@ const graphqlBodies = new WeakMap<Request, Buffer>();
 /** A browser asking for the GraphiQL page, which needs no credential. */
 const wantsPage = (request: Request) => request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
 
-/** UTF-8 text as fetch's `text()` decodes it: a leading byte order mark is dropped. */
-function utf8(bytes: Buffer): string {
-  return bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? bytes.toString('utf8', 3) : bytes.toString('utf8');
-}
+/** GraphQL requests node:http began serving (src/graphql/direct.ts): their body and caller are known, their compiled answer tried. */
+const handedOver = new WeakSet<Request>();
 
 /**
  * The request as yoga's body parsers use it, answering from the bytes already read: they call
@@ -73,6 +74,7 @@ function restPlugin(deps: AppDeps, metrics: AppMetrics, compiled: CompiledAnswer
     async onRequest({ request, url, endResponse, serverContext }) {
       rememberConnection(request, serverContext);
       if (url.pathname === '/graphql') {
+        if (handedOver.has(request)) return;
         // The same body limit as REST, counted on the bytes that arrive, before yoga parses them.
         if (request.body) {
           try {
@@ -94,14 +96,17 @@ function restPlugin(deps: AppDeps, metrics: AppMetrics, compiled: CompiledAnswer
         graphqlCallers.set(request, caller);
         const body = graphqlBodies.get(request);
         if (body && request.method === 'POST') {
-          const answer = await compiled
-            .answer(request, utf8(body), requestContext(deps, caller), (document, name) => metrics.labelOperation(request, document, name))
+          const outcome = await compiled
+            .answer(request.headers, utf8(body), requestContext(deps, caller), (document, name) => metrics.labelOperation(request, document, name))
             .catch((error: unknown) => {
               // A defect of the shortcut, not of the request: yoga answers it.
               deps.logger.warn({ err: describeError(error) }, 'graphql: compiled answer failed, left to yoga');
               return undefined;
             });
-          if (answer) return endResponse(answer);
+          if (outcome && 'answer' in outcome) {
+            return endResponse(new ServerResponse(outcome.answer.body, { status: 200, headers: { 'content-type': outcome.answer.contentType } }));
+          }
+          if (outcome) compiled.handOff(request, outcome.errors);
         }
         return;
       }
@@ -127,9 +132,9 @@ function restPlugin(deps: AppDeps, metrics: AppMetrics, compiled: CompiledAnswer
 function accessLogPlugin(deps: AppDeps): Plugin {
   const started = new WeakMap<Request, { at: number; path: string }>();
   return {
-    onRequest({ request, url }) {
+    onRequest({ request, url, serverContext }) {
       // `url` is the one yoga parsed for routing; nothing is kept when the line would not be written.
-      if (deps.logger.isLevelEnabled('info')) started.set(request, { at: performance.now(), path: url.pathname });
+      if (deps.logger.isLevelEnabled('info')) started.set(request, { at: startedAt(serverContext), path: url.pathname });
     },
     onResponse({ request, response }) {
       const start = started.get(request);
@@ -184,7 +189,7 @@ export function corsOptions(origins: string[] | undefined): YogaServerOptions<Re
 }
 
 /** With CORS on, every answer depends on the Origin header: caches must keep them apart. */
-function varyOnOrigin(): Plugin {
+function varyOnOriginPlugin(): Plugin {
   return {
     onResponse({ response }) {
       const vary = response.headers.get('vary') ?? '';
@@ -244,7 +249,7 @@ export function createApp(appDeps: AppDeps, parts: AppParts = {}) {
       accessLogPlugin(deps),
       metrics.plugin,
       restPlugin(deps, metrics, compiled, inbound),
-      ...(deps.env.CORS_ORIGINS?.length ? [varyOnOrigin()] : []),
+      ...(deps.env.CORS_ORIGINS?.length ? [varyOnOriginPlugin()] : []),
       documentLimitsPlugin({ hideSuggestions: !introspectionEnabled(deps.env) }),
       costLimitPlugin(),
       pageArgumentsPlugin(),
@@ -266,6 +271,43 @@ export function createApp(appDeps: AppDeps, parts: AppParts = {}) {
       }
     },
   });
-  // node:http (src/server.ts) serves provider webhooks directly, past yoga; in process they go through yoga.
-  return Object.assign(yoga, { direct: directWebhooks(inbound, { logger, metrics, varyOnOrigin: Boolean(deps.env.CORS_ORIGINS?.length) }) });
+  // node:http (src/server.ts) serves provider webhooks and GraphQL's common requests directly, past
+  // yoga; in process they go through yoga.
+  const varyOnOrigin = Boolean(deps.env.CORS_ORIGINS?.length);
+  const webhooks = directWebhooks(inbound, { logger, metrics, varyOnOrigin });
+  const graphql = directGraphql({ deps, compiled, metrics, varyOnOrigin, handOver: (begun) => finishInYoga(yoga, compiled, begun) });
+  return Object.assign(yoga, { direct: (request: http.IncomingMessage, response: http.ServerResponse) => webhooks(request, response) || graphql(request, response) });
+}
+
+/**
+ * A GraphQL request node:http began, answered by yoga: as a Request whose body, caller, rate-limit
+ * count and (when it ran) result are already known, written back with the fetch adapter's own
+ * writer. The Request is aborted when its connection closes, as the adapter's own are.
+ */
+function finishInYoga(yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>, compiled: CompiledAnswers, begun: HandedOver): void {
+  const { request, response, body, caller, countedAs, errors, startedAt } = begun;
+  const aborted = new AbortController();
+  response.once('close', () => aborted.abort());
+  const fetchRequest = new yoga.fetchAPI.Request(`http://${request.headers.host ?? 'localhost'}${request.url}`, {
+    method: 'POST',
+    headers: request.headers as Record<string, string>,
+    signal: aborted.signal,
+  });
+  graphqlBodies.set(fetchRequest, body);
+  graphqlCallers.set(fetchRequest, caller);
+  carryRateLimit(countedAs, fetchRequest);
+  handedOver.add(fetchRequest);
+  if (errors) compiled.handOff(fetchRequest, errors);
+  Promise.resolve(yoga.fetch(fetchRequest, { req: request, res: response, startedAt }))
+    .then(async (answer) => {
+      // A JSON answer (the direct route takes no request that asks for a stream), read whole.
+      const bytes = Buffer.from(await answer.arrayBuffer());
+      const headers: Record<string, string | number> = {};
+      answer.headers.forEach((value, name) => {
+        headers[name] = value;
+      });
+      headers['content-length'] = bytes.byteLength;
+      if (!response.destroyed) response.writeHead(answer.status, headers).end(bytes);
+    })
+    .catch(() => response.destroy());
 }

@@ -4,33 +4,13 @@ import { openDatabase } from '../src/db/database.js';
 import { createTestApp, onPostgres } from './helpers/app.js';
 import { appWithFailingInsert } from './helpers/fresh-database.js';
 import { databaseThroughProxy } from './helpers/proxied-app.js';
-import { serveOnPort, type ServedApp } from './helpers/real-port.js';
+import { requestOnPort as request, serveOnPort, type ServedApp } from './helpers/real-port.js';
 import { signedHeaders, textMessage, webhookBody, whatsappWorkspace } from './helpers/whatsapp-fake.js';
 
 /**
  * Webhooks on a real port are served by node:http directly (src/modules/inbound/inbound.node.ts),
  * past yoga: the same answers, checks, metrics, logs and outage behaviour as through the app.
  */
-
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-}
-
-/** One request on a port (a new connection each time); `chunked` sends the body without a length. */
-function request(port: number, host: string, method: string, path: string, headers: Record<string, string> = {}, body?: string | Buffer, chunked = false): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const sent = http.request({ port, host: '127.0.0.1', method, path, headers: { host, ...headers }, agent: false }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks).toString() }));
-    });
-    sent.on('error', reject);
-    if (body !== undefined && !chunked) sent.setHeader('content-length', Buffer.byteLength(body));
-    sent.end(body);
-  });
-}
 
 const count = (metrics: string, route: string, method: string, status: number) => {
   const line = metrics.split('\n').find((l) => l.startsWith(`connect_http_requests_total{route="${route}",method="${method}",status="${status}"}`));

@@ -15,7 +15,7 @@ import { providerChannel } from '../modules/channels/channel-secrets.js';
  * While the database is unreachable this is where a request stops, with 503; a
  * credential over its request budget stops here too, with 429.
  */
-export async function authenticateRequest(deps: AppDeps, request: Request): Promise<AuthContext> {
+export async function authenticateRequest(deps: AppDeps, request: { headers: Pick<Headers, 'get'> }): Promise<AuthContext> {
   const headers = request.headers;
   // No Host (HTTP/1.0) or an empty one names no workspace: never the server's own address.
   const host = requestHost(headers, deps.env.TRUST_PROXY);

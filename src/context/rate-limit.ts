@@ -81,10 +81,11 @@ export function rateLimitHeaders(limit: RateLimitState, exceeded: boolean): Reco
   };
 }
 
-const recorded = new WeakMap<Request, { state: RateLimitState; exceeded: boolean }>();
+/** By the request (a fetch Request, or the object a request served from node:http is known by). */
+const recorded = new WeakMap<object, { state: RateLimitState; exceeded: boolean }>();
 
 /** Counts the request against its credential's budget and remembers the outcome for the response. */
-export async function admitRequest(limiter: RateLimiter | null | undefined, request: Request, credentialId: string): Promise<void> {
+export async function admitRequest(limiter: RateLimiter | null | undefined, request: object, credentialId: string): Promise<void> {
   if (!limiter) return;
   try {
     recorded.set(request, { state: await limiter.consume(credentialId), exceeded: false });
@@ -95,7 +96,13 @@ export async function admitRequest(limiter: RateLimiter | null | undefined, requ
 }
 
 /** The rate-limit headers of a request that was counted, for its response (REST and GraphQL alike). */
-export function recordedRateLimitHeaders(request: Request): Record<string, string> {
+export function recordedRateLimitHeaders(request: object): Record<string, string> {
   const entry = recorded.get(request);
   return entry ? rateLimitHeaders(entry.state, entry.exceeded) : {};
+}
+
+/** Hands the count of a request on to the Request it continues as (one served from node:http, then by the app). */
+export function carryRateLimit(from: object, to: object): void {
+  const entry = recorded.get(from);
+  if (entry) recorded.set(to, entry);
 }

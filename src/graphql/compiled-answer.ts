@@ -4,7 +4,6 @@ import type { Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from './builder.js';
 import { runsCompiled, runsMutation } from './jit.js';
 import { schema } from './schema.js';
-import { ServerResponse } from '../lib/response.js';
 import { isRecord } from '../lib/validation.js';
 
 /** The compiled code of each document answered here; the same options as the yoga plugin's. */
@@ -59,6 +58,12 @@ function queryText(context: unknown): string | undefined {
   return typeof query === 'string' ? query : undefined;
 }
 
+/**
+ * What `answer` came to: the answer itself (200, with its media type and JSON text), or a result
+ * with errors that yoga must answer (`handOff`) without running the operation again.
+ */
+export type CompiledOutcome = { answer: { contentType: string; body: string } } | { errors: ExecutionResult };
+
 export interface CompiledAnswers {
   /** Remembers the text of a query yoga parsed, validated (every rule and limit of this app) and is about to run compiled. */
   remember(args: ExecutionArgs): void;
@@ -70,10 +75,19 @@ export interface CompiledAnswers {
    * context and execute, result negotiation) cost about as much CPU as serving a REST page. Only
    * the common case is answered: a JSON body of `query`, `variables` and `operationName`, an
    * `Accept` header `answeredType` knows, a cost within the limit and a result without errors.
-   * Anything else is left to yoga; a result with errors is handed to it (`plugin`) rather than
-   * run a second time, so that a mutation is never run twice.
+   * Anything else is left to yoga (undefined); a result with errors is handed to it (`handOff`,
+   * `plugin`) rather than run a second time, so that a mutation is never run twice.
    */
-  answer(request: Request, body: string, context: GraphQLContext, label: (document: DocumentNode, operationName: string | undefined) => void): Promise<Response | undefined>;
+  answer(
+    headers: Pick<Headers, 'get'>,
+    body: string,
+    context: GraphQLContext,
+    label: (document: DocumentNode, operationName: string | undefined) => void,
+  ): Promise<CompiledOutcome | undefined>;
+  /** Whether a request with these headers could be answered here: a JSON body, an `Accept` answered with JSON. */
+  takes(headers: Pick<Headers, 'get'>): boolean;
+  /** Has yoga answer `request` from `errors`, the result its operation came to here, as its execution (`plugin`). */
+  handOff(request: Request, errors: ExecutionResult): void;
   /**
    * Lets yoga answer a request whose operation already ran here with errors: that result becomes
    * its execution, so that the operation runs once and its errors are masked, located and answered
@@ -104,9 +118,11 @@ export function createCompiledAnswers(): CompiledAnswers {
   return {
     remember,
 
-    async answer(request, body, context, label) {
-      if (!JSON_BODY.test(request.headers.get('content-type') ?? '')) return undefined;
-      const type = answeredType(request.headers.get('accept'));
+    takes: (headers) => JSON_BODY.test(headers.get('content-type') ?? '') && answeredType(headers.get('accept')) !== undefined,
+
+    async answer(headers, body, context, label) {
+      if (!JSON_BODY.test(headers.get('content-type') ?? '')) return undefined;
+      const type = answeredType(headers.get('accept'));
       if (!type) return undefined;
       let params: unknown;
       try {
@@ -131,12 +147,13 @@ export function createCompiledAnswers(): CompiledAnswers {
       } else {
         return undefined;
       }
-      if (result.errors?.length) {
-        resultsForYoga.set(request, result);
-        return undefined;
-      }
+      if (result.errors?.length) return { errors: result };
       label(document, operationName ?? undefined);
-      return new ServerResponse(JSON.stringify(result), { status: 200, headers: { 'content-type': `${type}; charset=utf-8` } });
+      return { answer: { contentType: `${type}; charset=utf-8`, body: JSON.stringify(result) } };
+    },
+
+    handOff(request, errors) {
+      resultsForYoga.set(request, errors);
     },
 
     plugin: {

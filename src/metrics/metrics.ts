@@ -7,6 +7,14 @@ import { labelRoute, routeLabel } from './labels.js';
 import { processMetrics } from './process.js';
 import { ServerResponse } from '../lib/response.js';
 
+/**
+ * When a request arrived: now, or for one that node:http began serving itself and then handed to
+ * yoga, when it began (`startedAt` of its server context, from performance.now()).
+ */
+export function startedAt(serverContext: unknown): number {
+  return (serverContext as { startedAt?: number } | undefined)?.startedAt ?? performance.now();
+}
+
 /** Distinct GraphQL operation names given their own label; later new names count as `other`. */
 export const MAX_OPERATION_NAMES = 100;
 /** A plain GraphQL name of reasonable length; anything else a client sends counts as `other`. */
@@ -21,6 +29,8 @@ export interface AppMetrics {
   plugin: Plugin;
   /** Labels a GraphQL request by its operation, as the plugin does for those yoga executes. */
   labelOperation(request: Request, document: DocumentNode, operationName: string | null | undefined): void;
+  /** The route label of a GraphQL operation (`graphql <name>`, within a bounded set), for a request served outside yoga. */
+  operationRoute(document: DocumentNode, operationName: string | null | undefined): string;
   /**
    * Counts and times a request served outside yoga (the webhooks node:http serves directly), as
    * the plugin does: `route` as labelled (`unmatched` when none), `startedAt` from performance.now().
@@ -98,6 +108,7 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
     registry,
     plugin: metricsPlugin.plugin,
     labelOperation: metricsPlugin.labelOperation,
+    operationRoute: metricsPlugin.operationRoute,
     observe: metricsPlugin.observe,
     async scrape() {
       const process = processMetrics();
@@ -110,7 +121,7 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
 function requestMetricsPlugin(
   requests: Counter<'route' | 'method' | 'status'>,
   duration: Histogram<'route' | 'method' | 'status'>,
-): { plugin: Plugin; labelOperation: AppMetrics['labelOperation']; observe: AppMetrics['observe'] } {
+): { plugin: Plugin; labelOperation: AppMetrics['labelOperation']; operationRoute: AppMetrics['operationRoute']; observe: AppMetrics['observe'] } {
   // Keyed by the server context, which stays the same when a plugin replaces the request.
   const started = new WeakMap<object, number>();
   const graphql = new WeakSet<object>();
@@ -147,7 +158,7 @@ function requestMetricsPlugin(
 
   const plugin: Plugin = {
     onRequest({ url, serverContext }) {
-      started.set(serverContext, performance.now());
+      started.set(serverContext, startedAt(serverContext));
       if (url.pathname === '/graphql') graphql.add(serverContext);
     },
     onExecute: labelExecution,
@@ -170,5 +181,5 @@ function requestMetricsPlugin(
     requests.labels(...labels).inc();
     duration.labels(...labels).observe((performance.now() - startedAt) / 1000);
   };
-  return { plugin, labelOperation, observe };
+  return { plugin, labelOperation, operationRoute, observe };
 }

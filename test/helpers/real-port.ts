@@ -1,4 +1,4 @@
-import type http from 'node:http';
+import http from 'node:http';
 import net from 'node:net';
 import { Writable } from 'node:stream';
 import { createApp } from '../../src/app.js';
@@ -78,5 +78,34 @@ export function rawExchange(port: number, bytes: string | Buffer, options: { tim
       const status = /^HTTP\/1\.[01] (\d{3})/.exec(head)?.[1];
       resolve({ status: status ? Number(status) : undefined, head, body: split === -1 ? '' : text.slice(split + 4), ended });
     });
+  });
+}
+
+/** An answer read whole: status, headers and body as text. */
+export interface PortAnswer {
+  status: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+/** One request on a port (a new connection each time); `chunked` sends the body without a length. */
+export function requestOnPort(
+  port: number,
+  host: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string | Buffer,
+  chunked = false,
+): Promise<PortAnswer> {
+  return new Promise((resolve, reject) => {
+    const sent = http.request({ port, host: '127.0.0.1', method, path, headers: { host, ...headers }, agent: false }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode!, headers: response.headers, body: Buffer.concat(chunks).toString() }));
+    });
+    sent.on('error', reject);
+    if (body !== undefined && !chunked) sent.setHeader('content-length', Buffer.byteLength(body));
+    sent.end(body);
   });
 }

@@ -2,6 +2,7 @@ import { STATUS_CODES } from 'node:http';
 import { labelRoute } from '../../metrics/labels.js';
 import { ServerResponse } from '../../lib/response.js';
 import { readBody } from '../../rest/http.js';
+import type { DirectAnswer } from '../../rest/node.js';
 
 /**
  * A webhook request as the routes read it: from a fetch Request (the app's own routing) or
@@ -20,11 +21,7 @@ export interface WebhookCall {
 }
 
 /** A webhook answer: status, headers (Content-Length aside) and body. */
-export interface WebhookAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string | null;
-}
+export type WebhookAnswer = DirectAnswer;
 
 const JSON_TYPE = { 'content-type': 'application/json; charset=utf-8' };
 export const text = (status: number, body: string): WebhookAnswer => ({ status, headers: { 'content-type': 'text/plain; charset=utf-8' }, body });
