@@ -8,6 +8,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { PrismaClient, type Prisma } from '../generated/prisma/client.js';
 import { DatabaseHealth } from './health.js';
+import { poolTypes } from './timestamps.js';
 
 /** One database session for statements that must share a connection (migrations, locks). */
 export interface SqlSession {
@@ -174,6 +175,8 @@ async function probeOnce(pool: pg.Pool, signal: AbortSignal): Promise<void> {
 
 async function openPostgres(url: string, poolSize: number, options: DatabaseOptions): Promise<Database> {
   const pool = connectionPool(url, poolSize, {
+    // Prisma reads its own statements with its own parsers; the pool's are for Database.query.
+    types: poolTypes,
     ...(options.statementTimeoutMs ? { statement_timeout: options.statementTimeoutMs } : {}),
     ...(options.transactionTimeoutMs ? { idle_in_transaction_session_timeout: options.transactionTimeoutMs } : {}),
   });
