@@ -32,6 +32,7 @@ export interface DeliveryWorkerOptions {
   /** First retry delay; doubles per attempt, with jitter, up to maxBackoffMs. */
   backoffMs: number;
   maxBackoffMs?: number;
+  /** Deliveries kept in flight at once (DEFAULT_IN_FLIGHT); each waiting on its receiver holds one place. */
   batchSize?: number;
   id?: string;
   /**
@@ -44,6 +45,9 @@ export interface DeliveryWorkerOptions {
 
 /** Default for `stopGraceMs`: well inside the time an orchestrator allows a stopping container. */
 export const STOP_GRACE_MS = 5000;
+
+/** Deliveries one worker keeps in flight by default (`batchSize`). */
+export const DEFAULT_IN_FLIGHT = 32;
 
 /**
  * A claimed delivery: a message to its channel, an event to an endpoint, or an inbound event to
@@ -191,7 +195,7 @@ export class DeliveryWorker {
    * next ones. With nothing due, it waits for the poll interval or a nudge.
    */
   private async loop(): Promise<void> {
-    const capacity = Math.max(1, this.options.batchSize ?? 10);
+    const capacity = Math.max(1, this.options.batchSize ?? DEFAULT_IN_FLIGHT);
     while (!this.stopped) {
       // Requests and signals get their turn between claims, on the embedded database too
       // (whose statements never wait on a socket).
@@ -242,7 +246,7 @@ export class DeliveryWorker {
 
   /** Claims due deliveries and attempts them, waiting for every attempt; returns how many were attempted. */
   async runOnce(): Promise<number> {
-    const attempts = await this.startDue(this.options.batchSize ?? 10);
+    const attempts = await this.startDue(this.options.batchSize ?? DEFAULT_IN_FLIGHT);
     await Promise.all(attempts);
     return attempts.length;
   }
