@@ -24,6 +24,7 @@ export interface Settings {
   ref: string | null;
   render: string | null;
   server: string;
+  floorPrepared: boolean;
 }
 
 export const HELP = `npm run bench -- [options]
@@ -54,6 +55,9 @@ Modes
   --no-worker         run neither server's delivery worker (and so neither wa.process nor wa.deliver)
   --no-statements     skip counting each operation's SQL statements
   --no-build          use the dist/ already built instead of running npm run build
+  --floor-prepared    the floor keeps its parameterised statements prepared per connection, as the
+                      gateway does on PostgreSQL (by default it sends each one unnamed: parsed and
+                      planned afresh)
   --ref REF           measure the gateway of commit REF, built apart from the working tree
                       (the floor, seeder and harness stay the working tree's)
 Output
@@ -73,7 +77,7 @@ export function parseArgs(argv: string[]): Settings | 'help' {
   const values = new Map<string, string>();
   const flags = new Set<string>();
   const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render']);
-  const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help']);
+  const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help', 'floor-prepared']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
@@ -120,6 +124,7 @@ export function parseArgs(argv: string[]): Settings | 'help' {
     keep: flags.has('keep'),
     ref: values.get('ref') ?? null,
     render: values.get('render') ?? null,
+    floorPrepared: flags.has('floor-prepared'),
     server: values.get('database') ?? process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   };
 }

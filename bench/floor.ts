@@ -29,6 +29,28 @@ const pool = new pg.Pool({
 pool.on('error', () => {});
 
 /**
+ * FLOOR_PREPARED=1 (`npm run bench -- --floor-prepared`): every parameterised text is kept prepared
+ * per connection under a name of its own, as the gateway's `preparedStatementNames` does on
+ * PostgreSQL, so PostgreSQL parses it once per connection and may reuse its plan; texts whose plan
+ * depends on the values (`LIKE`, `@@`) stay unnamed there as here. Otherwise each statement is sent
+ * unnamed and parsed and planned afresh.
+ */
+if (process.env.FLOOR_PREPARED === '1') {
+  const names = new Map<string, string | undefined>();
+  const nameOf = (text: string) => {
+    if (!names.has(text)) names.set(text, /\bI?LIKE\b|@@/i.test(text) ? undefined : `floor_${names.size.toString(36)}`);
+    return names.get(text);
+  };
+  pool.on('connect', (client) => {
+    const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+    client.query = ((text: unknown, values?: unknown, callback?: unknown) =>
+      typeof text === 'string' && Array.isArray(values)
+        ? query({ name: nameOf(text), text, values }, callback)
+        : query(text, values, callback)) as typeof client.query;
+  });
+}
+
+/**
  * Whether the schema has channel providers (a gateway of --ref from before them has not): without
  * them every channel is a webhook channel, and no provider message ids are recorded.
  */

@@ -283,11 +283,12 @@ function table(header: string[], rows: string[][]): string {
 /** The human report: throughput, costs, latency checks and targets. */
 export function render(report: Report): string {
   const out: string[] = [];
-  const s = report.settings as { rounds: number; duration: number; connections: number };
+  const s = report.settings as { rounds: number; duration: number; connections: number; floorPrepared?: boolean };
   out.push(
     `Connect gateway vs floor — commit ${report.commit.slice(0, 12)}${report.dirty ? ' (with uncommitted changes)' : ''}, ` +
       `${report.seed.contacts.toLocaleString('en-US')} contacts, ${report.seed.messages.toLocaleString('en-US')} messages` +
-      (report.operations.length ? `, ${s.rounds} rounds × ${s.duration} s, ${s.connections} connections` : ''),
+      (report.operations.length ? `, ${s.rounds} rounds × ${s.duration} s, ${s.connections} connections` : '') +
+      (s.floorPrepared ? ', the floor with prepared statements' : ''),
   );
   out.push(`${report.machine.cpus} × ${report.machine.cpu}, ${report.machine.memoryGb} GB, Node ${report.machine.node}, ${report.machine.postgres}\n`);
   if (report.operations.length) {

@@ -238,7 +238,7 @@ async function main(): Promise<number> {
     note('starting the gateway and the floor');
     const gateway = await startGateway(database.url, logs, { worker: settings.worker, poolSize: settings.pool, profile: settings.profile, dist, whatsapp, traceGc: true });
     cleanup.add(() => gateway.stop());
-    const floor = await startFloor(database.url, logs, { worker: settings.worker, poolSize: settings.pool, whatsapp });
+    const floor = await startFloor(database.url, logs, { worker: settings.worker, poolSize: settings.pool, whatsapp, prepared: settings.floorPrepared });
     cleanup.add(() => floor.stop());
     const servers = [gateway, floor];
     let acceptor: ServerProcess | null = null;

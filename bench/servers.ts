@@ -186,10 +186,11 @@ export async function startGateway(
 export async function startFloor(
   databaseUrl: string,
   logDir: string,
-  options: { worker: boolean; poolSize: number; dist?: string | undefined; whatsapp?: WhatsAppSettings | undefined },
+  options: { worker: boolean; poolSize: number; dist?: string | undefined; whatsapp?: WhatsAppSettings | undefined; prepared?: boolean },
 ): Promise<ServerProcess> {
   const port = await freePort();
   const env = {
+    FLOOR_PREPARED: options.prepared ? '1' : '0',
     NODE_ENV: 'production',
     DATABASE_URL: databaseUrl,
     PORT: String(port),
