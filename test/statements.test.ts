@@ -94,4 +94,21 @@ describe('statements per request on the hot paths', () => {
     expect(authentications(sqls)).toBe(1);
     expect(sqls.length).toBeLessThanOrEqual(2);
   });
+
+  it('GET /messages, searched and filtered or not: authentication and one page read with the senders’ names', async () => {
+    const s = await setup();
+    const c = await s.contact({ email: 'reader@example.com' });
+    for (const message of ['alpha one', 'alpha two', 'beta three']) await s.send({ to: c.id, message });
+    await s.send({ to: c.id, message: 'alpha from a user', from: s.user.email });
+    const first = await s.api.get('/messages?limit=2&search=alpha');
+    for (const query of ['?limit=2', '?limit=2&search=alpha', `?limit=2&search=alpha&contact_id=${c.id}&cursor=${first.body.meta.next_cursor}`]) {
+      const sqls = await counted(200, () => s.api.get(`/messages${query}`));
+      expect(authentications(sqls), query).toBe(1);
+      expect(sqls.length, query).toBeLessThanOrEqual(2);
+    }
+    expect(first.body.data.map((m: { body: string; sender: { type: string; name: string } }) => [m.body, m.sender.type, m.sender.name])).toEqual([
+      ['alpha from a user', 'user', s.user.name],
+      ['alpha two', 'channel', s.channel.name],
+    ]);
+  });
 });

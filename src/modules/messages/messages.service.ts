@@ -24,6 +24,14 @@ export const ENCRYPTED_PLACEHOLDER = 'Encrypted message hidden';
 
 export type MessageRow = Message & { channel: Pick<Channel, 'name'>; senderUser: Pick<User, 'name'> | null; senderContact?: Pick<Contact, 'name'> | null };
 
+/** What `messageView` reads of a message row. */
+type MessageViewRow = Pick<
+  MessageRow,
+  | 'id' | 'conversationId' | 'contactId' | 'channelId' | 'direction' | 'type' | 'body' | 'isEncrypted' | 'status' | 'failureReason'
+  | 'senderType' | 'senderChannelId' | 'senderUserId' | 'senderContactId' | 'senderName' | 'silent' | 'mediaUrls' | 'media' | 'createdAt'
+  | 'channel' | 'senderUser' | 'senderContact'
+>;
+
 export const messageInclude = {
   channel: { select: { name: true } },
   senderUser: { select: { name: true } },
@@ -66,7 +74,7 @@ export function mediaView(media: Message['media']): MediaView[] {
  * The API view of a message. An encrypted message's content (the caller's
  * ciphertext) never leaves through a view: `body` is null and a placeholder is shown.
  */
-export function messageView(message: MessageRow): MessageView {
+export function messageView(message: MessageViewRow): MessageView {
   return {
     id: message.id,
     conversationId: message.conversationId,
@@ -389,30 +397,77 @@ async function checkReachable(tx: Db, channel: Channel, contact: Contact, field:
   if (!recent) throw ValidationError.field('type', MESSAGES.outsideWindow);
 }
 
+/** What the REST list reads: the rows `messageView` needs (`viewPage`). */
+const MESSAGE_VIEW_QUERY = { include: messageInclude } as const satisfies PrismaQuery;
+
+/** The columns of the acting channel's messages the filters keep, newest first from the cursor: one past the limit. */
+function pageWhere(
+  columns: Prisma.Sql,
+  channelId: string,
+  filters: { conversationId?: string | undefined; contactId?: string | undefined; search?: string | undefined },
+  params: { limit: number; cursor?: Cursor | undefined },
+): Prisma.Sql {
+  const { cursor } = params;
+  // Full-text match through the GIN index, paged by the same keyset; encrypted messages have no
+  // document, so they can never match.
+  return Prisma.sql`
+    SELECT ${columns} FROM messages
+     WHERE channel_id = ${channelId}::uuid
+       ${filters.search ? Prisma.sql`AND search_vector @@ plainto_tsquery('simple'::regconfig, ${filters.search})` : Prisma.empty}
+       ${filters.conversationId ? Prisma.sql`AND conversation_id = ${filters.conversationId}::uuid` : Prisma.empty}
+       ${filters.contactId ? Prisma.sql`AND contact_id = ${filters.contactId}::uuid` : Prisma.empty}
+       ${cursor ? Prisma.sql`AND (created_at, id) < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty}
+     ORDER BY created_at DESC, id DESC
+     LIMIT ${params.limit + 1}`;
+}
+
+const VIEW_COLUMNS = Prisma.raw(
+  'id, conversation_id, contact_id, channel_id, direction, type, body, is_encrypted, status, failure_reason, sender_type, sender_channel_id, sender_user_id, sender_contact_id, sender_name, silent, media_urls, media, created_at',
+);
+
+type ViewColumns = Omit<MessageViewRow, 'channel' | 'senderUser' | 'senderContact'> & { channelName: string; senderUserName: string | null; senderContactName: string | null };
+
+/**
+ * A page of the acting channel's messages with what `messageView` reads, in one statement: the
+ * messages the filters keep with the names of their channel and of their sender's user or contact.
+ */
+async function viewPage(sql: RunSql, channel: Pick<Channel, 'id'>, filters: Parameters<typeof pageWhere>[2], params: { limit: number; cursor?: Cursor | undefined }): Promise<MessageViewRow[]> {
+  const rows = await sql<ViewColumns>(Prisma.sql`
+    SELECT m.id, m.conversation_id AS "conversationId", m.contact_id AS "contactId", m.channel_id AS "channelId", m.direction, m.type,
+           m.body, m.is_encrypted AS "isEncrypted", m.status, m.failure_reason AS "failureReason", m.sender_type AS "senderType",
+           m.sender_channel_id AS "senderChannelId", m.sender_user_id AS "senderUserId", m.sender_contact_id AS "senderContactId",
+           m.sender_name AS "senderName", m.silent, m.media_urls AS "mediaUrls", m.media, m.created_at AS "createdAt",
+           channel.name AS "channelName", sender_user.name AS "senderUserName", sender_contact.name AS "senderContactName"
+      FROM (${pageWhere(VIEW_COLUMNS, channel.id, filters, params)}) AS m
+      JOIN channels AS channel ON channel.id = m.channel_id
+      LEFT JOIN users AS sender_user ON sender_user.id = m.sender_user_id
+      LEFT JOIN contacts AS sender_contact ON sender_contact.id = m.sender_contact_id
+     ORDER BY m.created_at DESC, m.id DESC`);
+  return rows.map((row) => {
+    const view = row as ViewColumns & Pick<MessageViewRow, 'channel' | 'senderUser' | 'senderContact'>;
+    view.channel = { name: row.channelName };
+    view.senderUser = row.senderUserName === null ? null : { name: row.senderUserName };
+    view.senderContact = row.senderContactName === null ? null : { name: row.senderContactName };
+    return view;
+  });
+}
+
 /** GET /messages: the acting channel's messages, newest first; search never sees encrypted content. */
+export async function listMessages(ctx: RequestContext, params: { limit: number; cursor?: Cursor | undefined; filters: Record<string, string | undefined> }): Promise<Page<MessageViewRow>>;
+export async function listMessages(ctx: RequestContext, params: { limit: number; cursor?: Cursor | undefined; filters: Record<string, string | undefined> }, query: PrismaQuery): Promise<Page<MessageRow>>;
 export async function listMessages(
   ctx: RequestContext,
   params: { limit: number; cursor?: Cursor | undefined; filters: Record<string, string | undefined> },
-  query: PrismaQuery = { include: messageInclude },
-): Promise<Page<MessageRow>> {
+  query: PrismaQuery = MESSAGE_VIEW_QUERY,
+): Promise<Page<MessageViewRow | MessageRow>> {
   const channel = actingChannel(ctx.auth);
-  const filters = parseInput(messageFiltersSchema, params.filters);
-  const conversationId = filters.conversation_id?.toLowerCase();
-  const contactId = filters.contact_id?.toLowerCase();
+  const parsed = parseInput(messageFiltersSchema, params.filters);
+  const filters = { conversationId: parsed.conversation_id?.toLowerCase(), contactId: parsed.contact_id?.toLowerCase(), search: parsed.search };
+  if (query === MESSAGE_VIEW_QUERY) return toPage(await viewPage(ctx.sql, channel, filters, params), params.limit);
+  const { conversationId, contactId } = filters;
   let ids: string[] | undefined;
   if (filters.search) {
-    // Full-text match through the GIN index, paged by the same keyset; encrypted
-    // messages have no document, so they can never match.
-    const { cursor } = params;
-    const rows = await ctx.prisma.$queryRaw<{ id: string }[]>`
-      SELECT id FROM messages
-       WHERE channel_id = ${channel.id}::uuid
-         AND search_vector @@ plainto_tsquery('simple'::regconfig, ${filters.search})
-         ${conversationId ? Prisma.sql`AND conversation_id = ${conversationId}::uuid` : Prisma.empty}
-         ${contactId ? Prisma.sql`AND contact_id = ${contactId}::uuid` : Prisma.empty}
-         ${cursor ? Prisma.sql`AND (created_at, id) < (${cursor.createdAt}, ${cursor.id}::uuid)` : Prisma.empty}
-       ORDER BY created_at DESC, id DESC
-       LIMIT ${params.limit + 1}`;
+    const rows = await ctx.sql<{ id: string }>(pageWhere(Prisma.raw('id'), channel.id, filters, params));
     ids = rows.map((row) => row.id);
   }
   const rows = await ctx.prisma.message.findMany({
