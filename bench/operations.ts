@@ -194,6 +194,7 @@ export const OPERATIONS: Operation[] = [
     title: 'GET /contacts (deep cursor)',
     transport: 'rest',
     write: false,
+    floorTarget: 1,
     request: (ctx) => ({ method: 'GET', path: `/api/connect/contacts?limit=25&cursor=${ctx.deepCursor}`, headers: headers(ctx, false) }),
   },
   {
@@ -201,6 +202,7 @@ export const OPERATIONS: Operation[] = [
     title: 'GET /messages?search= (rare, medium, common)',
     transport: 'rest',
     write: false,
+    floorTarget: 1,
     request: (ctx, n) => ({ method: 'GET', path: `/api/connect/messages?limit=25&search=${pick(TERMS, n)}`, headers: headers(ctx, false) }),
   },
   {
