@@ -179,7 +179,8 @@ export async function startGateway(
   // A line in the log after each full collection (none after the frequent scavenges): the live heap, for the leak check.
   if (options.traceGc) profile.push('--trace-gc', '--trace-gc-ignore-scavenger');
   const main = path.join(options.dist ?? path.join(ROOT, 'dist'), 'main.js');
-  return startProcess('gateway', [...profile, main], gatewayEnv(databaseUrl, port, options), port, path.join(logDir, options.log ?? 'gateway.log'));
+  // The young generation the image and `npm run start:prod` give it (docs/deployment.md#memory).
+  return startProcess('gateway', ['--max-semi-space-size=8', ...profile, main], gatewayEnv(databaseUrl, port, options), port, path.join(logDir, options.log ?? 'gateway.log'));
 }
 
 /** The floor (bench/floor.ts), with the same pool size as the gateway. */

@@ -147,7 +147,7 @@ describe.skipIf(onPostgres)('Dockerfile', () => {
 
   it('runs the compiled server as a non-root user, with what it reads at run time', () => {
     const runtime = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
-    expect(runtime).toMatch(/^CMD \["node", "dist\/main\.js"\]$/m);
+    expect(runtime).toMatch(/^CMD \["node", "--max-semi-space-size=8", "dist\/main\.js"\]$/m);
     expect(runtime).toMatch(/^USER node$/m);
     expect(runtime).toMatch(/HOST=0\.0\.0\.0/);
     // glibc's per-thread malloc arenas otherwise hold tens of MB V8's helper threads freed (docs/deployment.md).
