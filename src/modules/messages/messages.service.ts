@@ -401,7 +401,7 @@ async function checkReachable(tx: Db, channel: Channel, contact: Contact, field:
 const MESSAGE_VIEW_QUERY = { include: messageInclude } as const satisfies PrismaQuery;
 
 /** The columns of the acting channel's messages the filters keep, newest first from the cursor: one past the limit. */
-function pageWhere(
+function pageQuery(
   columns: Prisma.Sql,
   channelId: string,
   filters: { conversationId?: string | undefined; contactId?: string | undefined; search?: string | undefined },
@@ -431,14 +431,14 @@ type ViewColumns = Omit<MessageViewRow, 'channel' | 'senderUser' | 'senderContac
  * A page of the acting channel's messages with what `messageView` reads, in one statement: the
  * messages the filters keep with the names of their channel and of their sender's user or contact.
  */
-async function viewPage(sql: RunSql, channel: Pick<Channel, 'id'>, filters: Parameters<typeof pageWhere>[2], params: { limit: number; cursor?: Cursor | undefined }): Promise<MessageViewRow[]> {
+async function viewPage(sql: RunSql, channel: Pick<Channel, 'id'>, filters: Parameters<typeof pageQuery>[2], params: { limit: number; cursor?: Cursor | undefined }): Promise<MessageViewRow[]> {
   const rows = await sql<ViewColumns>(Prisma.sql`
     SELECT m.id, m.conversation_id AS "conversationId", m.contact_id AS "contactId", m.channel_id AS "channelId", m.direction, m.type,
            m.body, m.is_encrypted AS "isEncrypted", m.status, m.failure_reason AS "failureReason", m.sender_type AS "senderType",
            m.sender_channel_id AS "senderChannelId", m.sender_user_id AS "senderUserId", m.sender_contact_id AS "senderContactId",
            m.sender_name AS "senderName", m.silent, m.media_urls AS "mediaUrls", m.media, m.created_at AS "createdAt",
            channel.name AS "channelName", sender_user.name AS "senderUserName", sender_contact.name AS "senderContactName"
-      FROM (${pageWhere(VIEW_COLUMNS, channel.id, filters, params)}) AS m
+      FROM (${pageQuery(VIEW_COLUMNS, channel.id, filters, params)}) AS m
       JOIN channels AS channel ON channel.id = m.channel_id
       LEFT JOIN users AS sender_user ON sender_user.id = m.sender_user_id
       LEFT JOIN contacts AS sender_contact ON sender_contact.id = m.sender_contact_id
@@ -467,7 +467,7 @@ export async function listMessages(
   const { conversationId, contactId } = filters;
   let ids: string[] | undefined;
   if (filters.search) {
-    const rows = await ctx.sql<{ id: string }>(pageWhere(Prisma.raw('id'), channel.id, filters, params));
+    const rows = await ctx.sql<{ id: string }>(pageQuery(Prisma.raw('id'), channel.id, filters, params));
     ids = rows.map((row) => row.id);
   }
   const rows = await ctx.prisma.message.findMany({
