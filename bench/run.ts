@@ -31,14 +31,19 @@ import { deliveryRound, discardInbound, inboundProcessing, repliers } from './wh
 import { startBenchWhatsAppFake, type BenchWhatsAppFake } from './whatsapp-fake.js';
 
 /**
- * Each GraphQL operation right after the REST one it is judged against: their throughputs are
- * compared across windows, which then see the same minute of the machine rather than two minutes
- * apart: there the gateway's GraphQL-to-REST ratio swung 0.79–1.44 between rounds, and the floor's
- * own between the same two windows 0.69–1.11.
+ * Each GraphQL operation beside the REST one it is judged against: their throughputs are compared
+ * across windows, which then see the same minute of the machine rather than two minutes apart
+ * (there the gateway's GraphQL-to-REST ratio swung 0.79–1.44 between rounds, and the floor's own
+ * between the same two windows 0.69–1.11). Which of the two goes first alternates by round, as
+ * gateway and floor do, since the second window of a pair ran slower on both servers.
  */
-function loadOrder(ops: Operation[]): Operation[] {
+function loadOrder(ops: Operation[], round: number): Operation[] {
   const follows = (op: Operation) => op.rest !== undefined && ops.some((other) => other.id === op.rest!.id);
-  return ops.flatMap((op) => (follows(op) ? [] : [op, ...ops.filter((other) => follows(other) && other.rest!.id === op.id)]));
+  return ops.flatMap((op) => {
+    if (follows(op)) return [];
+    const pair = [op, ...ops.filter((other) => follows(other) && other.rest!.id === op.id)];
+    return round % 2 === 0 ? pair : pair.reverse();
+  });
 }
 
 /** Work to undo however the run ends: servers to stop, the database to drop. Last added, first run. */
@@ -94,7 +99,7 @@ async function throughput(
 ): Promise<OperationResult[]> {
   const rounds = new Map<string, OperationResult['rounds']>(ops.map((op) => [op.id, []]));
   for (let round = 0; round < settings.rounds; round++) {
-    for (const op of loadOrder(ops)) {
+    for (const op of loadOrder(ops, round)) {
       const pair = op.inbound ? servers.map((server) => (server.name === 'gateway' ? options.acceptor! : server)) : servers;
       // Alternating who goes first cancels a drift of the machine's load within a round.
       const order = round % 2 === 0 ? pair : [...pair].reverse();
