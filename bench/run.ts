@@ -34,7 +34,7 @@ import { startBenchWhatsAppFake, type BenchWhatsAppFake } from './whatsapp-fake.
  * Each GraphQL operation beside the REST one it is judged against: their throughputs are compared
  * across windows, which then see the same minute of the machine rather than two minutes apart
  * (there the gateway's GraphQL-to-REST ratio swung 0.79–1.44 between rounds, and the floor's own
- * between the same two windows 0.69–1.11). Which of the two goes first alternates by round, as
+ * between the same two windows 0.69–1.33). Which of the two goes first alternates by round, as
  * gateway and floor do, since the second window of a pair ran slower on both servers.
  */
 function loadOrder(ops: Operation[], round: number): Operation[] {
