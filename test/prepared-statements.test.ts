@@ -50,6 +50,18 @@ describe.skipIf(!onPostgres)('prepared statements on PostgreSQL', () => {
     }
   });
 
+  it('keeps a statement run through execute (the webhooks’ store) prepared as well', async () => {
+    const db = await openDatabase({ databaseUrl: inject('databaseUrl'), poolSize: 1 });
+    try {
+      const sql = `UPDATE workspaces SET updated_at = updated_at WHERE id = $1::uuid`;
+      expect(await db.execute(sql, ['00000000-0000-7000-8000-000000000000'])).toBe(0);
+      const statements = await db.withSession((session) => session.query<{ statement: string }>(`SELECT statement FROM pg_prepared_statements`));
+      expect(statements.map((row) => row.statement)).toContain(sql);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('prepares nothing with DB_PREPARED_STATEMENTS=0', async () => {
     const { app, prepared } = await appOnOneConnection(false);
     try {

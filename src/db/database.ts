@@ -208,7 +208,7 @@ async function openPostgres(url: string, poolSize: number, options: DatabaseOpti
     description: `PostgreSQL ${redactUrl(url)}`,
     prisma,
     health,
-    execute: async (sql, params) => (await pool.query(sql, params)).rowCount ?? 0,
+    execute: async (sql, params) => (await pool.query({ name: named?.({ sql }), text: sql, values: params })).rowCount ?? 0,
     query: async <T>(statement: Prisma.Sql) => {
       options.onQuery?.(statement.text, statement.values);
       return (await pool.query({ name: named?.({ sql: statement.text }), text: statement.text, values: statement.values })).rows as T[];
