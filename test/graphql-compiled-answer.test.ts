@@ -1,12 +1,11 @@
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createTestApp, onPostgres, openTestDatabase, type TestApp } from './helpers/app.js';
 import { messagingSetup } from './helpers/messaging.js';
+import { holdIdempotencyKey } from './helpers/idempotency.js';
 import { workspaceWithChannel } from './helpers/factories.js';
 import { authenticateRequest, requestContext } from '../src/context/authenticate.js';
 import { createCompiledAnswers } from '../src/graphql/compiled-answer.js';
 import { createLogger } from '../src/logger.js';
-import { hashToken } from '../src/lib/tokens.js';
 
 let app: TestApp;
 /** The app's answers from compiled queries, asked directly below as well as through the app. */
@@ -224,15 +223,8 @@ describe('a mutation yoga has validated and run is answered again on the interpr
     const input = (key: string) => ({ input: { to: { contactId: c.id }, message: 'Hello', idempotencyKey: key } });
     expect(JSON.parse((await s.post({ query: SEND, variables: input('first') })).body).data.sendMessage.message.id).toEqual(expect.any(String));
     // Another request holds the key: the send answers CONFLICT, an error rather than userErrors.
-    const token = await app.db.prisma.accessToken.findUniqueOrThrow({ where: { tokenHash: hashToken(s.apiKey) } });
-    const holder = new pg.Client({ connectionString: inject('databaseUrl') });
-    await holder.connect();
+    const held = await holdIdempotencyKey(app.db.prisma, inject('databaseUrl'), { apiKey: s.apiKey, route: `graphql sendMessage ${s.channel.id}`, key: 'held' });
     try {
-      await holder.query('BEGIN');
-      await holder.query(
-        `INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash) VALUES (gen_random_uuid(), $1, $2, 'held', repeat('0', 64))`,
-        [token.id, `graphql sendMessage ${s.channel.id}`],
-      );
       statements = [];
       const handed = await s.post({ query: SEND, variables: input('held') });
       const claims = statements.filter((sql) => /idempotency_keys/.test(sql)).length;
@@ -242,8 +234,7 @@ describe('a mutation yoga has validated and run is answered again on the interpr
       expect(handed).toEqual(unseen);
       expect(JSON.parse(handed.body).errors[0].extensions.code).toBe('CONFLICT');
     } finally {
-      await holder.query('ROLLBACK');
-      await holder.end();
+      await held.release();
     }
     expect(await app.db.prisma.message.count({ where: { contactId: c.id } })).toBe(1);
   });

@@ -2,7 +2,6 @@ import { parse } from 'graphql';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { hashToken } from '../src/lib/tokens.js';
 import { pino } from 'pino';
 import { purgeExpiredIdempotencyKeys, schedulePurge } from '../src/modules/idempotency/idempotency.service.js';
 import { createTestApp, onPostgres, type TestApp } from './helpers/app.js';
@@ -11,6 +10,7 @@ import { addChannel, bearer, createConnection, issueChannelKey } from './helpers
 import { executeOperation } from './helpers/graphql.js';
 import { messagingSetup } from './helpers/messaging.js';
 import { restClient } from './helpers/rest.js';
+import { holdIdempotencyKey } from './helpers/idempotency.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -154,23 +154,15 @@ describe('Idempotency-Key on POST /messages and POST /contacts', () => {
  * request still running would: it must be refused with 409 at once. The claim is let go after.
  */
 async function whileKeyHeld(s: Awaited<ReturnType<typeof setup>>, key: string, request: () => ReturnType<ReturnType<typeof restClient>['post']>) {
-  const token = await app.db.prisma.accessToken.findUniqueOrThrow({ where: { tokenHash: hashToken(s.apiKey) } });
-  const holder = new pg.Client({ connectionString: inject('databaseUrl') });
-  await holder.connect();
+  const held = await holdIdempotencyKey(app.db.prisma, inject('databaseUrl'), { apiKey: s.apiKey, route: `POST /messages ${s.channel.id}`, key });
   try {
-    await holder.query('BEGIN');
-    await holder.query(
-      `INSERT INTO idempotency_keys (id, credential_id, route, key, request_hash) VALUES (gen_random_uuid(), $1, $2, $3, repeat('0', 64))`,
-      [token.id, `POST /messages ${s.channel.id}`, key],
-    );
     const started = Date.now();
     const during = await request();
     expect(during.status).toBe(409);
     expect(Date.now() - started).toBeLessThan(2000);
-    await holder.query('ROLLBACK');
     return during;
   } finally {
-    await holder.end();
+    await held.release();
   }
 }
 
