@@ -31,6 +31,7 @@ import { directGraphql, utf8, type HandedOver } from './graphql/direct.js';
 import { createAppMetrics, startedAt, type AppMetrics } from './metrics/metrics.js';
 import { rememberConnection } from './lib/cut-off.js';
 import { ServerResponse } from './lib/response.js';
+import { headerRecord } from './rest/node.js';
 
 /** The caller of each GraphQL request, resolved before its document is parsed. */
 const graphqlCallers = new WeakMap<Request, AuthContext>();
@@ -302,11 +303,7 @@ function finishInYoga(yoga: YogaServerInstance<Record<string, unknown>, GraphQLC
     .then(async (answer) => {
       // A JSON answer (the direct route takes no request that asks for a stream), read whole.
       const bytes = Buffer.from(await answer.arrayBuffer());
-      const headers: Record<string, string | number> = {};
-      answer.headers.forEach((value, name) => {
-        headers[name] = value;
-      });
-      headers['content-length'] = bytes.byteLength;
+      const headers = { ...headerRecord(answer.headers), 'content-length': bytes.byteLength };
       if (!response.destroyed) response.writeHead(answer.status, headers).end(bytes);
     })
     .catch(() => response.destroy());

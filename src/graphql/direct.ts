@@ -6,10 +6,10 @@ import { authenticateRequest, requestContext } from '../context/authenticate.js'
 import { recordedRateLimitHeaders } from '../context/rate-limit.js';
 import { graphqlErrorResponse } from '../errors/graphql.js';
 import { describeError } from '../errors/log.js';
-import { restErrorResponse } from '../errors/rest.js';
+import { INTERNAL_ERROR_BODY, restErrorResponse } from '../errors/rest.js';
 import type { AppMetrics } from '../metrics/metrics.js';
 import { HttpError } from '../rest/http.js';
-import { directResponder, nodeHeaders, readNodeBody, type DirectAnswer, type DirectRoute } from '../rest/node.js';
+import { directResponder, headerRecord, nodeHeaders, readNodeBody, type DirectAnswer, type DirectRoute } from '../rest/node.js';
 import type { CompiledAnswers } from './compiled-answer.js';
 
 /** A request this route began and yoga finishes: its body, its caller, and the result its operation came to here, if it ran. */
@@ -31,11 +31,7 @@ export function utf8(bytes: Buffer): string {
 
 /** A fetch Response as a direct answer, with the headers a counted request carries. */
 async function fromResponse(response: Response, extra: Record<string, string>): Promise<DirectAnswer> {
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    headers[name] = value;
-  });
-  return { status: response.status, headers: { ...headers, ...extra }, body: await response.text() };
+  return { status: response.status, headers: { ...headerRecord(response.headers), ...extra }, body: await response.text() };
 }
 
 /**
@@ -103,7 +99,7 @@ export function directGraphql(options: {
     if (!compiled.takes(headers)) return false;
     serve(request, response, headers).catch((error: unknown) => {
       logger.error({ err: describeError(error) }, 'graphql request failed');
-      if (!response.headersSent) send(response, { method: 'POST', path: '/graphql', route: 'graphql', startedAt: performance.now() }, { status: 500, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify({ status: 'error', message: 'Internal server error' }) });
+      if (!response.headersSent) send(response, { method: 'POST', path: '/graphql', route: 'graphql', startedAt: performance.now() }, { status: 500, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(INTERNAL_ERROR_BODY) });
       else response.destroy();
     });
     return true;

@@ -18,6 +18,15 @@ export function nodeHeaders(request: http.IncomingMessage): Pick<Headers, 'get'>
   };
 }
 
+/** A fetch answer's headers as one record, to write to node:http (repeated ones already joined). */
+export function headerRecord(headers: Headers): Record<string, string> {
+  const record: Record<string, string> = {};
+  headers.forEach((value, name) => {
+    record[name] = value;
+  });
+  return record;
+}
+
 /**
  * The body of a node:http request, at most `limit` bytes, counted as it arrives (HttpError 413 over
  * a declared or an actual length: the rest is read and dropped by the server). As readBody reads a

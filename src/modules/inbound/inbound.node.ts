@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { describeError } from '../../errors/log.js';
+import { INTERNAL_ERROR_BODY } from '../../errors/rest.js';
 import type { AppMetrics } from '../../metrics/metrics.js';
 import { directResponder, nodeHeaders, readNodeBody, type DirectRoute } from '../../rest/node.js';
 import { WEBHOOKS_PREFIX, type InboundRoutes } from './inbound.routes.js';
@@ -38,7 +39,7 @@ export function directWebhooks(routes: InboundRoutes, options: { logger: Logger;
       (answer) => send(response, exchange, answer),
       (error: unknown) => {
         logger.error({ err: describeError(error) }, 'inbound webhook failed');
-        send(response, exchange, json(500, { status: 'error', message: 'Internal server error' }));
+        send(response, exchange, json(500, INTERNAL_ERROR_BODY));
       },
     );
     return true;

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AppDeps } from '../../context/deps.js';
 import type { Channel, ChannelProvider } from '../../generated/prisma/client.js';
 import { describeError } from '../../errors/log.js';
+import { INTERNAL_ERROR_BODY } from '../../errors/rest.js';
 import { isDatabaseUnavailable } from '../../db/errors.js';
 import { isUuid } from '../../lib/uuid.js';
 import { inboundReceived } from '../../metrics/process.js';
@@ -131,7 +132,7 @@ export function inboundRoutes(deps: AppDeps) {
       if (isDatabaseUnavailable(error)) return UNAVAILABLE;
       // The provider tries again on anything but a 2xx: nothing was stored.
       deps.logger.error({ err: describeError(error), channelId: match[1] }, 'inbound webhook failed');
-      return json(500, { status: 'error', message: 'Internal server error' });
+      return json(500, INTERNAL_ERROR_BODY);
     }
   }
 
