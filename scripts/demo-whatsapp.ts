@@ -15,7 +15,7 @@ import { processInboundEvent } from '../src/modules/inbound/inbound.worker.js';
 import { createTemplate } from '../src/modules/templates/templates.service.js';
 import { createWorkspace } from '../src/modules/workspaces/workspaces.service.js';
 import { createProviders } from '../src/providers/registry.js';
-import { createHttpServer } from '../src/server.js';
+import { createHttpServer } from '../src/http/server.js';
 import { WHATSAPP_SETTINGS, signedHeaders, startWhatsAppFake, statusUpdate, textMessage, webhookBody } from '../test/helpers/whatsapp-fake.js';
 
 const PHONE = '+31612345678';

@@ -4,7 +4,7 @@
 // needed. `--check` fails instead when the committed file is stale.
 import fs from 'node:fs';
 import openapiTS, { astToString, type OpenAPI3 } from 'openapi-typescript';
-import { createRestRouter } from '../src/rest/handler.js';
+import { DOCUMENTED_ROUTES } from '../src/app.js';
 import { openApiDocument } from '../src/rest/openapi.js';
 
 const file = new URL('../examples/rest-client/api.d.ts', import.meta.url);
@@ -17,7 +17,7 @@ const HEADER = `/**
 
 // zod-openapi's document type and openapi-typescript's input type describe the same JSON
 // with independent declarations; the document is plain data either way.
-const document = openApiDocument(createRestRouter()) as unknown as OpenAPI3;
+const document = openApiDocument(DOCUMENTED_ROUTES) as unknown as OpenAPI3;
 const rendered = HEADER + astToString(await openapiTS(document, { silent: true }));
 
 if (process.argv.includes('--check')) {

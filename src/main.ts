@@ -136,7 +136,7 @@ async function start(env: Env) {
     import('./modules/delivery/delivery.worker.js'),
     import('./providers/registry.js'),
     import('./modules/idempotency/idempotency.service.js'),
-    import('./server.js'),
+    import('./http/server.js'),
     import('./lib/secrets-key.js'),
     import('./modules/secrets/secrets.service.js'),
     import('./modules/inbound/inbound.worker.js'),

@@ -125,15 +125,17 @@ describe('GET /docs', () => {
     }
   });
 
-  it("answers 404 for every other file, the package's own included", async () => {
+  it("answers 404 for every other file, the package's own included, and 405 for another method", async () => {
     for (const name of ['index.html', 'swagger-initializer.js', 'swagger-ui.js', 'swagger-ui-bundle.js.map', 'swagger-ui-standalone-preset.js', 'oauth2-redirect.html', 'package.json', 'LICENSE', 'nope', 'SWAGGER-UI.CSS', 'swagger-ui.css/', 'swagger-ui.css.']) {
       await expectNotFound(`/docs/${name}`);
     }
     await expectNotFound('/docs.js');
     await expectNotFound('/docsx');
+    // The page is a known path: another method is the one rule's 405.
     for (const method of ['POST', 'PUT', 'DELETE']) {
       const response = await get('/docs', { method });
-      expect(response.status, method).toBe(404);
+      expect(response.status, method).toBe(405);
+      expect(response.headers.get('allow'), method).toBe('GET, HEAD');
     }
   });
 

@@ -9,7 +9,7 @@ import {
 } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { schema } from '../src/graphql/schema.js';
-import { createRestRouter } from '../src/rest/handler.js';
+import { DOCUMENTED_ROUTES } from '../src/app.js';
 import { createTemplate } from '../src/modules/templates/templates.service.js';
 import { createUser } from '../src/modules/users/users.service.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
@@ -217,8 +217,7 @@ const LIST_ROUTES: Record<string, { idFilters: Record<string, Resource>; search?
 /** Routes without a path id that are not plain lists: each has its own test below. */
 const OTHER_ROUTES = ['GET /contacts/find', 'POST /contacts', 'POST /messages'];
 
-const restRoutes = createRestRouter()
-  .routes()
+const restRoutes = DOCUMENTED_ROUTES.rest
   .map((route) => `${route.method} ${route.path}`);
 
 describe('REST routes are enumerated from the router', () => {

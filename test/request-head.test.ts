@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REQUEST_LINE_LIMIT } from '../src/server.js';
+import { REQUEST_LINE_LIMIT } from '../src/http/server.js';
 import { createTestApp, type TestApp } from './helpers/app.js';
 import { workspaceWithChannel } from './helpers/factories.js';
 import { rawExchange, serveOnPort, type RawExchange, type ServedApp } from './helpers/real-port.js';

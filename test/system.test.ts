@@ -91,7 +91,8 @@ describe('GraphQL introspection', () => {
     expect(production.errors?.[0]?.message).toMatch(/introspection/i);
     expect((await introspect({ NODE_ENV: 'production', GRAPHQL_INTROSPECTION: '1' })).data).toBeDefined();
     expect((await introspect({ GRAPHQL_INTROSPECTION: '0' })).data).toBeUndefined();
-  });
+    // Four apps, each on a database of its own.
+  }, 120_000);
 });
 
 describe('configuration', () => {

@@ -5,18 +5,18 @@ import { actAs, resolveCredential } from '../modules/credentials/credentials.ser
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { AuthenticationError, ServiceUnavailableError } from '../errors/domain.js';
 import { hashToken, isWellFormedToken } from '../lib/tokens.js';
-import { admitRequest } from './rate-limit.js';
+import { admitRequest, type RateLimitRecord } from './rate-limit.js';
 import { MediaUnavailable } from '../providers/whatsapp/media.js';
 import { providerChannel } from '../modules/channels/channel-secrets.js';
 
 /**
- * Resolves the caller of an HTTP request, the same way for REST and GraphQL:
+ * Resolves the caller of a request from its headers, the same way for REST and GraphQL:
  * one statement, or none while the credential is cached (AUTH_CACHE_MS).
  * While the database is unreachable this is where a request stops, with 503; a
- * credential over its request budget stops here too, with 429.
+ * credential over its request budget stops here too, with 429. What the budget counted is
+ * recorded on `record` (the request's state), for its answer's headers.
  */
-export async function authenticateRequest(deps: AppDeps, request: { headers: Pick<Headers, 'get'> }): Promise<AuthContext> {
-  const headers = request.headers;
+export async function authenticateRequest(deps: AppDeps, headers: Pick<Headers, 'get'>, record: { rateLimit?: RateLimitRecord } = {}): Promise<AuthContext> {
   // No Host (HTTP/1.0) or an empty one names no workspace: never the server's own address.
   const host = requestHost(headers, deps.env.TRUST_PROXY);
   const bearer = bearerToken(headers);
@@ -32,7 +32,7 @@ export async function authenticateRequest(deps: AppDeps, request: { headers: Pic
   if (resolved === 'unavailable') throw new ServiceUnavailableError();
   if (!resolved) throw new AuthenticationError();
   const auth = actAs(resolved, headers.get('x-channel-uuid'));
-  await admitRequest(deps.rateLimiter, request, auth.credential.id);
+  await admitRequest(deps.rateLimiter, auth.credential.id, record);
   return auth;
 }
 

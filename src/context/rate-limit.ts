@@ -81,28 +81,22 @@ export function rateLimitHeaders(limit: RateLimitState, exceeded: boolean): Reco
   };
 }
 
-/** By the request (a fetch Request, or the object a request served from node:http is known by). */
-const recorded = new WeakMap<object, { state: RateLimitState; exceeded: boolean }>();
+/** What the rate limit counted a request as, for its answer's headers. */
+export interface RateLimitRecord {
+  state: RateLimitState;
+  exceeded: boolean;
+}
 
-/** Counts the request against its credential's budget and remembers the outcome for the response. */
-export async function admitRequest(limiter: RateLimiter | null | undefined, request: object, credentialId: string): Promise<void> {
+/**
+ * Counts a request against its credential's budget, recording the outcome on `record` (the
+ * request's state) for its answer; over the budget throws RateLimitedError.
+ */
+export async function admitRequest(limiter: RateLimiter | null | undefined, credentialId: string, record: { rateLimit?: RateLimitRecord }): Promise<void> {
   if (!limiter) return;
   try {
-    recorded.set(request, { state: await limiter.consume(credentialId), exceeded: false });
+    record.rateLimit = { state: await limiter.consume(credentialId), exceeded: false };
   } catch (error) {
-    if (error instanceof RateLimitedError) recorded.set(request, { state: error.state, exceeded: true });
+    if (error instanceof RateLimitedError) record.rateLimit = { state: error.state, exceeded: true };
     throw error;
   }
-}
-
-/** The rate-limit headers of a request that was counted, for its response (REST and GraphQL alike). */
-export function recordedRateLimitHeaders(request: object): Record<string, string> {
-  const entry = recorded.get(request);
-  return entry ? rateLimitHeaders(entry.state, entry.exceeded) : {};
-}
-
-/** Hands the count of a request on to the Request it continues as (one served from node:http, then by the app). */
-export function carryRateLimit(from: object, to: object): void {
-  const entry = recorded.get(from);
-  if (entry) recorded.set(to, entry);
 }

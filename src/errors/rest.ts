@@ -11,7 +11,7 @@ import {
   ValidationError,
 } from './domain.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
-import { HttpError, json } from '../rest/http.js';
+import { HttpError, json } from '../http/exchange.js';
 import { logUnexpected } from './log.js';
 import { rateLimitHeaders } from '../context/rate-limit.js';
 

@@ -4,9 +4,21 @@ import PrismaPlugin from '@pothos/plugin-prisma';
 import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import type { RequestContext } from '../context/types.js';
-import { costedWithinLimit, tooComplexError } from './limits.js';
+import type { RequestState } from '../http/state.js';
+import type { ResponsePaths } from './response-paths.js';
+import { tooComplexError } from './limits.js';
 
-export type GraphQLContext = RequestContext;
+/**
+ * The context of a GraphQL request: what services take, on the request's own state (yoga makes
+ * the request's server context its GraphQL context), with what execution learns along the way.
+ */
+export type GraphQLContext = RequestContext & {
+  state?: RequestState;
+  /** Whether the operation was costed within the limit, with its own variables, before execution (jit.ts). */
+  costed?: boolean;
+  /** The response paths of a compiled query's positions (jit.ts); absent under the interpreter. */
+  responsePaths?: ResponsePaths;
+};
 
 export const builder = new SchemaBuilder<{
   Context: GraphQLContext;
@@ -18,9 +30,9 @@ export const builder = new SchemaBuilder<{
   defaultFieldNullability: false,
   // Every field costs 1, a list multiplies what it selects by 10 and a connection by its
   // `first` (src/graphql/connection.ts). Checked for the whole operation before any resolver runs,
-  // once: a compiled query was costed before it started (costedWithinLimit).
+  // once: a compiled query was costed before it started (`costed`).
   complexity: {
-    limit: (ctx) => (costedWithinLimit.has(ctx) ? {} : { complexity: ctx.maxQueryCost }),
+    limit: (ctx) => (ctx.costed ? {} : { complexity: ctx.maxQueryCost }),
     complexityError: (_kind, result) => tooComplexError(result.complexity, result.maxComplexity ?? 0),
   },
   prisma: {

@@ -17,44 +17,10 @@ import {
 } from 'graphql';
 import { isPromise, type Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from './builder.js';
-import { costedWithinLimit, tooComplexError } from './limits.js';
+import { tooComplexError } from './limits.js';
+import { ResponsePaths } from './response-paths.js';
 
 type ResponsePath = GraphQLResolveInfo['path'];
-
-/** A response position's one path object in a request, with the positions beneath it. */
-class InternedPath {
-  /** Created when a position beneath is first interned: a node whose fields are all leaves needs none. */
-  children: Map<string | number, InternedPath> | undefined;
-  constructor(
-    readonly prev: InternedPath | undefined,
-    readonly key: string | number,
-    readonly typename: string | undefined,
-  ) {}
-}
-
-/**
- * The one path object of each response position in a request. graphql-js hands every resolver
- * beneath a position the same linked path object; graphql-jit builds the links afresh at each
- * call. Pothos' Prisma plugin records the selection a parent loaded against the path object of
- * that parent's field and finds it again by walking a child's `path.prev` links by identity, so
- * without one object per position a relation that was already loaded (`messages → contact`)
- * would be fetched a second time.
- */
-class ResponsePaths {
-  private readonly roots = new Map<string | number, InternedPath>();
-
-  intern(path: ResponsePath): InternedPath {
-    if (path instanceof InternedPath) return path;
-    const prev = path.prev && this.intern(path.prev);
-    const siblings = prev ? (prev.children ??= new Map()) : this.roots;
-    let interned = siblings.get(path.key);
-    if (!interned) {
-      interned = new InternedPath(prev, path.key, path.typename);
-      siblings.set(path.key, interned);
-    }
-    return interned;
-  }
-}
 
 /**
  * A resolver's failure located at its field, as the interpreter locates it: the compiled query
@@ -63,9 +29,6 @@ class ResponsePaths {
 function located(error: unknown, info: GraphQLResolveInfo) {
   return locatedError(error, info.fieldNodes, responsePathAsArray(info.path));
 }
-
-/** The path tables of the requests being executed by compiled queries, by their context. */
-const compiledRequests = new WeakMap<object, ResponsePaths>();
 
 /**
  * Gives the resolvers that record or look up loaded selections — fields of an object type, and
@@ -81,7 +44,7 @@ export function internResponsePaths(schema: GraphQLSchema): GraphQLSchema {
       const resolve = field.resolve;
       if (!resolve || (isLeafType(getNamedType(field.type)) && !field.extensions?.pothosPrismaSelect)) continue;
       field.resolve = (parent, args, context, info) => {
-        const paths = compiledRequests.get(context as object);
+        const paths = (context as GraphQLContext).responsePaths;
         if (!paths) return resolve(parent, args, context, info);
         // The info object is the compiled query's own, built for this one call.
         (info as { path: ResponsePath }).path = paths.intern(info.path);
@@ -101,24 +64,35 @@ export function internResponsePaths(schema: GraphQLSchema): GraphQLSchema {
   return schema;
 }
 
-/** The operation of each document that holds exactly one, or null, by the parsed document. */
-const soleOperations = new WeakMap<DocumentNode, OperationDefinitionNode | null>();
+/** What is known of a parsed document whatever the request (yoga hands back the same object for the same text). */
+interface DocumentFacts {
+  /** Its operation when it holds exactly one, else null. */
+  operation: OperationDefinitionNode | null;
+  /** Whether the compiler may run it (`compilableQuery`); computed on first need. */
+  compilable?: boolean;
+  /** Its costs, by the variables as the request sent them. */
+  costs?: Map<string, number>;
+}
+
+/** Facts of each document, kept as long as yoga's parser cache keeps the document. */
+const documentFacts = new WeakMap<DocumentNode, DocumentFacts>();
+
+function factsOf(document: DocumentNode): DocumentFacts {
+  let facts = documentFacts.get(document);
+  if (!facts) {
+    const operations = document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION);
+    facts = { operation: operations.length === 1 ? operations[0]! : null };
+    documentFacts.set(document, facts);
+  }
+  return facts;
+}
 
 function soleOperation(document: DocumentNode): OperationDefinitionNode | null {
-  let operation = soleOperations.get(document);
-  if (operation === undefined) {
-    const operations = document.definitions.filter((definition) => definition.kind === Kind.OPERATION_DEFINITION);
-    operation = operations.length === 1 ? operations[0]! : null;
-    soleOperations.set(document, operation);
-  }
-  return operation;
+  return factsOf(document).operation;
 }
 
 /** Whether the request names no operation, or the document's one operation. */
 const names = (args: ExecutionArgs, operation: OperationDefinitionNode) => args.operationName == null || args.operationName === (operation.name?.value ?? '');
-
-/** Documents already judged, by the parsed document (yoga hands back the same object for the same text). */
-const verdicts = new WeakMap<DocumentNode, boolean>();
 
 /**
  * Whether the compiler may run the document: it holds one operation, a query. The compiler
@@ -128,9 +102,9 @@ const verdicts = new WeakMap<DocumentNode, boolean>();
  * every other spread of it.
  */
 function compilableQuery(document: DocumentNode): boolean {
-  let verdict = verdicts.get(document);
-  if (verdict !== undefined) return verdict;
-  verdict = soleOperation(document)?.operation === 'query';
+  const facts = factsOf(document);
+  if (facts.compilable !== undefined) return facts.compilable;
+  let verdict = facts.operation?.operation === 'query';
   if (verdict) {
     visit(document, {
       Directive(node) {
@@ -142,12 +116,10 @@ function compilableQuery(document: DocumentNode): boolean {
       },
     });
   }
-  verdicts.set(document, verdict);
+  facts.compilable = verdict;
   return verdict;
 }
 
-/** Costs already computed, by document and then by the variables as the request sent them. */
-const costs = new WeakMap<DocumentNode, Map<string, number>>();
 /** Variables longer than this as JSON are costed afresh; a document keeps at most this many costs. */
 const COST_KEY_LIMIT = 512;
 const COSTS_PER_DOCUMENT = 64;
@@ -170,8 +142,8 @@ function variablesKey(variables: Record<string, unknown>): string | null {
 function costOf(args: ExecutionArgs, context: GraphQLContext): number | null {
   const variables = args.variableValues ?? {};
   const key = variablesKey(variables);
-  let known = costs.get(args.document);
-  const cached = key === null ? undefined : known?.get(key);
+  const facts = factsOf(args.document);
+  const cached = key === null ? undefined : facts.costs?.get(key);
   if (cached !== undefined) return cached;
   let complexity: number;
   try {
@@ -180,8 +152,8 @@ function costOf(args: ExecutionArgs, context: GraphQLContext): number | null {
     return null;
   }
   if (key !== null && key.length <= COST_KEY_LIMIT) {
-    if (!known) costs.set(args.document, (known = new Map()));
-    if (known.size < COSTS_PER_DOCUMENT) known.set(key, complexity);
+    facts.costs ??= new Map();
+    if (facts.costs.size < COSTS_PER_DOCUMENT) facts.costs.set(key, complexity);
   }
   return complexity;
 }
@@ -189,10 +161,10 @@ function costOf(args: ExecutionArgs, context: GraphQLContext): number | null {
 /** Whether the operation's cost with these variables is within the limit, costed once per request. */
 function withinCost(args: ExecutionArgs): boolean {
   const context = args.contextValue as GraphQLContext;
-  if (costedWithinLimit.has(context)) return true;
+  if (context.costed) return true;
   const complexity = costOf(args, context);
   if (complexity === null || complexity > context.maxQueryCost) return false;
-  costedWithinLimit.add(context);
+  context.costed = true;
   return true;
 }
 
@@ -203,7 +175,7 @@ function withinCost(args: ExecutionArgs): boolean {
  */
 export function runsCompiled(args: ExecutionArgs): boolean {
   if (!compilableQuery(args.document) || !names(args, soleOperation(args.document)!) || !withinCost(args)) return false;
-  compiledRequests.set(args.contextValue as object, new ResponsePaths());
+  (args.contextValue as GraphQLContext).responsePaths = new ResponsePaths();
   return true;
 }
 
@@ -225,11 +197,11 @@ export function costLimitPlugin(): Plugin {
   return {
     onExecute({ args, setResultAndStopExecution }) {
       const context = args.contextValue as unknown as GraphQLContext;
-      if (costedWithinLimit.has(context)) return;
+      if (context.costed) return;
       const cost = costOf(args, context);
       if (cost === null) return;
       if (cost > context.maxQueryCost) setResultAndStopExecution({ errors: [tooComplexError(cost, context.maxQueryCost)] });
-      else costedWithinLimit.add(context);
+      else context.costed = true;
     },
   };
 }
@@ -241,15 +213,6 @@ export function costLimitPlugin(): Plugin {
  * specification requires and whose error semantics the payloads were built on; subscriptions
  * keep it too, and so does any query `compilableQuery` or the cost refuses.
  */
-export function compiledQueriesPlugin(onCompiled: (args: ExecutionArgs) => void = () => {}): Plugin {
-  return useGraphQlJit(
-    {},
-    {
-      enableIf: (args) => {
-        if (!runsCompiled(args)) return false;
-        onCompiled(args);
-        return true;
-      },
-    },
-  ) as Plugin;
+export function compiledQueriesPlugin(): Plugin {
+  return useGraphQlJit({}, { enableIf: runsCompiled }) as Plugin;
 }

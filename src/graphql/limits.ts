@@ -5,12 +5,6 @@ import type { Plugin } from 'graphql-yoga';
 /** CONTRACT §4: what one GraphQL document may hold. Its cost is limited by the schema's complexity plugin. */
 export const DOCUMENT_LIMITS = { depth: 12, aliases: 30, tokens: 5000, directives: 50 } as const;
 
-/**
- * Requests whose operation was already costed within the limit, with their own variables, before
- * execution (a compiled query is: see jit.ts). The schema's complexity plugin does not cost them again.
- */
-export const costedWithinLimit = new WeakSet<object>();
-
 /** The refusal of an operation over the cost limit (GRAPHQL_MAX_COST). */
 export function tooComplexError(cost: number, limit: number): GraphQLError {
   return new GraphQLError(`The query is too complex: its cost is ${cost}, the limit ${limit}.`, {

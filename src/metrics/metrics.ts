@@ -1,19 +1,9 @@
 import { getOperationAST, type DocumentNode } from 'graphql';
-import type { Plugin } from 'graphql-yoga';
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AppDeps } from '../context/deps.js';
 import { describeError } from '../errors/log.js';
-import { labelRoute, routeLabel } from './labels.js';
 import { processMetrics } from './process.js';
 import { ServerResponse } from '../lib/response.js';
-
-/**
- * When a request arrived: now, or for one that node:http began serving itself and then handed to
- * yoga, when it began (`startedAt` of its server context, from performance.now()).
- */
-export function startedAt(serverContext: unknown): number {
-  return (serverContext as { startedAt?: number } | undefined)?.startedAt ?? performance.now();
-}
 
 /** Distinct GraphQL operation names given their own label; later new names count as `other`. */
 export const MAX_OPERATION_NAMES = 100;
@@ -25,17 +15,17 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 
 export interface AppMetrics {
   registry: Registry;
-  /** Counts and times every request by route, method and status. */
-  plugin: Plugin;
-  /** Labels a GraphQL request by its operation, as the plugin does for those yoga executes. */
-  labelOperation(request: Request, document: DocumentNode, operationName: string | null | undefined): void;
-  /** The route label of a GraphQL operation (`graphql <name>`, within a bounded set), for a request served outside yoga. */
+  /**
+   * The route label of a GraphQL operation: `graphql <name>`, `graphql anonymous` or `graphql
+   * other`, a bounded set whatever clients send. Named only once the document is valid and its
+   * caller authenticated, so that refused documents cannot use up the operation names.
+   */
   operationRoute(document: DocumentNode, operationName: string | null | undefined): string;
   /**
-   * Counts and times a request served outside yoga (the webhooks node:http serves directly), as
-   * the plugin does: `route` as labelled (`unmatched` when none), `startedAt` from performance.now().
+   * Counts a request by route, method and status, and times it from `startedAt`
+   * (performance.now()) when known.
    */
-  observe(route: string | undefined, method: string, status: number, startedAt: number): void;
+  observe(route: string, method: string, status: number, startedAt: number | undefined): void;
   /** The Prometheus text of this app's and the process's metrics. */
   scrape(): Promise<Response>;
 }
@@ -103,13 +93,9 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
     },
   });
 
-  const metricsPlugin = requestMetricsPlugin(requests, duration);
   return {
     registry,
-    plugin: metricsPlugin.plugin,
-    labelOperation: metricsPlugin.labelOperation,
-    operationRoute: metricsPlugin.operationRoute,
-    observe: metricsPlugin.observe,
+    ...requestMetrics(requests, duration),
     async scrape() {
       const process = processMetrics();
       const text = (await registry.metrics()) + (await process.metrics());
@@ -118,27 +104,12 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
   };
 }
 
-function requestMetricsPlugin(
+function requestMetrics(
   requests: Counter<'route' | 'method' | 'status'>,
   duration: Histogram<'route' | 'method' | 'status'>,
-): { plugin: Plugin; labelOperation: AppMetrics['labelOperation']; operationRoute: AppMetrics['operationRoute']; observe: AppMetrics['observe'] } {
-  // Keyed by the server context, which stays the same when a plugin replaces the request.
-  const started = new WeakMap<object, number>();
-  const graphql = new WeakSet<object>();
+): Pick<AppMetrics, 'operationRoute' | 'observe'> {
   const operationRoutes = new Map<string, string>();
   const statuses = new Map<number, string>();
-
-  /** `graphql <name>`, `graphql anonymous` or `graphql other`: a bounded set whatever clients send. */
-  const operationRoute = (document: DocumentNode, operationName: string | null | undefined): string => {
-    const name = getOperationAST(document, operationName ?? undefined)?.name?.value;
-    if (!name) return 'graphql anonymous';
-    const known = operationRoutes.get(name);
-    if (known) return known;
-    if (!OPERATION_NAME.test(name) || operationRoutes.size >= MAX_OPERATION_NAMES) return 'graphql other';
-    const route = `graphql ${name}`;
-    operationRoutes.set(name, route);
-    return route;
-  };
 
   const statusLabel = (status: number): string => {
     let label = statuses.get(status);
@@ -146,40 +117,21 @@ function requestMetricsPlugin(
     return label;
   };
 
-  // Named only once the document is valid and its caller authenticated, so that
-  // refused documents cannot use up the operation names.
-  const labelOperation: AppMetrics['labelOperation'] = (request, document, operationName) =>
-    labelRoute(request, operationRoute(document, operationName));
-
-  const labelExecution = ({ args }: { args: { contextValue: unknown; document: DocumentNode; operationName?: string | null | undefined } }) => {
-    const { request } = args.contextValue as { request?: Request };
-    if (request) labelOperation(request, args.document, args.operationName);
-  };
-
-  const plugin: Plugin = {
-    onRequest({ url, serverContext }) {
-      started.set(serverContext, startedAt(serverContext));
-      if (url.pathname === '/graphql') graphql.add(serverContext);
+  return {
+    operationRoute(document, operationName) {
+      const name = getOperationAST(document, operationName ?? undefined)?.name?.value;
+      if (!name) return 'graphql anonymous';
+      const known = operationRoutes.get(name);
+      if (known) return known;
+      if (!OPERATION_NAME.test(name) || operationRoutes.size >= MAX_OPERATION_NAMES) return 'graphql other';
+      const route = `graphql ${name}`;
+      operationRoutes.set(name, route);
+      return route;
     },
-    onExecute: labelExecution,
-    onSubscribe: labelExecution,
-    onResponse({ request, response, serverContext }) {
-      const start = started.get(serverContext);
-      // Requests yoga answers itself before the app's plugins (CORS preflights, the
-      // GraphiQL page) were never timed: they are counted, by their path.
-      const route =
-        routeLabel(request) ??
-        (graphql.has(serverContext) || (start === undefined && new URL(request.url).pathname === '/graphql') ? 'graphql' : 'unmatched');
-      const method = METHODS.has(request.method) ? request.method : 'other';
-      const status = statusLabel(response.status);
-      requests.labels(route, method, status).inc();
-      if (start !== undefined) duration.labels(route, method, status).observe((performance.now() - start) / 1000);
+    observe(route, method, status, startedAt) {
+      const labels = [route, METHODS.has(method) ? method : 'other', statusLabel(status)] as const;
+      requests.labels(...labels).inc();
+      if (startedAt !== undefined) duration.labels(...labels).observe((performance.now() - startedAt) / 1000);
     },
   };
-  const observe: AppMetrics['observe'] = (route, method, status, startedAt) => {
-    const labels = [route ?? 'unmatched', METHODS.has(method) ? method : 'other', statusLabel(status)] as const;
-    requests.labels(...labels).inc();
-    duration.labels(...labels).observe((performance.now() - startedAt) / 1000);
-  };
-  return { plugin, labelOperation, operationRoute, observe };
 }

@@ -1,5 +1,5 @@
 import type { Page } from '../lib/pagination.js';
-import { json } from './http.js';
+import { json } from '../http/exchange.js';
 
 /** `{"data":[…],"meta":{"per_page","next_cursor","has_more"}}`, the body of every collection. */
 export function collection<T, V>(page: Page<T>, view: (item: T) => V): Response {

@@ -1,24 +1,14 @@
 import type { AppDeps } from '../context/deps.js';
-import { authenticateRequest, requestContext } from '../context/authenticate.js';
+import { requestContext } from '../context/authenticate.js';
 import { actingChannel } from '../context/request.js';
 import { restErrorResponse } from '../errors/rest.js';
-import { labelRoute } from '../metrics/labels.js';
-import { HttpError, json, readJson } from './http.js';
 import { ServiceUnavailableError, ValidationError } from '../errors/domain.js';
 import { isRecord, parseInput } from '../lib/validation.js';
-import { RestRouter } from './router.js';
-import { API_PREFIX, OPENAPI_PATH } from './route.js';
+import { cutOff } from '../http/state.js';
+import { readJson } from '../http/exchange.js';
+import type { HttpRoute } from '../http/routes.js';
+import { API_PREFIX, OPENAPI_PATH, type RouteDeclaration, type WebhookDeclaration } from './route.js';
 import { openApiResponse } from './openapi.js';
-import { channelRoutes } from '../modules/channels/channels.routes.js';
-import { contactRoutes } from '../modules/contacts/contacts.routes.js';
-import { conversationRoutes } from '../modules/conversations/conversations.routes.js';
-import { messageRoutes } from '../modules/messages/messages.routes.js';
-import { templateRoutes } from '../modules/templates/templates.routes.js';
-import { ServerResponse } from '../lib/response.js';
-
-export function createRestRouter(): RestRouter {
-  return new RestRouter().add(...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes);
-}
 
 /** Query parameters as an object of the first value of each. */
 function queryObject(params: URLSearchParams): Record<string, string> {
@@ -34,50 +24,80 @@ function expectNoBody(body: unknown): void {
   throw ValidationError.field('body', NO_BODY_MESSAGE);
 }
 
-/** Serves one request under /api/connect: route, authenticate, run, map errors. HEAD is GET without its body. */
-export function createRestHandler(deps: AppDeps) {
-  const router = createRestRouter();
-  const openApi = openApiResponse(router);
-  const serve = async (request: Request, url: URL): Promise<Response> => {
-    try {
-      const path = url.pathname.slice(API_PREFIX.length) || '/';
-      if (path === OPENAPI_PATH || path === `${OPENAPI_PATH}/`) {
-        if (request.method !== 'GET' && request.method !== 'HEAD') throw new HttpError(405, 'Method not allowed.', { allow: 'GET, HEAD' });
-        labelRoute(request, `GET ${API_PREFIX}${OPENAPI_PATH}`);
-        return openApi();
+/**
+ * The answer of `handled`, or ServiceUnavailableError as soon as the database is known to be out of
+ * reach (CONTRACT §2: 503 within 2 s). An answer that comes after the 503 is let go of: a streamed
+ * body (a provider's file) is not left open.
+ */
+async function whileDatabaseUp(deps: AppDeps, handled: Promise<Response>): Promise<Response> {
+  const response = await deps.db.health.race(handled);
+  if (response !== 'unavailable') return response;
+  handled.then((late) => late.body?.cancel(), () => {}).catch(() => {});
+  throw new ServiceUnavailableError();
+}
+
+/**
+ * A REST route as an entry of the route table: its caller authenticated by the table, then the
+ * acting channel, the parameters, the query and the body checked against its declaration before
+ * its handler runs, and every failure answered by the one REST error mapping.
+ */
+function restRoute(deps: AppDeps, route: RouteDeclaration): HttpRoute {
+  const refuse = (error: unknown) => restErrorResponse(error, deps.logger);
+  return {
+    method: route.method,
+    path: `${API_PREFIX}${route.path}`,
+    label: `${route.method} ${route.path}`,
+    auth: 'credential',
+    refuse,
+    async handle({ request, url, params: matched, state }) {
+      try {
+        const auth = state.caller!;
+        if (route.actsAsChannel ?? true) actingChannel(auth);
+        // Path parameters are strings the route matched; whether an id names anything
+        // (a malformed one included) is the service's 404, never a 422.
+        const params = route.params ? route.params.parse(matched) : {};
+        // Validated after authentication: only a known caller learns what is wrong with its request.
+        const query = route.query ? parseInput(route.query, queryObject(url.searchParams)) : {};
+        const body = () => readJson(request, deps.env.BODY_LIMIT_BYTES);
+        // A route that takes no body reads what was sent all the same: none or `{}` is ignored, anything else refused.
+        if (!route.body && request.method !== 'GET' && request.method !== 'HEAD') expectNoBody(await body());
+        return await whileDatabaseUp(deps, route.handler({ request, url, params, query, ctx: requestContext(deps, auth), body, cutOff: () => cutOff(state) }));
+      } catch (error) {
+        return refuse(error);
       }
-      const found = router.find(request.method, path);
-      if (!found) return json(404, { status: 'error', message: 'Route not found.' });
-      if ('allow' in found) throw new HttpError(405, 'Method not allowed.', { allow: found.allow.join(', ') });
-      labelRoute(request, found.route.pattern);
-      const auth = await authenticateRequest(deps, request);
-      const route = found.route.declaration;
-      if (route.actsAsChannel ?? true) actingChannel(auth);
-      // Path parameters are strings the route matched; whether an id names anything
-      // (a malformed one included) is the service's 404, never a 422.
-      const params = route.params ? route.params.parse(found.params) : {};
-      // Validated after authentication: only a known caller learns what is wrong with its request.
-      const query = route.query ? parseInput(route.query, queryObject(url.searchParams)) : {};
-      const body = () => readJson(request, deps.env.BODY_LIMIT_BYTES);
-      // A route that takes no body reads what was sent all the same: none or `{}` is ignored, anything else refused.
-      if (!route.body && request.method !== 'GET' && request.method !== 'HEAD') expectNoBody(await body());
-      const handled = route.handler({ request, url, params, query, ctx: requestContext(deps, auth), body });
-      const response = await deps.db.health.race(handled);
-      if (response === 'unavailable') {
-        // An answer that comes after the 503 is let go of: a streamed body (a provider's file) is not left open.
-        handled.then((late) => late.body?.cancel(), () => {}).catch(() => {});
-        throw new ServiceUnavailableError();
-      }
-      return response;
-    } catch (error) {
-      return restErrorResponse(error, deps.logger);
-    }
+    },
   };
-  return async (request: Request, url: URL): Promise<Response> => {
-    const response = await serve(request, url);
-    if (request.method !== 'HEAD') return response;
-    // A streamed body (a provider's file) is let go of, not left half-read.
-    await response.body?.cancel();
-    return new ServerResponse(null, { status: response.status, headers: response.headers });
+}
+
+/** A provider webhook as an entry of the route table: no credential, its signature checked by its handler. */
+function webhookRoute<Parts>(deps: AppDeps, route: WebhookDeclaration<Parts>, parts: Parts): HttpRoute {
+  const refuse = (error: unknown) => restErrorResponse(error, deps.logger);
+  return {
+    method: route.method,
+    path: route.path,
+    label: `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`,
+    auth: 'signature',
+    refuse,
+    handle: (call) => whileDatabaseUp(deps, route.handler(call, parts)).catch(refuse),
   };
+}
+
+/**
+ * The route-table entries of the REST API (with its OpenAPI document, which lists the provider
+ * webhooks beside it) and of the provider webhooks.
+ */
+export function restRoutes<Parts>(
+  deps: AppDeps,
+  declarations: { rest: readonly RouteDeclaration[]; webhooks: readonly WebhookDeclaration<Parts>[]; webhookParts: Parts },
+): HttpRoute[] {
+  const openApi = openApiResponse(declarations);
+  const document: HttpRoute = {
+    method: 'GET',
+    path: `${API_PREFIX}${OPENAPI_PATH}`,
+    label: `GET ${API_PREFIX}${OPENAPI_PATH}`,
+    auth: 'none',
+    refuse: (error) => restErrorResponse(error, deps.logger),
+    handle: async () => openApi(),
+  };
+  return [document, ...declarations.rest.map((route) => restRoute(deps, route)), ...declarations.webhooks.map((route) => webhookRoute(deps, route, declarations.webhookParts))];
 }

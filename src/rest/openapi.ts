@@ -7,10 +7,9 @@ import {
   type ZodOpenApiResponseObject,
 } from 'zod-openapi';
 import { replaceWithDocumentation } from '../lib/validation.js';
-import { API_PREFIX, type RouteDeclaration } from './route.js';
-import type { RestRouter } from './router.js';
+import { API_PREFIX, type RouteDeclaration, type WebhookDeclaration } from './route.js';
 import { errorSchema, validationErrorSchema } from './schemas.js';
-import { CONTENT_TYPE_MESSAGE } from './http.js';
+import { CONTENT_TYPE_MESSAGE } from '../http/exchange.js';
 import { ServerResponse } from '../lib/response.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -172,6 +171,40 @@ function operation(route: RouteDeclaration): ZodOpenApiOperationObject {
   };
 }
 
+/**
+ * A provider webhook as a documented path: no bearer credential (`security: []`), the provider's
+ * signature header, and the body the provider posts.
+ */
+function webhookOperation(route: WebhookDeclaration<never>): ZodOpenApiOperationObject {
+  const responses: Record<string, ZodOpenApiResponseObject> = {};
+  for (const [status, { description, contentType }] of Object.entries(route.responses)) {
+    const content = contentType ? { [contentType]: { schema: z.string() } } : Number(status) >= 400 ? jsonContent(errorSchema) : undefined;
+    responses[status] = { description, ...(content ? { content } : {}) };
+  }
+  // Every webhook can meet these as any request can.
+  responses[500] = failures[500];
+  responses[503] = failures[503];
+  const header = route.signature ? z.object({ [route.signature.header]: z.string().meta({ description: route.signature.description }) }) : undefined;
+  return {
+    operationId: route.operationId,
+    summary: route.summary,
+    ...(route.description ? { description: route.description } : {}),
+    tags: [WEBHOOKS_TAG],
+    security: [],
+    requestParams: {
+      path: route.params,
+      ...(route.query ? { query: route.query } : {}),
+      ...(header ? { header } : {}),
+    },
+    ...(route.body
+      ? { requestBody: { required: true, description: route.body.description, content: { [route.body.contentType]: { schema: z.string() } } } }
+      : {}),
+    responses,
+  };
+}
+
+const WEBHOOKS_TAG = 'Provider webhooks';
+
 /** The object schema behind a query schema that prepares its input first (a preprocess). */
 function objectOf(schema: z.ZodType): z.ZodObject {
   if (schema instanceof z.ZodObject) return schema;
@@ -189,18 +222,33 @@ const DESCRIPTION = `The Connect API: contacts, channels, templates, messages an
 
 **Rate limits.** Authenticated answers carry \`RateLimit-Limit\`, \`RateLimit-Remaining\` and \`RateLimit-Reset\`; over the budget, 429 with \`Retry-After\`.`;
 
-/** The OpenAPI 3.1 document of every REST route, rendered from the routes' own schemas. */
-export function openApiDocument(router: RestRouter) {
+/** The declarations the document is rendered from. */
+export interface DocumentedRoutes {
+  rest: readonly RouteDeclaration[];
+  webhooks: readonly WebhookDeclaration<never>[];
+}
+
+const openApiPath = (path: string) => path.replace(/:(\w+)/g, '{$1}');
+
+/** The OpenAPI 3.1 document of every REST route and provider webhook, rendered from the routes' own declarations. */
+export function openApiDocument(routes: DocumentedRoutes) {
   const paths: ZodOpenApiPathsObject = {};
-  for (const route of router.routes()) {
-    const path = `${API_PREFIX}${route.path.replace(/:(\w+)/g, '{$1}')}`;
+  for (const route of routes.rest) {
+    const path = openApiPath(`${API_PREFIX}${route.path}`);
     paths[path] = { ...paths[path], [route.method.toLowerCase()]: operation(route) };
+  }
+  for (const route of routes.webhooks) {
+    const path = openApiPath(route.path);
+    paths[path] = { ...paths[path], [route.method.toLowerCase()]: webhookOperation(route) };
   }
   return createDocument(
     {
       openapi: '3.1.0',
       info: { title: 'Connect API', version, description: DESCRIPTION },
-      tags: ['Contacts', 'Messages', 'Conversations', 'Channels', 'Templates'].map((name) => ({ name })),
+      tags: [
+        ...['Contacts', 'Messages', 'Conversations', 'Channels', 'Templates'].map((name) => ({ name })),
+        { name: WEBHOOKS_TAG, description: 'Where providers post replies and delivery statuses (no credential: each request is verified by its provider signature).' },
+      ],
       security: [{ bearerAuth: [] }],
       paths,
       components: {
@@ -222,10 +270,10 @@ export function openApiDocument(router: RestRouter) {
 }
 
 /** Serves the document, rendered once on first request. */
-export function openApiResponse(router: RestRouter): () => Response {
+export function openApiResponse(routes: DocumentedRoutes): () => Response {
   let body: string | undefined;
   return () => {
-    body ??= JSON.stringify(openApiDocument(router));
+    body ??= JSON.stringify(openApiDocument(routes));
     return new ServerResponse(body, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' } });
   };
 }

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { RequestContext } from '../context/types.js';
+import type { RouteCall } from '../http/routes.js';
 
 /** Where the REST API lives; route paths are relative to it. */
 export const API_PREFIX = '/api/connect';
@@ -26,6 +27,8 @@ export interface RouteRequest<Params, Query> {
   query: Query;
   /** The JSON body (undefined when empty), within the body size limit. */
   body(): Promise<unknown>;
+  /** Ends the connection of an answer whose body fails after its head was sent (false in process). */
+  cutOff(): boolean;
 }
 
 /**
@@ -59,4 +62,28 @@ export function route<Params extends z.ZodType = z.ZodType<Record<string, never>
   declaration: RouteDeclaration<Params, Query>,
 ): RouteDeclaration<Params, Query> {
   return declaration;
+}
+
+/**
+ * A provider webhook, declared once: the route table serves it and the OpenAPI document lists it
+ * with the signature it must carry. No credential: the route checks the provider's signature
+ * itself, since only it knows the channel and so the secret.
+ */
+export interface WebhookDeclaration<Parts = unknown> {
+  method: 'GET' | 'POST';
+  /** The absolute path, with `:name` path parameters. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  params: z.ZodObject;
+  query?: z.ZodObject;
+  /** The header carrying the provider's signature, described for the document; none for a verification handshake. */
+  signature?: { header: string; description: string };
+  /** The body a provider posts. */
+  body?: { contentType: string; description: string };
+  /** Every answer, by status. */
+  responses: { [status: number]: { description: string; contentType?: string } };
+  /** Answers a call, with what the app supplies every webhook route (`Parts`: the channel lookup, the store). */
+  handler(call: RouteCall, parts: Parts): Promise<Response>;
 }

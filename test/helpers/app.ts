@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { inject } from 'vitest';
-import { createApp, type AppParts } from '../../src/app.js';
+import { createApp } from '../../src/app.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { loadEnv, type Env } from '../../src/env.js';
@@ -43,7 +43,7 @@ export interface TestApp {
 export async function createTestApp(
   envOverrides: Record<string, string> = {},
   database?: Database,
-  parts: AppParts & { providers?: Providers } = {},
+  parts: { providers?: Providers } = {},
 ): Promise<TestApp> {
   const db = database ?? (await openTestDatabase());
   // A budget no suite reaches by accident; the rate-limit tests set their own.
@@ -57,9 +57,9 @@ export async function createTestApp(
   });
   // The production logger (redaction included), writing into `logs`.
   const logger = createLogger({ ...env, LOG_LEVEL: 'debug' }, sink);
-  const { providers = testProviders(), ...appParts } = parts;
+  const { providers = testProviders() } = parts;
   const events = createEventBus({ redisUrl: env.REDIS_URL, logger });
-  const yoga = createApp({ db, env, logger, sealer: testSealer, providers, events }, appParts);
+  const yoga = createApp({ db, env, logger, sealer: testSealer, providers, events });
   return {
     db,
     env,

@@ -5,7 +5,7 @@ import { createApp } from '../../src/app.js';
 import type { Database } from '../../src/db/database.js';
 import type { Env } from '../../src/env.js';
 import { createLogger } from '../../src/logger.js';
-import { createHttpServer } from '../../src/server.js';
+import { createHttpServer } from '../../src/http/server.js';
 import { testSealer } from './secrets.js';
 import { testProviders } from './worker.js';
 import type { Providers } from '../../src/providers/registry.js';

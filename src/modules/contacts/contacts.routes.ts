@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Contact } from '../../generated/prisma/client.js';
-import { json } from '../../rest/http.js';
+import { json } from '../../http/exchange.js';
 import { idempotentWrite } from '../../rest/idempotency.js';
 import { pageQuerySchema } from '../../lib/pagination.js';
 import { collection } from '../../rest/collection.js';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { collection } from '../../rest/collection.js';
-import { json } from '../../rest/http.js';
+import { json } from '../../http/exchange.js';
 import { pageQuerySchema } from '../../lib/pagination.js';
 import { route } from '../../rest/route.js';
 import { apiUuid, collectionEnvelope, resourceEnvelope } from '../../rest/schemas.js';

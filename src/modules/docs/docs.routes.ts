@@ -4,7 +4,8 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { AppDeps } from '../../context/deps.js';
 import { restErrorResponse } from '../../errors/rest.js';
-import { labelRoute } from '../../metrics/labels.js';
+import { routeNotFound } from '../../http/exchange.js';
+import type { HttpRoute } from '../../http/routes.js';
 import { API_PREFIX, OPENAPI_PATH } from '../../rest/route.js';
 import { ServerResponse } from '../../lib/response.js';
 
@@ -122,39 +123,50 @@ function load(): Docs {
 /** Read on the first request and kept: a process that never serves the page never reads the bundle. */
 let docs: Docs | undefined;
 
-function respond(request: Request, status: number, body: Buffer, headers: Record<string, string>): Response {
+function respond(status: number, body: Buffer, headers: Record<string, string>): Response {
   const all = { ...headers, 'content-length': String(body.byteLength), 'x-content-type-options': 'nosniff' };
-  return new ServerResponse(request.method === 'HEAD' ? null : new Uint8Array(body), { status, headers: all });
+  return new ServerResponse(new Uint8Array(body), { status, headers: all });
 }
 
 /**
  * The API reference page (Swagger UI over the REST API's OpenAPI document) and the few files it
  * loads, served from the installed swagger-ui-dist package: nothing comes from a CDN. No
  * credential is needed and none is ever part of the page. Only the names listed here are served;
- * every other path below /docs is left to the app's 404.
+ * any other name below /docs is the route table's 404.
  */
-export function docsRoute(deps: AppDeps, request: Request, url: URL): Response | null {
-  if (request.method !== 'GET' && request.method !== 'HEAD') return null;
-  const isPage = url.pathname === DOCS_PATH || url.pathname === `${DOCS_PATH}/`;
-  const name = url.pathname.startsWith(`${DOCS_PATH}/`) ? url.pathname.slice(DOCS_PATH.length + 1) : '';
-  if (!isPage && !SERVED.has(name)) return null;
-  try {
-    docs ??= load();
-  } catch (error) {
-    return restErrorResponse(error, deps.logger);
-  }
-  if (isPage) {
-    labelRoute(request, `GET ${DOCS_PATH}`);
-    return respond(request, 200, docs.page, {
-      'content-type': 'text/html; charset=utf-8',
-      'cache-control': 'no-cache',
-      'content-security-policy': PAGE_POLICY,
-      'referrer-policy': 'no-referrer',
-    });
-  }
-  const found = docs.assets.get(name)!;
-  labelRoute(request, `GET ${DOCS_PATH}/{asset}`);
-  // Only the URL the page itself uses is immutable; any other may outlive the bytes it names.
-  const cache = url.searchParams.get('v') === found.version ? 'public, max-age=31536000, immutable' : 'no-cache';
-  return respond(request, 200, found.body, { 'content-type': found.type, 'cache-control': cache });
+export function docsRoutes(deps: AppDeps): HttpRoute[] {
+  const refuse = (error: unknown) => restErrorResponse(error, deps.logger);
+  const loaded = (): Docs => (docs ??= load());
+  return [
+    {
+      method: 'GET',
+      path: DOCS_PATH,
+      label: `GET ${DOCS_PATH}`,
+      auth: 'none',
+      refuse,
+      handle: async () =>
+        respond(200, loaded().page, {
+          'content-type': 'text/html; charset=utf-8',
+          'cache-control': 'no-cache',
+          'content-security-policy': PAGE_POLICY,
+          'referrer-policy': 'no-referrer',
+        }),
+    },
+    {
+      method: 'GET',
+      path: `${DOCS_PATH}/:asset`,
+      label: `GET ${DOCS_PATH}/{asset}`,
+      auth: 'none',
+      refuse,
+      async handle({ url, params }) {
+        const name = params.asset ?? '';
+        // Exactly the names listed: the table's rule that ignores a trailing slash does not make `name/` a file.
+        if (!SERVED.has(name) || url.pathname.endsWith('/')) return routeNotFound();
+        const found = loaded().assets.get(name)!;
+        // Only the URL the page itself uses is immutable; any other may outlive the bytes it names.
+        const cache = url.searchParams.get('v') === found.version ? 'public, max-age=31536000, immutable' : 'no-cache';
+        return respond(200, found.body, { 'content-type': found.type, 'cache-control': cache });
+      },
+    },
+  ];
 }

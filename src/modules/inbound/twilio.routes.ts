@@ -1,23 +1,20 @@
-import type { AppDeps } from '../../context/deps.js';
-import type { Channel, ChannelProvider } from '../../generated/prisma/client.js';
-import { publicUrl } from '../../env.js';
-import { isUuid } from '../../lib/uuid.js';
+import type { z } from 'zod';
+import { ServerResponse } from '../../lib/response.js';
 import { inboundReceived } from '../../metrics/process.js';
-import { HttpError } from '../../rest/http.js';
-import type { WebhookAnswer, WebhookCall } from './webhook-call.js';
+import type { WebhookDeclaration } from '../../rest/route.js';
 import { TWILIO_KIND_HEADER, formParams, twilioFormProblem, type TwilioWebhookKind } from '../../providers/twilio/inbound.js';
 import { TWILIO_SIGNATURE_HEADER, twilioSignatureWellFormed, verifyTwilioSignature } from '../../providers/twilio/signature.js';
-
-/** What the Twilio routes need of the inbound routes: the channel lookup, the refusal, the store. */
-export interface TwilioRouteParts {
-  channelOf(id: string): Promise<{ channel: Pick<Channel, 'id' | 'workspaceId' | 'provider' | 'status'>; secrets: Record<string, string> } | null>;
-  refuse(provider: string, outcome: string, status: number, message: string, channelId: string): WebhookAnswer;
-  store(channel: Pick<Channel, 'id' | 'workspaceId'>, provider: ChannelProvider, headers: Record<string, string>, body: Buffer): Promise<void>;
-  bodyLimit: number;
-}
+import type { WebhookParts } from './inbound.routes.js';
 
 /** The answer to an inbound message: empty TwiML, so Twilio sends no reply of its own. */
 const TWIML_EMPTY = '<Response></Response>';
+
+const SIGNATURE = {
+  header: 'X-Twilio-Signature',
+  description: 'Base64 HMAC-SHA1, keyed with the auth token, of the URL under PUBLIC_URL followed by each form key and value, sorted by key.',
+};
+
+const FORM = { contentType: 'application/x-www-form-urlencoded', description: 'The form Twilio posts (at most 1 MiB).' };
 
 /**
  * POST /webhooks/twilio/{channelId} (messages) and /webhooks/twilio/{channelId}/status
@@ -26,33 +23,60 @@ const TWIML_EMPTY = '<Response></Response>';
  * that is not a readable form 400. The signature is checked against the URL under PUBLIC_URL —
  * the URL Twilio requested, not the one a proxy in front of the gateway forwarded to.
  */
-export function twilioWebhook(deps: AppDeps, parts: TwilioRouteParts) {
-  const base = publicUrl(deps.env);
-  return async (request: WebhookCall, channelId: string, kind: TwilioWebhookKind): Promise<WebhookAnswer> => {
-    request.label(kind === 'status' ? 'POST /webhooks/twilio/{channelId}/status' : 'POST /webhooks/twilio/{channelId}');
-    const found = isUuid(channelId) ? await parts.channelOf(channelId.toLowerCase()) : null;
-    if (!found || found.channel.status !== 'active' || found.channel.provider !== 'twilio') {
-      return parts.refuse('twilio', 'not_found', 404, 'Channel not found.', channelId);
-    }
-    const signature = request.header(TWILIO_SIGNATURE_HEADER);
-    if (!twilioSignatureWellFormed(signature)) return parts.refuse('twilio', 'bad_signature', 403, 'Missing or malformed X-Twilio-Signature.', channelId);
-    let body: Buffer;
-    try {
-      body = (await request.body(parts.bodyLimit)) ?? Buffer.alloc(0);
-    } catch (error) {
-      if (error instanceof HttpError && error.status === 413) return parts.refuse('twilio', 'too_large', 413, 'Request body too large.', channelId);
-      throw error;
-    }
-    const contentType = request.header('content-type');
-    const signedUrl = `${base}${request.url.pathname}${request.url.search}`;
-    if (!verifyTwilioSignature(signature, found.secrets.authToken ?? '', signedUrl, formParams(body, contentType))) {
-      return parts.refuse('twilio', 'bad_signature', 403, 'The signature does not match the request.', channelId);
-    }
-    const problem = twilioFormProblem(kind, body, contentType);
-    if (problem) return parts.refuse('twilio', 'malformed', 400, problem, channelId);
-    await parts.store(found.channel, 'twilio', { 'content-type': contentType ?? '', [TWILIO_KIND_HEADER]: kind }, body);
-    inboundReceived.labels('twilio', 'accepted').inc();
-    if (kind === 'status') return { status: 200, headers: {}, body: null };
-    return { status: 200, headers: { 'content-type': 'text/xml; charset=utf-8' }, body: TWIML_EMPTY };
+export function twilioWebhooks(params: z.ZodObject): WebhookDeclaration<WebhookParts>[] {
+  const handler =
+    (kind: TwilioWebhookKind): WebhookDeclaration<WebhookParts>['handler'] =>
+    async ({ request, url, params: matched }, parts) => {
+      const channelId = matched.channelId!;
+      const found = await parts.channelOf(channelId, 'twilio');
+      if (!found) return parts.refuse('twilio', 'not_found', 404, 'Channel not found.', channelId);
+      const signature = request.headers.get(TWILIO_SIGNATURE_HEADER);
+      if (!twilioSignatureWellFormed(signature)) return parts.refuse('twilio', 'bad_signature', 403, 'Missing or malformed X-Twilio-Signature.', channelId);
+      const read = await parts.body(request, 'twilio', channelId);
+      if ('refused' in read) return read.refused;
+      const body = read.bytes;
+      const contentType = request.headers.get('content-type');
+      const signedUrl = `${parts.publicUrl}${url.pathname}${url.search}`;
+      if (!verifyTwilioSignature(signature, found.secrets.authToken ?? '', signedUrl, formParams(body, contentType))) {
+        return parts.refuse('twilio', 'bad_signature', 403, 'The signature does not match the request.', channelId);
+      }
+      const problem = twilioFormProblem(kind, body, contentType);
+      if (problem) return parts.refuse('twilio', 'malformed', 400, problem, channelId);
+      await parts.store(found.channel, 'twilio', { 'content-type': contentType ?? '', [TWILIO_KIND_HEADER]: kind }, body);
+      inboundReceived.labels('twilio', 'accepted').inc();
+      if (kind === 'status') return new ServerResponse(null, { status: 200 });
+      return new ServerResponse(TWIML_EMPTY, { status: 200, headers: { 'content-type': 'text/xml; charset=utf-8' } });
+    };
+  const refusals = {
+    400: { description: 'The signed body is not a form Twilio sends.' },
+    403: { description: 'The signature is missing, malformed or does not match the request.' },
+    404: { description: 'No active Twilio channel has this id.' },
+    413: { description: 'The body is over 1 MiB.' },
   };
+  return [
+    {
+      method: 'POST',
+      path: '/webhooks/twilio/:channelId',
+      operationId: 'receiveTwilioMessage',
+      summary: 'Twilio inbound SMS/MMS',
+      description: "The channel's number's messaging webhook: stored before the answer, then processed.",
+      params,
+      signature: SIGNATURE,
+      body: FORM,
+      responses: { 200: { description: 'Stored; empty TwiML, so Twilio sends no reply of its own.', contentType: 'text/xml' }, ...refusals },
+      handler: handler('message'),
+    },
+    {
+      method: 'POST',
+      path: '/webhooks/twilio/:channelId/status',
+      operationId: 'receiveTwilioStatus',
+      summary: 'Twilio delivery statuses',
+      description: "The `StatusCallback` of the channel's sends: statuses move a message forward only.",
+      params,
+      signature: SIGNATURE,
+      body: FORM,
+      responses: { 200: { description: 'Stored; it will be processed.' }, ...refusals },
+      handler: handler('status'),
+    },
+  ];
 }

@@ -53,7 +53,7 @@ export const messageRoutes = [
         contentType: 'application/octet-stream',
       },
     },
-    handler: async ({ request, ctx, params }) => {
+    handler: async ({ ctx, params, cutOff }) => {
       const media = await openMessageMedia(ctx, params.id, params.index);
       const headers: Record<string, string> = {
         'content-type': media.contentType ?? 'application/octet-stream',
@@ -63,7 +63,7 @@ export const messageRoutes = [
       };
       if (media.length !== null) headers['content-length'] = String(media.length);
       // A file that fails part-way (over the size limit without a declared size, the provider gone) ends the connection.
-      return new ServerResponse(cutOffOnFailure(request, media.body), { status: 200, headers });
+      return new ServerResponse(cutOffOnFailure(media.body, cutOff), { status: 200, headers });
     },
   }),
 

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from 'pino';
-import { hostName } from './lib/host.js';
+import { hostName } from '../lib/host.js';
 
 /** The longest request line (method, target, version) the server reads; a longer one is 414. */
 export const REQUEST_LINE_LIMIT = 16 * 1024;
@@ -15,13 +15,8 @@ const HEAD_LIMIT = 2 * REQUEST_LINE_LIMIT;
 /** How long a refused connection may go on sending before it is closed: its answer is read first. */
 const LINGER_MS = 2000;
 
-/**
- * Something that serves node:http requests: the app (yoga's server adapter), with the routes it
- * serves straight from node:http (`direct`: true when it took the request).
- */
-type NodeHandler = ((request: http.IncomingMessage, response: http.ServerResponse) => unknown) & {
-  direct?: (request: http.IncomingMessage, response: http.ServerResponse) => boolean;
-};
+/** What serves node:http requests: the app, as yoga's own node adapter (its request listener). */
+type NodeHandler = (request: http.IncomingMessage, response: http.ServerResponse) => unknown;
 
 function errorBody(message: string): string {
   return JSON.stringify({ status: 'error', message });
@@ -62,7 +57,7 @@ function prepare(request: http.IncomingMessage): { status: number; message: stri
   const host = request.headers.host;
   if (host !== undefined && hostName(host) === null) delete request.headers.host;
   try {
-    // The URL the fetch adapter builds from the head (src/server.ts is where it must not fail).
+    // The URL the fetch adapter builds from the head (here is where it must not fail).
     new URL(`http://${request.headers.host ?? 'localhost'}${request.url}`);
   } catch {
     return { status: 400, message: 'Bad request target.' };
@@ -171,7 +166,6 @@ export function createHttpServer(app: NodeHandler, logger: Logger): http.Server 
       answer(response, refusal.status, refusal.message);
       return;
     }
-    if (app.direct?.(request, response)) return;
     app(request, response);
   });
   server.on('clientError', refuseHead(logger, refused, underWay));

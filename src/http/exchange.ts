@@ -83,3 +83,13 @@ export async function readJson(request: Request, limit: number): Promise<unknown
     throw new HttpError(400, 'Malformed JSON body.');
   }
 }
+
+/** The answer to a path no route has (CONTRACT §2). */
+export function routeNotFound(): Response {
+  return json(404, { status: 'error', message: 'Route not found.' });
+}
+
+/** The answer to a known path with a method it does not have: 405 naming the methods it has. */
+export function methodNotAllowed(allow: readonly string[]): Response {
+  return json(405, { status: 'error', message: 'Method not allowed.' }, { allow: allow.join(', ') });
+}
