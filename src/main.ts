@@ -132,7 +132,7 @@ async function start(env: Env) {
     import('./app.js'),
     import('./db/database.js'),
     import('./db/migrate.js'),
-    import('./db/seed.js'),
+    import('./modules/demo/demo.seed.js'),
     import('./modules/delivery/delivery.worker.js'),
     import('./providers/registry.js'),
     import('./modules/idempotency/idempotency.service.js'),

@@ -9,7 +9,7 @@ import { subscribeSse } from './helpers/sse.js';
 import { graphql } from './gql/index.js';
 import { freshDatabase } from './helpers/fresh-database.js';
 import { migrate } from '../src/db/migrate.js';
-import { seedDemo } from '../src/db/seed.js';
+import { seedDemo } from '../src/modules/demo/demo.seed.js';
 import { EXAMPLE_OPERATION } from '../src/graphql/graphiql.js';
 
 let app: TestApp;

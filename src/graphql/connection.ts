@@ -1,7 +1,7 @@
 import type { ObjectRef } from '@pothos/core';
 import { BREAK, GraphQLError, TypeInfo, getArgumentValues, getOperationAST, visit, visitWithTypeInfo, type DocumentNode, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
-import { domainGraphQLError } from '../errors/graphql.js';
+import { domainGraphQLError } from './errors.js';
 import { ValidationError } from '../errors/domain.js';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decodeCursor, encodeCursor, type Cursor, type Page } from '../lib/pagination.js';
 import { builder } from './builder.js';

@@ -1,7 +1,7 @@
 import type { AppDeps } from '../context/deps.js';
 import { requestContext } from '../context/authenticate.js';
 import { actingChannel } from '../context/request.js';
-import { restErrorResponse } from '../errors/rest.js';
+import { restErrorResponse } from './errors.js';
 import { ServiceUnavailableError, ValidationError } from '../errors/domain.js';
 import { isRecord, parseInput } from '../lib/validation.js';
 import { cutOff } from '../http/state.js';

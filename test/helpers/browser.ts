@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { createApp } from '../../src/app.js';
 import type { Database } from '../../src/db/database.js';
-import { seedDemo } from '../../src/db/seed.js';
+import { seedDemo } from '../../src/modules/demo/demo.seed.js';
 import { loadEnv } from '../../src/env.js';
 import { createLogger } from '../../src/logger.js';
 import { onPostgres, openTestDatabase } from './app.js';

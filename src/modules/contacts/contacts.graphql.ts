@@ -2,7 +2,8 @@ import { builder } from '../../graphql/builder.js';
 import { selectionQuery } from '../../graphql/selection.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { payloadType } from '../../graphql/user-errors.js';
-import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload, asPayload, orNull } from '../../graphql/results.js';
+import { asPayload, orNull } from '../../graphql/results.js';
+import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
 import type { PrismaQuery } from '../../db/query.js';
 import { CONTACT_VIEW_QUERY, createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Contact } from '../../generated/prisma/client.js';
 import { json } from '../../http/exchange.js';
-import { idempotentWrite } from '../../rest/idempotency.js';
+import { idempotentWrite } from '../idempotency/idempotency.rest.js';
 import { pageQuerySchema } from '../../lib/pagination.js';
 import { collection } from '../../rest/collection.js';
 import { route } from '../../rest/route.js';

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import type { AppDeps } from '../../context/deps.js';
-import { restErrorResponse } from '../../errors/rest.js';
+import { restErrorResponse } from '../../rest/errors.js';
 import { routeNotFound } from '../../http/exchange.js';
 import type { HttpRoute } from '../../http/routes.js';
 import { API_PREFIX, OPENAPI_PATH } from '../../rest/route.js';

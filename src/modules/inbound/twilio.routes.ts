@@ -4,7 +4,7 @@ import { inboundReceived } from '../../metrics/process.js';
 import type { WebhookDeclaration } from '../../rest/route.js';
 import { TWILIO_KIND_HEADER, formParams, twilioFormProblem, type TwilioWebhookKind } from '../../providers/twilio/inbound.js';
 import { TWILIO_SIGNATURE_HEADER, twilioSignatureWellFormed, verifyTwilioSignature } from '../../providers/twilio/signature.js';
-import type { WebhookParts } from './inbound.routes.js';
+import type { WebhookParts } from './webhook-parts.js';
 
 /** The answer to an inbound message: empty TwiML, so Twilio sends no reply of its own. */
 const TWIML_EMPTY = '<Response></Response>';

@@ -2,7 +2,7 @@ import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
 import { selectionQuery } from '../../graphql/selection.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
-import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../../graphql/results.js';
+import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
 import { subscribeWhileValid } from '../../graphql/subscriptions.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel } from '../../context/request.js';

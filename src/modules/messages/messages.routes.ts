@@ -3,7 +3,7 @@ import { collection } from '../../rest/collection.js';
 import { ServerResponse } from '../../lib/response.js';
 import { cutOffOnFailure } from '../../lib/cut-off.js';
 import { openMessageMedia } from './media.service.js';
-import { idempotentWrite } from '../../rest/idempotency.js';
+import { idempotentWrite } from '../idempotency/idempotency.rest.js';
 import { pageQuerySchema } from '../../lib/pagination.js';
 import { route } from '../../rest/route.js';
 import { apiUuid, collectionEnvelope, resourceEnvelope } from '../../rest/schemas.js';

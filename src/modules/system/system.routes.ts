@@ -1,5 +1,5 @@
 import type { AppDeps } from '../../context/deps.js';
-import { restErrorResponse } from '../../errors/rest.js';
+import { restErrorResponse } from '../../rest/errors.js';
 import { json } from '../../http/exchange.js';
 import type { HttpRoute } from '../../http/routes.js';
 import type { AppMetrics } from '../../metrics/metrics.js';

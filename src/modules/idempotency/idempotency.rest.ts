@@ -1,7 +1,7 @@
-import type { RequestContext } from '../context/types.js';
-import { expectedRestError } from '../errors/rest.js';
-import { idempotencyKey, idempotencyScope, runIdempotent, type StoredResponse, type WriteGuard } from '../modules/idempotency/idempotency.service.js';
-import { json } from '../http/exchange.js';
+import type { RequestContext } from '../../context/types.js';
+import { expectedRestError } from '../../rest/errors.js';
+import { idempotencyKey, idempotencyScope, runIdempotent, type StoredResponse, type WriteGuard } from './idempotency.service.js';
+import { json } from '../../http/exchange.js';
 
 /**
  * Answers a REST write, under its `Idempotency-Key` when the request has one: the

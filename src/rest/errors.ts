@@ -9,10 +9,10 @@ import {
   RequestInFlightError,
   ServiceUnavailableError,
   ValidationError,
-} from './domain.js';
+} from '../errors/domain.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { HttpError, json } from '../http/exchange.js';
-import { logUnexpected } from './log.js';
+import { logUnexpected } from '../errors/log.js';
 import { rateLimitHeaders } from '../context/rate-limit.js';
 
 export const INTERNAL_ERROR_BODY = { status: 'error', message: 'Internal server error' } as const;

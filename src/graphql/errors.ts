@@ -1,11 +1,11 @@
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
-import { logUnexpected } from './log.js';
-import { isGraphQLError } from './graphql-error.js';
-import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError, RateLimitedError, RequestInFlightError, ServiceUnavailableError, ValidationError } from './domain.js';
+import { logUnexpected } from '../errors/log.js';
+import { isGraphQLError } from '../errors/graphql-error.js';
+import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError, RateLimitedError, RequestInFlightError, ServiceUnavailableError, ValidationError } from '../errors/domain.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { rateLimitHeaders } from '../context/rate-limit.js';
-import type { UserErrorShape } from '../graphql/user-errors.js';
+import type { UserErrorShape } from './user-errors.js';
 import { ServerResponse } from '../lib/response.js';
 
 function codeOf(error: DomainError): { code: string; http?: { status: number; headers?: Record<string, string> } } {

@@ -1,8 +1,8 @@
-import type { PrismaClient } from '../generated/prisma/client.js';
-import { createChannel } from '../modules/channels/channels.service.js';
-import { createTemplate } from '../modules/templates/templates.service.js';
-import { createUser } from '../modules/users/users.service.js';
-import { createWorkspace } from '../modules/workspaces/workspaces.service.js';
+import type { PrismaClient } from '../../generated/prisma/client.js';
+import { createChannel } from '../channels/channels.service.js';
+import { createTemplate } from '../templates/templates.service.js';
+import { createUser } from '../users/users.service.js';
+import { createWorkspace } from '../workspaces/workspaces.service.js';
 
 export const DEMO_HOSTNAME = 'localhost';
 export const DEMO_USER_EMAIL = 'agent@demo.localhost';
