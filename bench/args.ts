@@ -30,7 +30,7 @@ export interface Settings {
 export const HELP = `npm run bench -- [options]
 
 Measures the Connect gateway (compiled, NODE_ENV=production) against the floor
-(bench/floor.ts: node:http + pg issuing the same SQL by hand) on a fresh
+(bench/floor/server.ts: node:http + pg issuing the same SQL by hand) on a fresh
 PostgreSQL database, in alternating rounds of autocannon load, and checks the
 throughput ratios, latencies and limits the performance targets set.
 Prints the results table (or one JSON object) and exits 1 when a target is missed.

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: the gateway against the floor (bench/floor.ts), both real
+ * `npm run bench`: the gateway against the floor (bench/floor/server.ts), both real
  * processes on one fresh PostgreSQL database, in alternating rounds of the same
  * autocannon load, reporting throughput ratios, latencies, statement counts and
  * CPU per request, and judging them against the performance targets. On a

@@ -183,7 +183,7 @@ export async function startGateway(
   return startProcess('gateway', ['--max-semi-space-size=8', ...profile, main], gatewayEnv(databaseUrl, port, options), port, path.join(logDir, options.log ?? 'gateway.log'));
 }
 
-/** The floor (bench/floor.ts), with the same pool size as the gateway. */
+/** The floor (bench/floor/server.ts), with the same pool size as the gateway. */
 export async function startFloor(
   databaseUrl: string,
   logDir: string,
@@ -199,7 +199,7 @@ export async function startFloor(
     DELIVERY_WORKER: options.worker ? '1' : '0',
     ...whatsappEnv(options.whatsapp),
   };
-  return startProcess('floor', ['--import', 'tsx', path.join(ROOT, 'bench/floor.ts')], env, port, path.join(logDir, 'floor.log'));
+  return startProcess('floor', ['--import', 'tsx', path.join(ROOT, 'bench/floor/server.ts')], env, port, path.join(logDir, 'floor.log'));
 }
 
 /**

@@ -10,14 +10,14 @@
  * one pooled connection per request. Statements per operation are listed at each
  * handler. Started by bench/run.ts:
  *
- *   DATABASE_URL=postgres://… PORT=4100 node --import tsx bench/floor.ts
+ *   DATABASE_URL=postgres://… PORT=4100 node --import tsx bench/floor/server.ts
  */
 import { createHash, createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import pg from 'pg';
-import { decodeCursor, encodeCursor, type Cursor } from '../src/lib/pagination.js';
-import { Sealer, parseKey } from '../src/lib/sealed.js';
-import { hashToken, isWellFormedToken } from '../src/lib/tokens.js';
+import { decodeCursor, encodeCursor, type Cursor } from '../../src/lib/pagination.js';
+import { Sealer, parseKey } from '../../src/lib/sealed.js';
+import { hashToken, isWellFormedToken } from '../../src/lib/tokens.js';
 
 const pool = new pg.Pool({
   connectionString: process.env.DATABASE_URL,
