@@ -15,6 +15,7 @@ import { GRAPHIQL_OPTIONS, graphiqlRenderer } from './graphql/graphiql.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
 import { compiledQueriesPlugin, costLimitPlugin } from './graphql/jit.js';
 import { pageArgumentsPlugin } from './graphql/connection.js';
+import { graphqlOverWebSocket } from './graphql/websocket.js';
 import { readBody } from './http/exchange.js';
 import { routingPlugin } from './http/plugin.js';
 import { RouteTable, type HttpRoute } from './http/routes.js';
@@ -135,6 +136,23 @@ export function corsOptions(origins: string[] | undefined): YogaServerOptions<Re
   };
 }
 
+/**
+ * Whether a browser page of `origin` may open a WebSocket to this server (CONTRACT §8: the upgrade
+ * honours CORS_ORIGINS): its own origin always, another only when listed (or `*`).
+ */
+export function webSocketOrigins(origins: string[] | undefined) {
+  const normalise = (origin: string) => origin.replace(/\/+$/, '').toLowerCase();
+  const listed = new Set((origins ?? []).map(normalise));
+  return (origin: string, host: string | undefined): boolean => {
+    if (listed.has('*') || listed.has(normalise(origin))) return true;
+    try {
+      return host !== undefined && new URL(origin).host.toLowerCase() === host.toLowerCase();
+    } catch {
+      return false;
+    }
+  };
+}
+
 /** Disposes what the app created itself when the server is disposed. */
 function disposePlugin(dispose: () => Promise<void>): Plugin {
   return { onDispose: dispose };
@@ -164,7 +182,8 @@ export function createApp(appDeps: AppDeps) {
     ...graphqlRoutes(deps),
     ...restRoutes(deps, { ...DOCUMENTED_ROUTES, webhookParts: webhookParts(deps) }),
   );
-  return createYoga<ServerContext, GraphQLContext>({
+  let closeWebSockets = async () => {};
+  const yoga = createYoga<ServerContext, GraphQLContext>({
     schema,
     graphqlEndpoint: GRAPHQL_PATH,
     landingPage: false,
@@ -192,6 +211,7 @@ export function createApp(appDeps: AppDeps) {
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),
       // Streams still open end with the server: a disposed app answers nothing more.
       disposePlugin(async () => deps.streams!.endAll()),
+      disposePlugin(() => closeWebSockets()),
       ...(ownsEvents ? [disposePlugin(() => deps.events!.dispose())] : []),
       ...(ownsRateLimiter && deps.rateLimiter ? [disposePlugin(() => deps.rateLimiter!.dispose())] : []),
       ...(ownsCredentialCache && deps.credentialCache ? [disposePlugin(() => deps.credentialCache!.dispose())] : []),
@@ -204,6 +224,21 @@ export function createApp(appDeps: AppDeps) {
       }
     },
   });
+  const webSocket = graphqlOverWebSocket({
+    yoga: yoga as never,
+    logger,
+    path: GRAPHQL_PATH,
+    maxPayload: env.BODY_LIMIT_BYTES,
+    allowOrigin: webSocketOrigins(env.CORS_ORIGINS),
+    authenticate: (headers, state) => authenticateRequest(deps, headers, state),
+    observe: metrics.observe,
+    streams: deps.streams!,
+    maxBufferedBytes: env.WS_MAX_BUFFERED_BYTES,
+    keepAliveMs: env.WS_KEEPALIVE_MS,
+  });
+  closeWebSockets = webSocket.dispose;
+  // node:http hands WebSocket upgrades here (src/http/server.ts).
+  return Object.assign(yoga, { upgrade: webSocket.upgrade });
 }
 
 export type App = ReturnType<typeof createApp>;

@@ -68,6 +68,8 @@ const envSchema = z.object({
   GRAPHQL_MAX_COST: wholeNumber(100, 10_000_000, 'a whole number').default(10_000),
   RATE_LIMIT_PER_MINUTE: wholeNumber(0, 1_000_000, 'a whole number of requests').default(600),
   AUTH_CACHE_MS: wholeNumber(0, 60_000, 'a whole number of milliseconds').default(5000),
+  WS_KEEPALIVE_MS: wholeNumber(1000, 600_000, 'a whole number of milliseconds').default(12_000),
+  WS_MAX_BUFFERED_BYTES: wholeNumber(1024, 1024 * 1024 * 1024, 'a whole number of bytes').default(4 * 1024 * 1024),
   DB_STATEMENT_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(10_000),
   DB_TRANSACTION_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(15_000),
   DB_PREPARED_STATEMENTS: flag.default(true),

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { hostName } from '../lib/host.js';
 
@@ -15,8 +16,13 @@ const HEAD_LIMIT = 2 * REQUEST_LINE_LIMIT;
 /** How long a refused connection may go on sending before it is closed: its answer is read first. */
 const LINGER_MS = 2000;
 
-/** What serves node:http requests: the app, as yoga's own node adapter (its request listener). */
-type NodeHandler = (request: http.IncomingMessage, response: http.ServerResponse) => unknown;
+/**
+ * What serves node:http requests: the app, as yoga's own node adapter (its request listener), and
+ * what takes WebSocket upgrades, when it does.
+ */
+type NodeHandler = ((request: http.IncomingMessage, response: http.ServerResponse) => unknown) & {
+  upgrade?: (request: http.IncomingMessage, socket: Duplex, head: Buffer) => void;
+};
 
 function errorBody(message: string): string {
   return JSON.stringify({ status: 'error', message });
@@ -169,6 +175,7 @@ export function createHttpServer(app: NodeHandler, logger: Logger): http.Server 
     app(request, response);
   });
   server.on('clientError', refuseHead(logger, refused, underWay));
+  if (app.upgrade) server.on('upgrade', app.upgrade);
   // The server is no proxy: CONNECT, which node:http hands over as a bare socket, is answered here.
   server.on('connect', (_request: http.IncomingMessage, socket: Socket) => {
     logger.info({ status: 405 }, 'malformed request refused');

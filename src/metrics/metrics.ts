@@ -11,7 +11,7 @@ export const MAX_OPERATION_NAMES = 100;
 const OPERATION_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
 /** Methods reported as themselves; any other (a client may send any token) is `other`. */
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'WS']);
 
 export interface AppMetrics {
   registry: Registry;

@@ -9,6 +9,7 @@ import { createHttpServer } from '../../src/http/server.js';
 import { testSealer } from './secrets.js';
 import { testProviders } from './worker.js';
 import type { Providers } from '../../src/providers/registry.js';
+import type { EventBus } from '../../src/events/bus.js';
 
 export interface ServedApp {
   port: number;
@@ -19,7 +20,7 @@ export interface ServedApp {
 }
 
 /** The app on `db` behind the production node:http server (src/server.ts), on a port of 127.0.0.1. */
-export async function serveOnPort(db: Database, env: Env, options: { providers?: Providers } = {}): Promise<ServedApp> {
+export async function serveOnPort(db: Database, env: Env, options: { providers?: Providers; events?: EventBus } = {}): Promise<ServedApp> {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk, _encoding, done) {
@@ -28,7 +29,7 @@ export async function serveOnPort(db: Database, env: Env, options: { providers?:
     },
   });
   const logger = createLogger({ ...env, LOG_LEVEL: 'debug' }, sink);
-  const yoga = createApp({ db, env, logger, sealer: testSealer, providers: options.providers ?? testProviders() });
+  const yoga = createApp({ db, env, logger, sealer: testSealer, providers: options.providers ?? testProviders(), ...(options.events ? { events: options.events } : {}) });
   const server = createHttpServer(yoga, logger);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -37,8 +38,10 @@ export async function serveOnPort(db: Database, env: Env, options: { providers?:
     logs,
     async close() {
       server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      const closed = new Promise((resolve) => server.close(resolve));
+      // Open WebSockets are no longer the HTTP server's connections: the app closes them.
       await yoga.dispose();
+      await closed;
     },
   };
 }

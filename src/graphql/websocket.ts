@@ -1,0 +1,150 @@
+import type http from 'node:http';
+import type { Duplex } from 'node:stream';
+import { GraphQLError, type ExecutionArgs } from 'graphql';
+import { CloseCode } from 'graphql-ws';
+import { useServer } from 'graphql-ws/use/ws';
+import type { YogaServerInstance } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { AuthContext } from '../context/types.js';
+import { AuthenticationError, DomainError } from '../errors/domain.js';
+import { describeError } from '../errors/log.js';
+import type { RequestState } from '../http/state.js';
+import type { OpenStreams } from '../lib/streams.js';
+import type { GraphQLContext } from './builder.js';
+import { domainGraphQLError } from './errors.js';
+
+/** What a socket learned at `connection_init`: the headers its operations authenticate with. */
+type SocketExtra = {
+  headers?: Headers;
+};
+
+export interface WebSocketOptions {
+  yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
+  logger: Logger;
+  path: string;
+  /** The most one message may hold (BODY_LIMIT_BYTES, as for an HTTP body). */
+  maxPayload: number;
+  /** Whether a browser page of this origin may open a socket to a server reached at `host` (CORS_ORIGINS). */
+  allowOrigin(origin: string, host: string | undefined): boolean;
+  /** Resolves and counts the caller, as an HTTP request with these headers would be. */
+  authenticate(headers: Headers, state: RequestState): Promise<AuthContext>;
+  /** Counts an operation in the request metrics. */
+  observe(route: string, method: string, status: number, startedAt: number | undefined): void;
+  /** Where each open socket registers, so that a shutdown closes it at once. */
+  streams: OpenStreams;
+  /** Buffered bytes past which a socket that does not read is cut off rather than held in memory. */
+  maxBufferedBytes: number;
+  /** Interval of keep-alive pings (a socket that misses a pong is closed). */
+  keepAliveMs: number;
+}
+
+/** The credential headers a client sends in `connection_init`'s payload, by any case, with the upgrade's Host. */
+function headersOf(payload: unknown, request: http.IncomingMessage): Headers {
+  const headers = new Headers();
+  if (request.headers.host !== undefined) headers.set('host', request.headers.host);
+  if (payload && typeof payload === 'object') {
+    for (const [name, value] of Object.entries(payload)) {
+      const key = name.toLowerCase();
+      if ((key === 'authorization' || key === 'x-channel-uuid') && typeof value === 'string') headers.set(key, value);
+    }
+  }
+  return headers;
+}
+
+function refuseUpgrade(socket: Duplex, status: number, message: string): void {
+  const body = JSON.stringify({ status: 'error', message });
+  socket.end(`HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : 'Forbidden'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+}
+
+/**
+ * GraphQL over WebSocket (the `graphql-transport-ws` protocol of the graphql-ws library, as yoga's
+ * documentation integrates it with `ws`), on the same path as HTTP. Credentials travel in
+ * `connection_init`'s payload; a missing or bad one closes the socket with 4403. Every operation
+ * is authenticated and counted again (a revoked credential closes the socket with 4403, a spent
+ * budget is that operation's RATE_LIMITED error), then parsed, validated, costed and run by the
+ * same envelop plugins as an HTTP request: the same limits, masking and compiled queries. A socket
+ * whose unread output passes `maxBufferedBytes` is cut off; keep-alive pings find dead peers; a
+ * shutdown closes every socket at once (1001), so clients reconnect elsewhere.
+ */
+export function graphqlOverWebSocket(options: WebSocketOptions) {
+  const { yoga, logger } = options;
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload });
+
+  const server = useServer<Record<string, unknown> | undefined, SocketExtra>(
+    {
+      execute: (args) => (args.rootValue as { execute: (a: ExecutionArgs) => never }).execute(args),
+      subscribe: (args) => (args.rootValue as { subscribe: (a: ExecutionArgs) => never }).subscribe(args),
+      async onConnect(ctx) {
+        const headers = headersOf(ctx.connectionParams, ctx.extra.request);
+        try {
+          await options.authenticate(headers, { startedAt: performance.now(), path: options.path });
+        } catch (error) {
+          if (error instanceof DomainError) {
+            logger.info({ reason: error.constructor.name }, 'graphql websocket refused');
+            return false;
+          }
+          throw error;
+        }
+        ctx.extra.headers = headers;
+        // A shutdown closes the socket at once; a peer that does not answer the close is cut off a second later.
+        const unregister = options.streams.add(() => {
+          ctx.extra.socket.close(1001, 'Going away');
+          setTimeout(() => ctx.extra.socket.terminate(), 1000).unref();
+        });
+        ctx.extra.socket.once('close', unregister);
+        return true;
+      },
+      async onSubscribe(ctx, _id, payload) {
+        const state: RequestState = { startedAt: performance.now(), path: options.path, route: 'graphql' };
+        try {
+          state.caller = await options.authenticate(ctx.extra.headers!, state);
+        } catch (error) {
+          if (error instanceof AuthenticationError) {
+            ctx.extra.socket.close(CloseCode.Forbidden, 'Forbidden');
+            return [];
+          }
+          if (error instanceof DomainError) return [domainGraphQLError(error)];
+          throw error;
+        }
+        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({ state, params: payload });
+        let document;
+        try {
+          document = parse(payload.query);
+        } catch (error) {
+          return [error instanceof GraphQLError ? error : new GraphQLError('Syntax error.')];
+        }
+        const errors = validate(schema, document);
+        if (errors.length) return errors;
+        const contextValue = await contextFactory();
+        options.observe(state.route ?? 'graphql', 'WS', 200, undefined);
+        return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue, rootValue: { execute, subscribe } };
+      },
+      onNext(ctx) {
+        const socket = ctx.extra.socket;
+        if (socket.bufferedAmount > options.maxBufferedBytes) {
+          logger.warn({ buffered: socket.bufferedAmount }, 'graphql websocket cut off: the client does not read');
+          socket.terminate();
+        }
+      },
+    },
+    wss,
+    options.keepAliveMs,
+  );
+  wss.on('error', (error) => logger.error({ err: describeError(error) }, 'graphql websocket server error'));
+
+  return {
+    /** node:http's `upgrade` event: a socket for GraphQL on its path, from an allowed origin; anything else refused. */
+    upgrade(request: http.IncomingMessage, socket: Duplex, head: Buffer): void {
+      socket.on('error', () => socket.destroy());
+      const path = (request.url ?? '').split('?')[0];
+      if (path !== options.path) return refuseUpgrade(socket, 404, 'Route not found.');
+      const origin = request.headers.origin;
+      if (origin !== undefined && !options.allowOrigin(origin, request.headers.host)) return refuseUpgrade(socket, 403, 'Origin not allowed.');
+      wss.handleUpgrade(request, socket, head, (ws: WebSocket) => wss.emit('connection', ws, request));
+    },
+    dispose: async () => {
+      await server.dispose();
+    },
+  };
+}

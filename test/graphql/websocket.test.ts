@@ -1,0 +1,265 @@
+import http from 'node:http';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { messagingSetup } from '../helpers/messaging.js';
+import { serveOnPort, type ServedApp } from '../helpers/real-port.js';
+import { socketClient } from '../helpers/websocket.js';
+import { graphql } from '../gql/index.js';
+
+/** GraphQL over WebSocket (CONTRACT §8): the graphql-transport-ws protocol on /graphql, on a real port. */
+
+const Viewer = graphql(`
+  query SocketViewer {
+    viewer {
+      workspace {
+        name
+      }
+      channel {
+        id
+      }
+    }
+  }
+`);
+
+const Rename = graphql(`
+  mutation SocketRename($id: ID!, $name: String) {
+    updateContact(id: $id, input: { name: $name }) {
+      contact {
+        id
+        name
+      }
+      userErrors {
+        message
+      }
+    }
+  }
+`);
+
+const Added = graphql(`
+  subscription SocketMessageAdded($conversationId: ID) {
+    messageAdded(conversationId: $conversationId) {
+      id
+      body
+      conversationId
+    }
+  }
+`);
+
+const TooDeep = graphql(`
+  query SocketTooDeep {
+    conversations {
+      edges {
+        node {
+          messages {
+            edges {
+              node {
+                conversation {
+                  messages {
+                    edges {
+                      node {
+                        conversation {
+                          id
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+`);
+
+let app: TestApp;
+let served: ServedApp;
+let s: Awaited<ReturnType<typeof messagingSetup>>;
+
+beforeAll(async () => {
+  app = await createTestApp();
+  served = await serveOnPort(app.db, app.env, { providers: app.providers, events: app.events });
+  s = await messagingSetup(app);
+});
+afterAll(async () => {
+  await served.close();
+  await app.close();
+});
+
+const auth = () => ({ Authorization: `Bearer ${s.apiKey}` });
+
+describe('GraphQL over WebSocket', () => {
+  it('runs queries and mutations with the credential of connection_init, header names in any case', async () => {
+    const socket = socketClient(served.port, s.host, { authorization: `Bearer ${s.apiKey}` });
+    try {
+      const viewer = await socket.run(Viewer);
+      expect(viewer.data).toEqual({ viewer: { workspace: { name: 'Test workspace' }, channel: { id: s.channel.id } } });
+      const c = await s.contact({ email: 'socket@example.com' });
+      const renamed = await socket.run(Rename, { id: c.id, name: 'Over a socket' });
+      expect(renamed.data?.updateContact).toEqual({ contact: { id: c.id, name: 'Over a socket' }, userErrors: [] });
+      expect((await s.api.get(`/contacts/${c.id}`)).body.data.contact.name).toBe('Over a socket');
+    } finally {
+      await socket.dispose();
+    }
+  });
+
+  it('delivers messageAdded for a message sent over REST', async () => {
+    const socket = socketClient(served.port, s.host, auth());
+    try {
+      const c = await s.contact({ email: 'socket-sub@example.com' });
+      const first = await s.send({ to: c.id, message: 'opens the conversation' });
+      const conversationId = first.body.data.message.conversationId as string;
+      const subscription = socket.subscribe(Added, { conversationId });
+      // The subscription is live once the server has subscribed: a query after it on the same socket is answered after.
+      await socket.run(Viewer);
+      await new Promise((r) => setTimeout(r, 100));
+      const sent = await s.send({ to: c.id, message: 'over the socket' });
+      const [event] = await subscription.waitFor(1);
+      expect(event!.data?.messageAdded).toEqual({ id: sent.body.data.message.id, body: 'over the socket', conversationId });
+      subscription.stop();
+    } finally {
+      await socket.dispose();
+    }
+  });
+
+  it('closes the socket with 4403 for a missing, malformed or unknown credential, or a host that names no workspace', async () => {
+    for (const [label, params, host] of [
+      ['none', undefined, s.host],
+      ['empty payload', {}, s.host],
+      ['not a bearer', { Authorization: s.apiKey }, s.host],
+      ['unknown key', { Authorization: 'Bearer cak_unknown' }, s.host],
+      ['another host', auth(), 'nobody.example'],
+    ] as const) {
+      const socket = socketClient(served.port, host, params as Record<string, unknown> | undefined);
+      const closed = await socket.closed;
+      expect(closed.code, label).toBe(4403);
+      await socket.dispose();
+    }
+  });
+
+  it('applies the document limits and masks nothing it should not', async () => {
+    const socket = socketClient(served.port, s.host, auth());
+    try {
+      const deep = await socket.run(TooDeep).catch((errors: unknown) => ({ errors }));
+      expect(JSON.stringify(deep)).toContain('QUERY_TOO_COMPLEX');
+    } finally {
+      await socket.dispose();
+    }
+  });
+
+  it('counts every operation against the credential budget: over it, that operation is RATE_LIMITED', async () => {
+    const limited = await serveOnPort(app.db, { ...app.env, RATE_LIMIT_PER_MINUTE: 3 }, { providers: app.providers });
+    const ws = await messagingSetup(app);
+    const socket = socketClient(limited.port, ws.host, { Authorization: `Bearer ${ws.apiKey}` });
+    try {
+      // connection_init counts one; then two operations fit.
+      expect((await socket.run(Viewer)).data?.viewer.workspace.name).toBe('Test workspace');
+      expect((await socket.run(Viewer)).data).toBeDefined();
+      const refused = await socket.run(Viewer).catch((errors: unknown) => ({ errors }));
+      expect(JSON.stringify(refused)).toContain('RATE_LIMITED');
+    } finally {
+      await socket.dispose();
+      await limited.close();
+    }
+  });
+
+  it('refuses an upgrade from a browser origin that CORS_ORIGINS does not list, and an upgrade elsewhere than /graphql', async () => {
+    const upgrade = (port: number, path: string, origin?: string) =>
+      new Promise<number>((resolve, reject) => {
+        const request = http.request({
+          port,
+          host: '127.0.0.1',
+          path,
+          headers: {
+            host: s.host,
+            connection: 'Upgrade',
+            upgrade: 'websocket',
+            'sec-websocket-version': '13',
+            'sec-websocket-key': Buffer.from('0123456789abcdef').toString('base64'),
+            'sec-websocket-protocol': 'graphql-transport-ws',
+            ...(origin ? { origin } : {}),
+          },
+        });
+        request.on('upgrade', (response, socket) => {
+          socket.destroy();
+          resolve(response.statusCode!);
+        });
+        request.on('response', (response) => {
+          response.resume();
+          resolve(response.statusCode!);
+        });
+        request.on('error', reject);
+        request.end();
+      });
+    expect(await upgrade(served.port, '/graphql')).toBe(101);
+    expect(await upgrade(served.port, '/graphql', `http://${s.host}`)).toBe(101);
+    expect(await upgrade(served.port, '/graphql', 'https://elsewhere.example')).toBe(403);
+    expect(await upgrade(served.port, '/api/connect/contacts')).toBe(404);
+    const cors = await serveOnPort(app.db, { ...app.env, CORS_ORIGINS: ['https://app.example'] }, { providers: app.providers });
+    try {
+      expect(await upgrade(cors.port, '/graphql', 'https://app.example')).toBe(101);
+      expect(await upgrade(cors.port, '/graphql', 'https://elsewhere.example')).toBe(403);
+    } finally {
+      await cors.close();
+    }
+  });
+
+  it('closes every socket at once when the server shuts down (1001), so clients reconnect elsewhere', async () => {
+    const own = await serveOnPort(app.db, app.env, { providers: app.providers });
+    const socket = socketClient(own.port, s.host, auth());
+    await socket.run(Viewer);
+    const subscription = socket.subscribe(Added, {});
+    await new Promise((r) => setTimeout(r, 100));
+    const started = Date.now();
+    await own.close();
+    const closed = await socket.closed;
+    expect(closed.code).toBe(1001);
+    expect(Date.now() - started).toBeLessThan(2000);
+    await subscription.done;
+    await socket.dispose();
+  });
+
+  it('cuts off a client that does not read, instead of buffering for it', { timeout: 60_000 }, async () => {
+    const small = await serveOnPort(app.db, { ...app.env, WS_MAX_BUFFERED_BYTES: 64 * 1024 }, { providers: app.providers, events: app.events });
+    const ws = await messagingSetup(app);
+    // A raw socket that completes the handshake and connection_init, subscribes many times over, then never reads.
+    const socket = net.connect(small.port, '127.0.0.1');
+    await new Promise((r) => socket.once('connect', r));
+    const key = Buffer.from('0123456789abcdef').toString('base64');
+    socket.write(
+      `GET /graphql HTTP/1.1\r\nHost: ${ws.host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n`,
+    );
+    const frame = (text: string) => {
+      const payload = Buffer.from(text);
+      const mask = Buffer.from([1, 2, 3, 4]);
+      const masked = Buffer.from(payload.map((byte, i) => byte ^ mask[i % 4]!));
+      const header = payload.length < 126 ? Buffer.from([0x81, 0x80 | payload.length]) : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+      return Buffer.concat([header, mask, masked]);
+    };
+    socket.write(frame(JSON.stringify({ type: 'connection_init', payload: { Authorization: `Bearer ${ws.apiKey}` } })));
+    await new Promise((r) => setTimeout(r, 300));
+    for (let id = 1; id <= 50; id++) socket.write(frame(JSON.stringify({ id: String(id), type: 'subscribe', payload: { query: 'subscription { messageAdded { id body } }' } })));
+    await new Promise((r) => setTimeout(r, 500));
+    socket.pause();
+    const cutOff = () => small.logs.some((line) => line.includes('the client does not read'));
+    try {
+      const c = await ws.contact({ email: 'never-reads@example.com' });
+      const long = 'x'.repeat(4000);
+      // Each send is 50 events of 4 KB for this socket: far more than the kernel buffers hold.
+      for (let i = 0; i < 200 && !cutOff(); i++) await ws.send({ to: c.id, message: `${i} ${long}` });
+      const deadline = Date.now() + 15_000;
+      while (!cutOff() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(cutOff()).toBe(true);
+      // What was already in flight drains; then the connection is closed from the server's side.
+      const closed = new Promise((r) => socket.once('close', r));
+      socket.on('data', () => {});
+      socket.resume();
+      await expect(Promise.race([closed.then(() => 'closed'), new Promise((r) => setTimeout(() => r('open'), 10_000))])).resolves.toBe('closed');
+    } finally {
+      socket.destroy();
+      await small.close();
+    }
+  });
+});
