@@ -16,6 +16,7 @@ import { documentLimitsPlugin } from './graphql/limits.js';
 import { compiledQueriesPlugin, costLimitPlugin } from './graphql/jit.js';
 import { pageArgumentsPlugin } from './graphql/connection.js';
 import { graphqlOverWebSocket } from './graphql/websocket.js';
+import { singleConnectionSse, SSE_STREAM_PATH } from './graphql/sse.js';
 import { readBody } from './http/exchange.js';
 import { routingPlugin } from './http/plugin.js';
 import { RouteTable, type HttpRoute } from './http/routes.js';
@@ -72,7 +73,16 @@ function graphqlRoutes(deps: AppDeps): HttpRoute[] {
       return undefined;
     },
   });
-  return [route('GET'), route('POST')];
+  // graphql-sse's single connection mode (src/graphql/sse.ts): reserve, stream, operate, stop.
+  const stream = (method: 'GET' | 'POST' | 'PUT' | 'DELETE'): HttpRoute => ({
+    method,
+    path: SSE_STREAM_PATH,
+    label: 'graphql stream',
+    auth: 'credential',
+    refuse,
+    handle: async () => undefined,
+  });
+  return [route('GET'), route('POST'), stream('PUT'), stream('GET'), stream('POST'), stream('DELETE')];
 }
 
 /**
@@ -203,6 +213,7 @@ export function createApp(appDeps: AppDeps) {
         varyOnOrigin: Boolean(deps.env.CORS_ORIGINS?.length),
       }),
       readBodyOnce(),
+      singleConnectionSse(),
       operationLabelPlugin(metrics),
       documentLimitsPlugin({ hideSuggestions: !introspectionEnabled(deps.env) }),
       costLimitPlugin(),

@@ -39,6 +39,8 @@ type Documents = {
     "\n  query Messages($search: String, $conversationId: ID, $first: Int) {\n    messages(search: $search, conversationId: $conversationId, first: $first) {\n      edges { node { id body placeholder isEncrypted } }\n      pageInfo { hasNextPage }\n    }\n  }\n": typeof types.MessagesDocument,
     "\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n": typeof types.ConversationsDocument,
     "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": typeof types.TemplatesDocument,
+    "\n  subscription StreamMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n    }\n  }\n": typeof types.StreamMessageAddedDocument,
+    "\n  query StreamViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n": typeof types.StreamViewerDocument,
     "\n  query SocketViewer {\n    viewer {\n      workspace {\n        name\n      }\n      channel {\n        id\n      }\n    }\n  }\n": typeof types.SocketViewerDocument,
     "\n  mutation SocketRename($id: ID!, $name: String) {\n    updateContact(id: $id, input: { name: $name }) {\n      contact {\n        id\n        name\n      }\n      userErrors {\n        message\n      }\n    }\n  }\n": typeof types.SocketRenameDocument,
     "\n  subscription SocketMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n      conversationId\n    }\n  }\n": typeof types.SocketMessageAddedDocument,
@@ -70,6 +72,8 @@ const documents: Documents = {
     "\n  query Messages($search: String, $conversationId: ID, $first: Int) {\n    messages(search: $search, conversationId: $conversationId, first: $first) {\n      edges { node { id body placeholder isEncrypted } }\n      pageInfo { hasNextPage }\n    }\n  }\n": types.MessagesDocument,
     "\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n": types.ConversationsDocument,
     "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": types.TemplatesDocument,
+    "\n  subscription StreamMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n    }\n  }\n": types.StreamMessageAddedDocument,
+    "\n  query StreamViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n": types.StreamViewerDocument,
     "\n  query SocketViewer {\n    viewer {\n      workspace {\n        name\n      }\n      channel {\n        id\n      }\n    }\n  }\n": types.SocketViewerDocument,
     "\n  mutation SocketRename($id: ID!, $name: String) {\n    updateContact(id: $id, input: { name: $name }) {\n      contact {\n        id\n        name\n      }\n      userErrors {\n        message\n      }\n    }\n  }\n": types.SocketRenameDocument,
     "\n  subscription SocketMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n      conversationId\n    }\n  }\n": types.SocketMessageAddedDocument,
@@ -190,6 +194,14 @@ export function graphql(source: "\n  query Conversations($status: ConversationSt
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n"): (typeof documents)["\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription StreamMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n    }\n  }\n"): (typeof documents)["\n  subscription StreamMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query StreamViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n"): (typeof documents)["\n  query StreamViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -1,6 +1,6 @@
 import http from 'node:http';
 import net from 'node:net';
-import { Writable } from 'node:stream';
+import { Readable, Writable } from 'node:stream';
 import { createApp } from '../../src/app.js';
 import type { Database } from '../../src/db/database.js';
 import type { Env } from '../../src/env.js';
@@ -111,4 +111,29 @@ export function requestOnPort(
     if (body !== undefined && !chunked) sent.setHeader('content-length', Buffer.byteLength(body));
     sent.end(body);
   });
+}
+
+/**
+ * `fetch` against a real port that names the workspace `host` in the Host header (the platform's
+ * fetch always sends the URL's own host): for client libraries that take a fetch function.
+ * Bodies stream both ways; an abort ends the request.
+ */
+export function fetchAs(host: string): typeof fetch {
+  return (input, init = {}) =>
+    new Promise<Response>((resolve, reject) => {
+      const url = new URL(input instanceof Request ? input.url : String(input));
+      const headers: Record<string, string> = { host };
+      new Headers(init.headers).forEach((value, name) => {
+        headers[name] = value;
+      });
+      const sent = http.request({ host: '127.0.0.1', port: url.port, path: `${url.pathname}${url.search}`, method: init.method ?? 'GET', headers }, (answer) => {
+        const responseHeaders = new Headers();
+        for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined) responseHeaders.set(name, Array.isArray(value) ? value.join(', ') : value);
+        const body = answer.statusCode === 204 || answer.statusCode === 304 ? null : (Readable.toWeb(answer) as ReadableStream<Uint8Array>);
+        resolve(new Response(body, { status: answer.statusCode!, headers: responseHeaders }));
+      });
+      sent.on('error', reject);
+      init.signal?.addEventListener('abort', () => sent.destroy(new DOMException('aborted', 'AbortError')));
+      sent.end(typeof init.body === 'string' ? init.body : undefined);
+    });
 }

@@ -1,0 +1,98 @@
+import { createClient } from 'graphql-sse';
+import { print } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { messagingSetup } from '../helpers/messaging.js';
+import { fetchAs, requestOnPort, serveOnPort, type ServedApp } from '../helpers/real-port.js';
+import { graphql } from '../gql/index.js';
+
+/** GraphQL over SSE in graphql-sse's single connection mode (CONTRACT §8): one stream for all of a tab's operations. */
+
+const Added = graphql(`
+  subscription StreamMessageAdded($conversationId: ID) {
+    messageAdded(conversationId: $conversationId) {
+      id
+      body
+    }
+  }
+`);
+
+const Viewer = graphql(`
+  query StreamViewer {
+    viewer {
+      workspace {
+        name
+      }
+    }
+  }
+`);
+
+let app: TestApp;
+let served: ServedApp;
+let s: Awaited<ReturnType<typeof messagingSetup>>;
+
+beforeAll(async () => {
+  app = await createTestApp();
+  served = await serveOnPort(app.db, app.env, { providers: app.providers, events: app.events });
+  s = await messagingSetup(app);
+});
+afterAll(async () => {
+  await served.close();
+  await app.close();
+});
+
+const client = (apiKey: string, host: string) =>
+  createClient({
+    url: `http://127.0.0.1:${served.port}/graphql/stream`,
+    singleConnection: true,
+    retryAttempts: 0,
+    headers: { authorization: `Bearer ${apiKey}` },
+    fetchFn: fetchAs(host),
+  });
+
+describe('single connection SSE', () => {
+  it('runs several subscriptions and a query over one reserved stream', async () => {
+    const sse = client(s.apiKey, s.host);
+    try {
+      const c = await s.contact({ email: 'stream@example.com' });
+      const first = await s.send({ to: c.id, message: 'opens' });
+      const conversationId = first.body.data.message.conversationId as string;
+      const viewer = await new Promise((resolve, reject) => {
+        let result: unknown;
+        sse.subscribe({ query: print(Viewer) }, { next: (value) => (result = value), error: reject, complete: () => resolve(result) });
+      });
+      expect(viewer).toEqual({ data: { viewer: { workspace: { name: 'Test workspace' } } } });
+      const received: { a: unknown[]; b: unknown[] } = { a: [], b: [] };
+      const stopA = sse.subscribe({ query: print(Added), variables: { conversationId } }, { next: (v) => received.a.push(v), error: () => {}, complete: () => {} });
+      const stopB = sse.subscribe({ query: print(Added), variables: {} }, { next: (v) => received.b.push(v), error: () => {}, complete: () => {} });
+      await new Promise((r) => setTimeout(r, 300));
+      const sent = await s.send({ to: c.id, message: 'one stream' });
+      const deadline = Date.now() + 5000;
+      while ((received.a.length < 1 || received.b.length < 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const expected = { data: { messageAdded: { id: sent.body.data.message.id, body: 'one stream' } } };
+      expect(received.a).toEqual([expected]);
+      expect(received.b).toEqual([expected]);
+      stopA();
+      stopB();
+    } finally {
+      sse.dispose();
+    }
+  });
+
+  it('needs a credential to reserve, and refuses a token reserved by another credential', async () => {
+    expect((await requestOnPort(served.port, s.host, 'PUT', '/graphql/stream')).status).toBe(401);
+    const reserved = await requestOnPort(served.port, s.host, 'PUT', '/graphql/stream', { authorization: `Bearer ${s.apiKey}` });
+    expect(reserved.status).toBe(201);
+    const token = reserved.body;
+    const other = await messagingSetup(app);
+    const stolen = await requestOnPort(
+      served.port,
+      other.host,
+      'POST',
+      '/graphql/stream',
+      { authorization: `Bearer ${other.apiKey}`, 'content-type': 'application/json', 'x-graphql-event-stream-token': token },
+      JSON.stringify({ query: print(Added) }),
+    );
+    expect(stolen.status).toBe(403);
+  });
+});
