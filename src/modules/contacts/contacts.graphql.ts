@@ -1,10 +1,9 @@
 import { builder } from '../../graphql/builder.js';
-import { selectionQuery } from '../../graphql/selection.js';
+import { pageLoad } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload, asPayload, orNull } from '../../graphql/results.js';
-import type { PrismaQuery } from '../../db/query.js';
-import { CONTACT_VIEW_QUERY, createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
+import { createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
 
 export const ContactObject = builder.prismaObject('Contact', {
   fields: (t) => ({
@@ -19,13 +18,6 @@ export const ContactObject = builder.prismaObject('Contact', {
 });
 
 export const ContactConnection = connectionType('Contact', ContactObject);
-
-/**
- * Every Contact field exposes a column of the REST view, so rows that load no relation need only
- * the view's columns. (Pothos' select mode would say the same per field, but turns each exposed
- * field into a resolver called for every row.)
- */
-const contactRows = (query: PrismaQuery): PrismaQuery => (query.include || query.select ? query : CONTACT_VIEW_QUERY);
 
 builder.queryFields((t) => ({
   contact: t.prismaField({
@@ -48,7 +40,7 @@ builder.queryFields((t) => ({
     args: { ...pageArgs, search: t.arg.string() },
     complexity: connectionComplexity,
     resolve: (_root, args, ctx, info) =>
-      listContacts(ctx, { ...pageFromArgs(args), search: args.search }, contactRows(selectionQuery(ctx, info, ['edges', 'node']))),
+      listContacts(ctx, { ...pageFromArgs(args), search: args.search }, pageLoad(ctx, info)),
   }),
 }));
 

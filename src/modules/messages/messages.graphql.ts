@@ -1,6 +1,6 @@
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
-import { selectionQuery } from '../../graphql/selection.js';
+import { pageLoad, viewField } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../../graphql/results.js';
 import { subscribeWhileValid } from '../../graphql/subscriptions.js';
@@ -9,7 +9,8 @@ import { actingChannel } from '../../context/request.js';
 import { MessageDirection, MessageStatus, MessageType } from '../../generated/prisma/enums.js';
 import { NEWEST_FIRST, afterCursor, toPage } from '../../lib/pagination.js';
 import { Actor } from '../conversations/conversations.graphql.js';
-import { ENCRYPTED_PLACEHOLDER, listMessages, mediaView, messageSender, sendMessage, visibleBody } from './messages.service.js';
+import { listMessages, sendMessage } from './messages.service.js';
+import { ENCRYPTED_PLACEHOLDER, messageSender, messageTable } from './messages.sql.js';
 import type { MediaView } from './messages.schemas.js';
 
 const MessageTypeEnum = builder.enumType(MessageType, { name: 'MessageType' });
@@ -35,12 +36,12 @@ export const MessageObject = builder.prismaObject('Message', {
     body: t.string({
       nullable: true,
       description: 'The content; null for an encrypted message, whose content is never shown.',
-      resolve: (message) => visibleBody(message),
+      ...viewField(messageTable, 'body'),
     }),
     placeholder: t.string({
       nullable: true,
       description: `"${ENCRYPTED_PLACEHOLDER}" for an encrypted message, otherwise null.`,
-      resolve: (message) => (message.isEncrypted ? ENCRYPTED_PLACEHOLDER : null),
+      ...viewField(messageTable, 'placeholder'),
     }),
     isEncrypted: t.exposeBoolean('isEncrypted'),
     status: t.expose('status', {
@@ -61,7 +62,7 @@ export const MessageObject = builder.prismaObject('Message', {
     media: t.field({
       type: [MessageMedia],
       description: 'Files received with an inbound message; REST serves each at /api/connect/messages/{id}/media/{index}.',
-      resolve: (message) => mediaView(message.media),
+      ...viewField(messageTable, 'media'),
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     contact: t.relation('contact'),
@@ -110,7 +111,7 @@ builder.queryField('messages', (t) =>
             search: args.search ?? undefined,
           },
         },
-        selectionQuery(ctx, info, ['edges', 'node']),
+        pageLoad(ctx, info),
       ),
   }),
 );
