@@ -1,13 +1,14 @@
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
-import { selectionQuery } from '../../graphql/selection.js';
+import { pageLoad } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { asPayload, orNull } from '../../graphql/results.js';
 import { subscribeWhileValid } from '../../graphql/subscriptions.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel } from '../../context/request.js';
 import { ActorType, ConversationStateChangeType, ConversationStatus } from '../../generated/prisma/enums.js';
-import { getConversation, listConversations, setConversationStatus, stateChangeActor } from './conversations.service.js';
+import { getConversation, listConversations, setConversationStatus } from './conversations.service.js';
+import { stateChangeActor } from './conversations.sql.js';
 import type { ActorView } from './conversations.schemas.js';
 
 export const ActorTypeEnum = builder.enumType(ActorType, { name: 'ActorType' });
@@ -65,7 +66,7 @@ builder.queryFields((t) => ({
       listConversations(
         ctx,
         { ...pageFromArgs(args), status: args.status, contactId: args.contactId == null ? null : String(args.contactId) },
-        selectionQuery(ctx, info, ['edges', 'node']),
+        pageLoad(ctx, info),
       ),
   }),
 }));

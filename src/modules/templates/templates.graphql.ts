@@ -1,5 +1,5 @@
 import { builder } from '../../graphql/builder.js';
-import { selectionQuery } from '../../graphql/selection.js';
+import { pageLoad } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { TemplateStatus } from '../../generated/prisma/enums.js';
 import { listTemplates } from './templates.service.js';
@@ -28,6 +28,6 @@ builder.queryField('templates', (t) =>
     description: "The acting channel's templates, newest first.",
     args: pageArgs,
     complexity: connectionComplexity,
-    resolve: (_root, args, ctx, info) => listTemplates(ctx, pageFromArgs(args), selectionQuery(ctx, info, ['edges', 'node'])),
+    resolve: (_root, args, ctx, info) => listTemplates(ctx, pageFromArgs(args), pageLoad(ctx, info)),
   }),
 );
