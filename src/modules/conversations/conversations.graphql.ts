@@ -8,7 +8,7 @@ import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel } from '../../context/request.js';
 import { ActorType, ConversationStateChangeType, ConversationStatus } from '../../generated/prisma/enums.js';
 import { getConversation, listConversations, setConversationStatus } from './conversations.service.js';
-import { stateChangeActor } from './conversations.sql.js';
+import { CONVERSATION_RELATIONS, stateChangeActor } from './conversations.sql.js';
 import type { ActorView } from './conversations.schemas.js';
 
 export const ActorTypeEnum = builder.enumType(ActorType, { name: 'ActorType' });
@@ -29,7 +29,7 @@ const StateChange = builder.prismaObject('ConversationStateChange', {
   fields: (t) => ({
     type: t.expose('type', { type: StateChangeTypeEnum }),
     at: t.expose('createdAt', { type: 'DateTime' }),
-    actor: t.field({ type: Actor, select: { actorUser: { select: { name: true } } }, resolve: (change) => stateChangeActor(change) }),
+    actor: t.field({ type: Actor, select: CONVERSATION_RELATIONS.stateChanges.include, resolve: (change) => stateChangeActor(change) }),
   }),
 });
 
@@ -43,7 +43,7 @@ export const ConversationObject = builder.prismaObject('Conversation', {
     closedAt: t.expose('closedAt', { type: 'DateTime', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     contact: t.relation('contact'),
-    stateChanges: t.relation('stateChanges', { type: StateChange, query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } }),
+    stateChanges: t.relation('stateChanges', { type: StateChange, query: { orderBy: CONVERSATION_RELATIONS.stateChanges.orderBy } }),
   }),
 });
 

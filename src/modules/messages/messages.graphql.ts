@@ -10,7 +10,7 @@ import { MessageDirection, MessageStatus, MessageType } from '../../generated/pr
 import { NEWEST_FIRST, afterCursor, toPage } from '../../lib/pagination.js';
 import { Actor } from '../conversations/conversations.graphql.js';
 import { listMessages, sendMessage } from './messages.service.js';
-import { ENCRYPTED_PLACEHOLDER, messageSender, messageTable } from './messages.sql.js';
+import { ENCRYPTED_PLACEHOLDER, MESSAGE_RELATIONS, messageSender, messageTable } from './messages.sql.js';
 import type { MediaView } from './messages.schemas.js';
 
 const MessageTypeEnum = builder.enumType(MessageType, { name: 'MessageType' });
@@ -54,7 +54,7 @@ export const MessageObject = builder.prismaObject('Message', {
     }),
     sender: t.field({
       type: Actor,
-      select: { channel: { select: { name: true } }, senderUser: { select: { name: true } }, senderContact: { select: { name: true } } },
+      select: MESSAGE_RELATIONS,
       resolve: (message) => messageSender(message),
     }),
     silent: t.exposeBoolean('silent'),
