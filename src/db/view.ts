@@ -31,14 +31,15 @@ export const KEYSET = ['id', 'createdAt'] as const;
 /**
  * Columns of one table read by name: in a statement's select list, each named as its model field
  * (so that rows come back as Prisma reads them), or as a Prisma `select`. The SQL lists are made
- * once per alias and the unions once per set asked for: a request reuses them.
+ * once per alias and the unions once per list asked for: a request reuses them.
  */
 export class Columns<Row> {
   readonly names: readonly FieldName<Row>[];
   /** The Prisma `select` of these columns. */
   readonly select: Readonly<Record<string, true>>;
   private readonly lists = new Map<string, Prisma.Sql>();
-  private readonly unions = new Map<string, Columns<Row>>();
+  private bareList: Prisma.Sql | undefined;
+  private readonly unions = new WeakMap<readonly string[], Columns<Row>>();
 
   constructor(names: Iterable<FieldName<Row>>) {
     this.names = [...new Set(names)];
@@ -50,38 +51,35 @@ export class Columns<Row> {
    * names them; `alias` is an identifier written in code.
    */
   sql(alias = ''): Prisma.Sql {
-    const prefix = alias ? `${alias}.` : '';
-    return this.list(`${alias}|as`, () =>
-      this.names.map((name) => {
-        const column = columnName(name);
-        return column === name ? `${prefix}${column}` : `${prefix}${column} AS "${name}"`;
-      }),
-    );
+    let list = this.lists.get(alias);
+    if (!list) {
+      const prefix = alias ? `${alias}.` : '';
+      list = Prisma.raw(
+        this.names
+          .map((name) => {
+            const column = columnName(name);
+            return column === name ? `${prefix}${column}` : `${prefix}${column} AS "${name}"`;
+          })
+          .join(', '),
+      );
+      this.lists.set(alias, list);
+    }
+    return list;
   }
 
   /** `column, …` by their own names, for a statement whose rows a statement around it reads (`sql` then names them). */
   bare(): Prisma.Sql {
-    return this.list('', () => this.names.map(columnName));
+    return (this.bareList ??= Prisma.raw(this.names.map(columnName).join(', ')));
   }
 
-  /** These columns and `more`. */
+  /** These columns and `more` (a list written once in code: the union is kept by it). */
   with(more: readonly FieldName<Row>[]): Columns<Row> {
-    const key = more.join(',');
-    let union = this.unions.get(key);
+    let union = this.unions.get(more);
     if (!union) {
       union = more.every((name) => this.names.includes(name)) ? this : new Columns([...this.names, ...more]);
-      this.unions.set(key, union);
+      this.unions.set(more, union);
     }
     return union;
-  }
-
-  private list(key: string, make: () => string[]): Prisma.Sql {
-    let list = this.lists.get(key);
-    if (!list) {
-      list = Prisma.raw(make().join(', '));
-      this.lists.set(key, list);
-    }
-    return list;
   }
 }
 

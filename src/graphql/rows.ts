@@ -19,24 +19,16 @@ export function viewField<Row, View, K extends keyof View & string>(table: ViewT
   return { resolve: field.value as (row: any) => View[K], extensions: { [READS]: field.reads } };
 }
 
-/** Per object type of the schema: the columns its fields read (made once, when the schema is built). */
-const typeColumns = new WeakMap<GraphQLObjectType, Columns<never>>();
-
 /**
  * The columns a row must hold for every field of a Prisma object type `type` to resolve, when the
  * selection loads no relation: each exposed column, each column a field computed from the row
  * reads (`viewField`, or the columns of Pothos' `select`). A field that selects a relation only
  * resolves from rows Pothos' plan loads whole, with the relation. Any other field computed from
- * the row could read anything: the schema refuses to build, rather than resolve it from a row that
- * lacks what it reads.
+ * the row could read anything: the schema refuses to build (`checkRowColumns`), rather than
+ * resolve it from a row that lacks what it reads.
  */
 export function rowColumns<Row>(type: GraphQLObjectType): Columns<Row> {
-  let columns = typeColumns.get(type);
-  if (!columns) {
-    columns = new Columns(columnsRead(type)) as Columns<never>;
-    typeColumns.set(type, columns);
-  }
-  return columns as Columns<Row>;
+  return new Columns(columnsRead(type) as (keyof Row & string)[]);
 }
 
 function columnsRead(type: GraphQLObjectType): string[] {
@@ -72,21 +64,27 @@ export function checkRowColumns(schema: GraphQLSchema): GraphQLSchema {
   return schema;
 }
 
+const NODES = ['edges', 'node'];
+
 /**
- * How the rows of a page of a Prisma object type (at `path` beneath the field, the connection's
- * nodes by default) are loaded: the columns its type's fields read when the selection loads no
- * relation, otherwise the query Pothos planned for the relations.
+ * How a connection field loads the rows of its page (its nodes): the columns their type's fields
+ * read when the selection loads no relation, otherwise the query Pothos planned for the relations.
+ * Made once per field, it works the columns out on its first call and keeps them.
  */
-export function pageLoad<Row>(ctx: GraphQLContext, info: GraphQLResolveInfo, path: string[] = ['edges', 'node']): RowLoad<Row> {
-  const query = selectionQuery(ctx, info, path);
-  // A type in include mode is planned as `{}` until a relation is selected.
-  return query.include || query.select ? { query } : { columns: rowColumns<Row>(typeAt(info, path)) };
+export function pageLoader<Row>(): (ctx: GraphQLContext, info: GraphQLResolveInfo) => RowLoad<Row> {
+  let columns: { columns: Columns<Row> } | undefined;
+  return (ctx, info) => {
+    const query = selectionQuery(ctx, info, NODES);
+    // A type in include mode is planned as `{}` until a relation is selected.
+    if (query.include || query.select) return { query };
+    return (columns ??= { columns: rowColumns<Row>(nodeType(info)) });
+  };
 }
 
-/** The object type at `path` beneath the field `info` resolves. */
-function typeAt(info: GraphQLResolveInfo, path: string[]): GraphQLObjectType {
+/** The type of the nodes of the connection `info` resolves. */
+function nodeType(info: GraphQLResolveInfo): GraphQLObjectType {
   let type = getNamedType(info.returnType);
-  for (const name of path) {
+  for (const name of NODES) {
     const field = isObjectType(type) ? type.getFields()[name] : undefined;
     if (!field) throw new Error(`No field ${name} on ${type.name}.`);
     type = getNamedType(field.type);

@@ -1,5 +1,6 @@
+import type { Contact } from '../../generated/prisma/client.js';
 import { builder } from '../../graphql/builder.js';
-import { pageLoad } from '../../graphql/rows.js';
+import { pageLoader } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload, asPayload, orNull } from '../../graphql/results.js';
@@ -18,6 +19,9 @@ export const ContactObject = builder.prismaObject('Contact', {
 });
 
 export const ContactConnection = connectionType('Contact', ContactObject);
+
+/** How a page of `contacts` loads its rows. */
+const contactsPage = pageLoader<Contact>();
 
 builder.queryFields((t) => ({
   contact: t.prismaField({
@@ -40,7 +44,7 @@ builder.queryFields((t) => ({
     args: { ...pageArgs, search: t.arg.string() },
     complexity: connectionComplexity,
     resolve: (_root, args, ctx, info) =>
-      listContacts(ctx, { ...pageFromArgs(args), search: args.search }, pageLoad(ctx, info)),
+      listContacts(ctx, { ...pageFromArgs(args), search: args.search }, contactsPage(ctx, info)),
   }),
 }));
 

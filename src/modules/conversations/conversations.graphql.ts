@@ -1,6 +1,6 @@
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
-import { pageLoad } from '../../graphql/rows.js';
+import { pageLoader } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { asPayload, orNull } from '../../graphql/results.js';
 import { subscribeWhileValid } from '../../graphql/subscriptions.js';
@@ -8,7 +8,7 @@ import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel } from '../../context/request.js';
 import { ActorType, ConversationStateChangeType, ConversationStatus } from '../../generated/prisma/enums.js';
 import { getConversation, listConversations, setConversationStatus } from './conversations.service.js';
-import { CONVERSATION_RELATIONS, stateChangeActor } from './conversations.sql.js';
+import { CONVERSATION_RELATIONS, stateChangeActor, type ConversationRow } from './conversations.sql.js';
 import type { ActorView } from './conversations.schemas.js';
 
 export const ActorTypeEnum = builder.enumType(ActorType, { name: 'ActorType' });
@@ -49,6 +49,9 @@ export const ConversationObject = builder.prismaObject('Conversation', {
 
 export const ConversationConnection = connectionType('Conversation', ConversationObject);
 
+/** How a page of `conversations` loads its rows. */
+const conversationsPage = pageLoader<ConversationRow>();
+
 builder.queryFields((t) => ({
   conversation: t.prismaField({
     type: 'Conversation',
@@ -66,7 +69,7 @@ builder.queryFields((t) => ({
       listConversations(
         ctx,
         { ...pageFromArgs(args), status: args.status, contactId: args.contactId == null ? null : String(args.contactId) },
-        pageLoad(ctx, info),
+        conversationsPage(ctx, info),
       ),
   }),
 }));

@@ -1,6 +1,6 @@
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
-import { pageLoad, viewField } from '../../graphql/rows.js';
+import { pageLoader, viewField } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../../graphql/results.js';
 import { subscribeWhileValid } from '../../graphql/subscriptions.js';
@@ -10,7 +10,7 @@ import { MessageDirection, MessageStatus, MessageType } from '../../generated/pr
 import { NEWEST_FIRST, afterCursor, toPage } from '../../lib/pagination.js';
 import { Actor } from '../conversations/conversations.graphql.js';
 import { listMessages, sendMessage } from './messages.service.js';
-import { ENCRYPTED_PLACEHOLDER, MESSAGE_RELATIONS, messageSender, messageTable } from './messages.sql.js';
+import { ENCRYPTED_PLACEHOLDER, MESSAGE_RELATIONS, messageSender, messageTable, type MessageRow } from './messages.sql.js';
 import type { MediaView } from './messages.schemas.js';
 
 const MessageTypeEnum = builder.enumType(MessageType, { name: 'MessageType' });
@@ -93,6 +93,9 @@ builder.prismaObjectField('Conversation', 'messages', (t) =>
   }),
 );
 
+/** How a page of `messages` loads its rows. */
+const messagesPage = pageLoader<MessageRow>();
+
 builder.queryField('messages', (t) =>
   t.field({
     type: MessageConnection,
@@ -111,7 +114,7 @@ builder.queryField('messages', (t) =>
             search: args.search ?? undefined,
           },
         },
-        pageLoad(ctx, info),
+        messagesPage(ctx, info),
       ),
   }),
 );
