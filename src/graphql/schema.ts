@@ -1,5 +1,6 @@
 import { builder } from './builder.js';
 import { internResponsePaths } from './jit.js';
+import { checkRowColumns } from './rows.js';
 import './scalars.js';
 import '../modules/workspaces/workspaces.graphql.js';
 import '../modules/channels/channels.graphql.js';
@@ -13,4 +14,4 @@ builder.queryType({});
 builder.mutationType({});
 builder.subscriptionType({});
 
-export const schema = internResponsePaths(builder.toSchema({ sortSchema: true }));
+export const schema = internResponsePaths(checkRowColumns(builder.toSchema({ sortSchema: true })));

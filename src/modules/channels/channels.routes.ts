@@ -2,7 +2,8 @@ import { collection } from '../../rest/collection.js';
 import { pageQuerySchema } from '../../lib/pagination.js';
 import { route } from '../../rest/route.js';
 import { collectionEnvelope } from '../../rest/schemas.js';
-import { channelView, listChannels } from './channels.service.js';
+import { listChannels } from './channels.service.js';
+import { channelTable } from './channels.sql.js';
 import { channelViewSchema } from './channels.schemas.js';
 
 export const channelRoutes = [
@@ -17,6 +18,6 @@ export const channelRoutes = [
     actsAsChannel: false,
     query: pageQuerySchema,
     responses: { 200: { description: 'A page of channels.', schema: collectionEnvelope(channelViewSchema) } },
-    handler: async ({ ctx, query }) => collection(await listChannels(ctx, query), channelView),
+    handler: async ({ ctx, query }) => collection(await listChannels(ctx, query), channelTable.view),
   }),
 ];

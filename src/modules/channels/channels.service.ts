@@ -8,11 +8,8 @@ import { InputError } from '../../errors/domain.js';
 import { isUuid } from '../../lib/uuid.js';
 import { newWebhookSecret } from '../../lib/webhook-signature.js';
 import { issueChannelKey } from '../credentials/credentials.service.js';
-import type { ChannelView } from './channels.schemas.js';
-
-export function channelView(channel: Channel): ChannelView {
-  return { id: channel.id, name: channel.name, type: channel.type, status: channel.status };
-}
+import { pageArgs } from '../../db/view.js';
+import { channelTable } from './channels.sql.js';
 
 /** A channel's provider and its settings, as the admin commands give them (credentials in clear, sealed when stored). */
 export interface ProviderConfig {
@@ -88,11 +85,12 @@ export async function deactivateChannel(prisma: PrismaClient, id: string): Promi
 /** GET /channels: the channels the credential can act as, newest first; never needs X-Channel-Uuid. */
 export async function listChannels(ctx: RequestContext, params: { limit: number; cursor?: Cursor | undefined }): Promise<Page<Channel>> {
   const rows = await ctx.prisma.channel.findMany({
+    ...pageArgs<Channel>({ columns: channelTable.columns }),
     where: {
       AND: [{ workspaceId: ctx.auth.workspace.id, status: 'active', id: { in: ctx.auth.channels.map((c) => c.id) } }, afterCursor(params.cursor)],
     },
     orderBy: NEWEST_FIRST,
     take: params.limit + 1,
   });
-  return toPage(rows, params.limit);
+  return toPage(rows as Channel[], params.limit);
 }

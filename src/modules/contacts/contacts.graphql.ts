@@ -1,11 +1,11 @@
+import type { Contact } from '../../generated/prisma/client.js';
 import { builder } from '../../graphql/builder.js';
-import { selectionQuery } from '../../graphql/selection.js';
+import { pageLoader } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { asPayload, orNull } from '../../graphql/results.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
-import type { PrismaQuery } from '../../db/query.js';
-import { CONTACT_VIEW_QUERY, createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
+import { createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
 
 export const ContactObject = builder.prismaObject('Contact', {
   fields: (t) => ({
@@ -21,12 +21,8 @@ export const ContactObject = builder.prismaObject('Contact', {
 
 export const ContactConnection = connectionType('Contact', ContactObject);
 
-/**
- * Every Contact field exposes a column of the REST view, so rows that load no relation need only
- * the view's columns. (Pothos' select mode would say the same per field, but turns each exposed
- * field into a resolver called for every row.)
- */
-const contactRows = (query: PrismaQuery): PrismaQuery => (query.include || query.select ? query : CONTACT_VIEW_QUERY);
+/** How a page of `contacts` loads its rows. */
+const contactsPage = pageLoader<Contact>();
 
 builder.queryFields((t) => ({
   contact: t.prismaField({
@@ -49,7 +45,7 @@ builder.queryFields((t) => ({
     args: { ...pageArgs, search: t.arg.string() },
     complexity: connectionComplexity,
     resolve: (_root, args, ctx, info) =>
-      listContacts(ctx, { ...pageFromArgs(args), search: args.search }, contactRows(selectionQuery(ctx, info, ['edges', 'node']))),
+      listContacts(ctx, { ...pageFromArgs(args), search: args.search }, contactsPage(ctx, info)),
   }),
 }));
 

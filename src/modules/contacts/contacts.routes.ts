@@ -6,7 +6,8 @@ import { pageQuerySchema } from '../../lib/pagination.js';
 import { collection } from '../../rest/collection.js';
 import { route } from '../../rest/route.js';
 import { apiUuid, collectionEnvelope, resourceEnvelope } from '../../rest/schemas.js';
-import { contactView, createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
+import { createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
+import { contactTable } from './contacts.sql.js';
 import { contactFiltersSchema, contactViewSchema, createContactSchema, findContactSchema, updateContactSchema } from './contacts.schemas.js';
 
 const contactEnvelope = resourceEnvelope('contact', contactViewSchema);
@@ -37,7 +38,7 @@ export const contactRoutes = [
     description: "The workspace's contacts, newest first. `search` matches name, email or phone.",
     query: pageQuerySchema.extend(contactFiltersSchema.shape),
     responses: { 200: { description: 'A page of contacts.', schema: collectionEnvelope(contactViewSchema) } },
-    handler: async ({ ctx, query }) => collection(await listContacts(ctx, query), contactView),
+    handler: async ({ ctx, query }) => collection(await listContacts(ctx, query), contactTable.view),
   }),
 
   route({
@@ -55,7 +56,7 @@ export const contactRoutes = [
       return idempotentWrite<Contact>(ctx, request, {
         route: 'POST /contacts',
         body: input,
-        render: (contact) => ({ status: 201, body: { data: { contact: contactView(contact) } } }),
+        render: (contact) => ({ status: 201, body: { data: { contact: contactTable.view(contact) } } }),
         run: (guard) => createContact(ctx, input, guard),
       });
     },
@@ -71,7 +72,7 @@ export const contactRoutes = [
     query: z.preprocess(plusRestored, findContactSchema),
     failures: [404],
     responses: { 200: { description: 'The contact.', schema: contactEnvelope } },
-    handler: async ({ ctx, query }) => json(200, { data: { contact: contactView(await findContact(ctx, query)) } }),
+    handler: async ({ ctx, query }) => json(200, { data: { contact: contactTable.view(await findContact(ctx, query)) } }),
   }),
 
   route({
@@ -83,7 +84,7 @@ export const contactRoutes = [
     params: contactParams,
     failures: [404],
     responses: { 200: { description: 'The contact.', schema: contactEnvelope } },
-    handler: async ({ ctx, params }) => json(200, { data: { contact: contactView(await getContact(ctx, params.contact)) } }),
+    handler: async ({ ctx, params }) => json(200, { data: { contact: contactTable.view(await getContact(ctx, params.contact)) } }),
   }),
 
   route({
@@ -99,6 +100,6 @@ export const contactRoutes = [
     body: updateContactSchema({ email: null, phone: null }),
     failures: [404],
     responses: { 200: { description: 'The updated contact.', schema: contactEnvelope } },
-    handler: async ({ ctx, params, body }) => json(200, { data: { contact: contactView(await updateContact(ctx, params.contact, await body())) } }),
+    handler: async ({ ctx, params, body }) => json(200, { data: { contact: contactTable.view(await updateContact(ctx, params.contact, await body())) } }),
   }),
 ];

@@ -1,6 +1,5 @@
 import { Prisma, type Contact, type PrismaClient } from '../../generated/prisma/client.js';
 import { sqlOn, type Db } from '../../db/types.js';
-import type { RunSql } from '../../db/database.js';
 import type { RequestContext } from '../../context/types.js';
 import { actingChannel } from '../../context/request.js';
 import { InputError, NotFoundError, ValidationError } from '../../errors/domain.js';
@@ -11,52 +10,10 @@ import { isUuid } from '../../lib/uuid.js';
 import { parseInput } from '../../lib/validation.js';
 import type { PrismaQuery } from '../../db/query.js';
 import type { WriteGuard } from '../idempotency/idempotency.service.js';
-import { isoSql, jsonObjectSql, queueEventsSql, recordEvents } from '../events/events.service.js';
-import { MESSAGES, type ContactView, contactFiltersSchema, createContactSchema, findContactSchema, updateContactSchema, type UpdateContactInput } from './contacts.schemas.js';
-import { isoTimestamp } from '../../lib/time.js';
-
-/** The API view of a contact; the phone field is named `phoneNumber` in responses. */
-export function contactView(contact: Contact): ContactView {
-  return {
-    id: contact.id,
-    name: contact.name,
-    email: contact.email,
-    phoneNumber: contact.phone,
-    isGroup: contact.isGroup,
-    createdAt: isoTimestamp(contact.createdAt),
-    updatedAt: isoTimestamp(contact.updatedAt),
-  };
-}
-
-/**
- * The columns `contactView` reads, for reads that answer with it: a page of contacts loads these
- * 7 of the row's 13 (no metadata to parse, no deletion or normalised-email columns).
- */
-export const CONTACT_VIEW_QUERY = {
-  select: { id: true, name: true, email: true, phone: true, isGroup: true, createdAt: true, updatedAt: true },
-} as const satisfies PrismaQuery;
-
-/** `contactView` in SQL over a contacts row `alias`, for the event a statement writes with its change. */
-function contactViewSql(alias: string): Prisma.Sql {
-  const row = Prisma.raw(alias);
-  return jsonObjectSql({
-    id: Prisma.sql`${row}.id`,
-    name: Prisma.sql`${row}.name`,
-    email: Prisma.sql`${row}.email`,
-    phoneNumber: Prisma.sql`${row}.phone`,
-    isGroup: Prisma.sql`${row}.is_group`,
-    createdAt: isoSql(Prisma.sql`${row}.created_at`),
-    updatedAt: isoSql(Prisma.sql`${row}.updated_at`),
-  });
-}
-
-/** The columns of a contacts row `alias` named as the `Contact` model names them. */
-function contactColumns(alias: string): Prisma.Sql {
-  const row = Prisma.raw(alias);
-  return Prisma.sql`${row}.id, ${row}.workspace_id AS "workspaceId", ${row}.name, ${row}.email, ${row}.email_normalized AS "emailNormalized",
-    ${row}.phone, ${row}.is_group AS "isGroup", ${row}.status, ${row}.metadata, ${row}.deleted_at AS "deletedAt",
-    ${row}.created_at AS "createdAt", ${row}.updated_at AS "updatedAt"`;
-}
+import { recordEvents } from '../events/events.service.js';
+import { MESSAGES, contactFiltersSchema, createContactSchema, findContactSchema, updateContactSchema, type UpdateContactInput } from './contacts.schemas.js';
+import { pageArgs, type RowLoad } from '../../db/view.js';
+import { CONTACT_ROW, contactPage, contactTable, writeContact, type ContactChanges } from './contacts.sql.js';
 
 const live = (workspaceId: string) => ({ workspaceId, deletedAt: null });
 
@@ -149,43 +106,6 @@ function storedPhoneForm(body: unknown): string | null {
   return /^[+\d\s().\-/]{3,64}$/.test(sent) && !toE164(sent) ? sent : null;
 }
 
-type ContactChanges = { name?: string | undefined; email?: string | null | undefined; phone?: string | null | undefined };
-
-/**
- * Applies `changes` to a live contact of the workspace in one statement: the row
- * is locked and read as it was, updated, and `contact.updated` queued from the
- * updated row when a value really changed (only then does `updated_at` move). Null when there is no such contact.
- * The unique indexes decide whether the email is free (a unique violation).
- */
-async function writeContact(sql: RunSql, workspaceId: string, id: string, changes: ContactChanges, at: Date) {
-  const value = (field: 'name' | 'email' | 'phone') => (changes[field] !== undefined ? Prisma.sql`${changes[field]}::text` : Prisma.raw(`previous.${field}`));
-  const set = [
-    ...(changes.name !== undefined ? [Prisma.sql`name = ${value('name')}`] : []),
-    ...(changes.email !== undefined ? [Prisma.sql`email = ${value('email')}, email_normalized = ${changes.email?.toLowerCase() ?? null}`] : []),
-    ...(changes.phone !== undefined ? [Prisma.sql`phone = ${value('phone')}`] : []),
-    // Moves only when a value changes, taken by the database under the row lock: the last
-    // write to commit has the latest time, never earlier than the one it replaced.
-    Prisma.sql`updated_at = CASE WHEN (${value('name')}, ${value('email')}, ${value('phone')}) IS DISTINCT FROM (previous.name, previous.email, previous.phone)
-      THEN greatest(clock_timestamp(), previous.updated_at) ELSE previous.updated_at END`,
-  ];
-  const event = queueEventsSql(workspaceId, [{ type: 'contact.updated', data: contactViewSql('updated') }], at, Prisma.sql`(SELECT * FROM updated WHERE changed) AS updated`);
-  const [row] = await sql<Contact & { queued: number }>(Prisma.sql`
-    WITH previous AS (
-      SELECT id, name, email, phone, updated_at FROM contacts
-       WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid AND deleted_at IS NULL
-         FOR UPDATE),
-    updated AS (
-      UPDATE contacts AS contact SET ${Prisma.join(set)}
-        FROM previous
-       WHERE contact.id = previous.id
-      RETURNING contact.*, (contact.name, contact.email, contact.phone) IS DISTINCT FROM (previous.name, previous.email, previous.phone) AS changed),
-    queued AS (${event} RETURNING 1)
-    SELECT ${contactColumns('updated')}, (SELECT count(*) FROM queued)::int AS queued FROM updated`);
-  if (!row) return null;
-  const { queued, ...contact } = row;
-  return { contact: contact as Contact, queued };
-}
-
 /** The body's rules without the stored contact: what a request may ask for when it names no stored value. */
 const updateWithoutStoredValues = updateContactSchema({ email: null, phone: null });
 
@@ -213,7 +133,7 @@ function plainChange(body: unknown): UpdateContactInput | null {
 async function lockedUpdate(tx: Db, workspaceId: string, id: string, body: unknown, at: Date, values: ContactChanges) {
   const form = storedPhoneForm(body);
   const [current] = await tx.$queryRaw<(Contact & { sentIsStoredForm: boolean })[]>`
-    SELECT ${contactColumns('contact')},
+    SELECT ${CONTACT_ROW.sql('contact')},
            ${form ? Prisma.sql`EXISTS (SELECT 1 FROM contact_phones WHERE contact_id = contact.id AND raw = ${form})` : Prisma.sql`false`} AS "sentIsStoredForm"
       FROM contacts AS contact
      WHERE contact.id = ${id}::uuid AND contact.workspace_id = ${workspaceId}::uuid AND contact.deleted_at IS NULL
@@ -282,7 +202,7 @@ export async function createContact(ctx: RequestContext, body: unknown, guard?: 
         },
       });
       await setPhone(tx, contact, input.phone);
-      queued = await recordEvents(tx, workspaceId, [{ type: 'contact.created', data: contactView(contact) }]);
+      queued = await recordEvents(tx, workspaceId, [{ type: 'contact.created', data: contactTable.view(contact) }]);
       await guard?.end(tx, contact);
       return contact;
     }),
@@ -350,36 +270,28 @@ async function searchContactIds(prisma: Db, workspaceId: string, term: string, p
   return rows.map((row) => row.id);
 }
 
-/**
- * A page of live contacts with the view's columns (CONTACT_VIEW_QUERY), newest first, one past
- * the limit: the REST list and a GraphQL list of plain fields, in one statement on the hot path.
- * One row comparison, so that the walk starts at the cursor in the page index.
- */
-async function viewPage(sql: RunSql, workspaceId: string, params: { limit: number; cursor?: Cursor | undefined }): Promise<Contact[]> {
-  const after = params.cursor ? Prisma.sql`AND (created_at, id) < (${params.cursor.createdAt}::timestamptz, ${params.cursor.id}::uuid)` : Prisma.empty;
-  return sql<Contact>(Prisma.sql`
-    SELECT id, name, email, phone, is_group AS "isGroup", created_at AS "createdAt", updated_at AS "updatedAt"
-      FROM contacts
-     WHERE workspace_id = ${workspaceId}::uuid AND deleted_at IS NULL ${after}
-     ORDER BY created_at DESC, id DESC
-     LIMIT ${params.limit + 1}`);
-}
+/** What GET /contacts reads of each contact: its view's columns. */
+const CONTACT_VIEW: RowLoad<Contact> = { columns: contactTable.columns };
 
-/** GET /contacts: live contacts of the workspace, newest first, optionally searched. */
+/**
+ * GET /contacts: live contacts of the workspace, newest first, optionally searched. Each row
+ * holds what `load` says: named columns (the view's, by default), read by one statement when
+ * there is no search, or the query GraphQL planned for the relations its selection loads.
+ */
 export async function listContacts(
   ctx: RequestContext,
   params: { limit: number; cursor?: Cursor | undefined; search?: string | null },
-  query: PrismaQuery = CONTACT_VIEW_QUERY,
+  load: RowLoad<Contact> = CONTACT_VIEW,
 ): Promise<Page<Contact>> {
   actingChannel(ctx.auth);
   const workspaceId = ctx.auth.workspace.id;
   const term = parseInput(contactFiltersSchema, { search: params.search ?? undefined }).search;
   if (!term) {
     const rows =
-      query === CONTACT_VIEW_QUERY
-        ? await viewPage(ctx.sql, workspaceId, params)
+      'columns' in load
+        ? await contactPage(ctx.sql, workspaceId, load.columns, params)
         : await ctx.prisma.contact.findMany({
-            ...query,
+            ...load.query,
             where: { AND: [live(workspaceId), afterCursor(params.cursor)] },
             orderBy: NEWEST_FIRST,
             take: params.limit + 1,
@@ -389,7 +301,7 @@ export async function listContacts(
   // The search finds the page's ids; the rows are read with the caller's selection.
   const ids = await searchContactIds(ctx.prisma, workspaceId, term, params);
   const rows = ids.length
-    ? await ctx.prisma.contact.findMany({ ...query, where: { id: { in: ids }, ...live(workspaceId) }, orderBy: NEWEST_FIRST })
+    ? ((await ctx.prisma.contact.findMany({ ...pageArgs(load), where: { id: { in: ids }, ...live(workspaceId) }, orderBy: NEWEST_FIRST })) as Contact[])
     : [];
   return toPage(rows, params.limit);
 }
@@ -422,7 +334,7 @@ export async function importContact(
       if (phone && number) {
         await tx.contactPhone.create({ data: { workspaceId: input.workspaceId, contactId: contact.id, number, raw: phone } });
       }
-      await recordEvents(tx, input.workspaceId, [{ type: 'contact.created', data: contactView(contact) }]);
+      await recordEvents(tx, input.workspaceId, [{ type: 'contact.created', data: contactTable.view(contact) }]);
       return contact;
     });
   } catch (error) {

@@ -1,13 +1,14 @@
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
-import { selectionQuery } from '../../graphql/selection.js';
+import { pageLoader } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { asPayload, orNull } from '../../graphql/results.js';
 import { subscribeWhileValid } from '../../graphql/subscriptions.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel } from '../../context/request.js';
 import { ActorType, ConversationStateChangeType, ConversationStatus } from '../../generated/prisma/enums.js';
-import { getConversation, listConversations, setConversationStatus, stateChangeActor } from './conversations.service.js';
+import { getConversation, listConversations, setConversationStatus } from './conversations.service.js';
+import { CONVERSATION_RELATIONS, stateChangeActor, type ConversationRow } from './conversations.sql.js';
 import type { ActorView } from './conversations.schemas.js';
 
 export const ActorTypeEnum = builder.enumType(ActorType, { name: 'ActorType' });
@@ -28,7 +29,7 @@ const StateChange = builder.prismaObject('ConversationStateChange', {
   fields: (t) => ({
     type: t.expose('type', { type: StateChangeTypeEnum }),
     at: t.expose('createdAt', { type: 'DateTime' }),
-    actor: t.field({ type: Actor, select: { actorUser: { select: { name: true } } }, resolve: (change) => stateChangeActor(change) }),
+    actor: t.field({ type: Actor, select: CONVERSATION_RELATIONS.stateChanges.include, resolve: (change) => stateChangeActor(change) }),
   }),
 });
 
@@ -42,11 +43,14 @@ export const ConversationObject = builder.prismaObject('Conversation', {
     closedAt: t.expose('closedAt', { type: 'DateTime', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     contact: t.relation('contact'),
-    stateChanges: t.relation('stateChanges', { type: StateChange, query: { orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] } }),
+    stateChanges: t.relation('stateChanges', { type: StateChange, query: { orderBy: CONVERSATION_RELATIONS.stateChanges.orderBy } }),
   }),
 });
 
 export const ConversationConnection = connectionType('Conversation', ConversationObject);
+
+/** How a page of `conversations` loads its rows. */
+const conversationsPage = pageLoader<ConversationRow>();
 
 builder.queryFields((t) => ({
   conversation: t.prismaField({
@@ -65,7 +69,7 @@ builder.queryFields((t) => ({
       listConversations(
         ctx,
         { ...pageFromArgs(args), status: args.status, contactId: args.contactId == null ? null : String(args.contactId) },
-        selectionQuery(ctx, info, ['edges', 'node']),
+        conversationsPage(ctx, info),
       ),
   }),
 }));

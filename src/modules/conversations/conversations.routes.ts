@@ -4,7 +4,8 @@ import { json } from '../../http/exchange.js';
 import { pageQuerySchema } from '../../lib/pagination.js';
 import { route } from '../../rest/route.js';
 import { apiUuid, collectionEnvelope, resourceEnvelope } from '../../rest/schemas.js';
-import { conversationView, getConversation, listConversations, setConversationStatus } from './conversations.service.js';
+import { getConversation, listConversations, setConversationStatus } from './conversations.service.js';
+import { conversationTable } from './conversations.sql.js';
 import { conversationFiltersSchema, conversationViewSchema } from './conversations.schemas.js';
 
 const conversationEnvelope = resourceEnvelope('conversation', conversationViewSchema);
@@ -21,7 +22,7 @@ export const conversationRoutes = [
     query: pageQuerySchema.extend(conversationFiltersSchema.shape),
     responses: { 200: { description: 'A page of conversations.', schema: collectionEnvelope(conversationViewSchema) } },
     handler: async ({ ctx, query }) =>
-      collection(await listConversations(ctx, { ...query, contactId: query.contact_id }), conversationView),
+      collection(await listConversations(ctx, { ...query, contactId: query.contact_id }), conversationTable.view),
   }),
 
   route({
@@ -33,7 +34,7 @@ export const conversationRoutes = [
     params: conversationParams,
     failures: [404],
     responses: { 200: { description: 'The conversation.', schema: conversationEnvelope } },
-    handler: async ({ ctx, params }) => json(200, { data: { conversation: conversationView(await getConversation(ctx, params.id)) } }),
+    handler: async ({ ctx, params }) => json(200, { data: { conversation: conversationTable.view(await getConversation(ctx, params.id)) } }),
   }),
 
   route({
@@ -47,7 +48,7 @@ export const conversationRoutes = [
     failures: [404],
     responses: { 200: { description: 'The closed conversation.', schema: conversationEnvelope } },
     handler: async ({ ctx, params }) =>
-      json(200, { data: { conversation: conversationView(await setConversationStatus(ctx, params.id, 'closed')) } }),
+      json(200, { data: { conversation: conversationTable.view(await setConversationStatus(ctx, params.id, 'closed')) } }),
   }),
 
   route({
@@ -61,6 +62,6 @@ export const conversationRoutes = [
     failures: [404, 422],
     responses: { 200: { description: 'The reopened conversation.', schema: conversationEnvelope } },
     handler: async ({ ctx, params }) =>
-      json(200, { data: { conversation: conversationView(await setConversationStatus(ctx, params.id, 'open')) } }),
+      json(200, { data: { conversation: conversationTable.view(await setConversationStatus(ctx, params.id, 'open')) } }),
   }),
 ];

@@ -1,4 +1,4 @@
-import type { Conversation, ConversationStateChange, ConversationStateChangeType, User } from '../../generated/prisma/client.js';
+import type { ConversationStateChangeType } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
 import type { RequestContext } from '../../context/types.js';
 import { actingChannel } from '../../context/request.js';
@@ -7,10 +7,11 @@ import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../..
 import { isUuid } from '../../lib/uuid.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { PrismaQuery } from '../../db/query.js';
+import { pageArgs, type RowLoad } from '../../db/view.js';
 import { parseInput } from '../../lib/validation.js';
-import { conversationFiltersSchema, type ActorView, type ConversationView } from './conversations.schemas.js';
+import { conversationFiltersSchema } from './conversations.schemas.js';
+import { CONVERSATION_RELATIONS, conversationTable, type ConversationRow } from './conversations.sql.js';
 import { recordEvents, type DomainEvent } from '../events/events.service.js';
-import { isoTimestamp } from '../../lib/time.js';
 
 /** Who did something: the acting channel, a workspace user, a named external actor, or a contact (a reply). */
 export type Actor =
@@ -26,46 +27,6 @@ export function actorColumns(actor: Actor) {
     actorUserId: actor.type === 'user' ? actor.id : null,
     actorContactId: actor.type === 'contact' ? actor.id : null,
     actorName: actor.name,
-  };
-}
-
-type StateChangeRow = ConversationStateChange & { actorUser?: Pick<User, 'name'> | null };
-
-/** Who made a state change; a user's current name wins over the name recorded then. */
-export function stateChangeActor(change: StateChangeRow): ActorView {
-  return {
-    type: change.actorType,
-    id:
-      change.actorType === 'channel'
-        ? change.actorChannelId
-        : change.actorType === 'user'
-          ? change.actorUserId
-          : change.actorType === 'contact'
-            ? change.actorContactId
-            : null,
-    name: change.actorUser?.name ?? change.actorName,
-  };
-}
-type ConversationRow = Conversation & { stateChanges: StateChangeRow[] };
-
-export const conversationInclude = {
-  stateChanges: { orderBy: [{ createdAt: 'asc' as const }, { id: 'asc' as const }], include: { actorUser: { select: { name: true } } } },
-};
-
-export function conversationView(conversation: ConversationRow): ConversationView {
-  return {
-    id: conversation.id,
-    status: conversation.status,
-    contactId: conversation.contactId,
-    channelId: conversation.channelId,
-    lastMessageAt: conversation.lastMessageAt ? isoTimestamp(conversation.lastMessageAt) : null,
-    closedAt: conversation.closedAt ? isoTimestamp(conversation.closedAt) : null,
-    createdAt: isoTimestamp(conversation.createdAt),
-    stateChanges: conversation.stateChanges.map((change) => ({
-      type: change.type,
-      at: isoTimestamp(change.createdAt),
-      actor: stateChangeActor(change),
-    })),
   };
 }
 
@@ -107,9 +68,9 @@ export async function conversationForSend(
     const reopened = await tx.conversation.update({
       where: { id: latest.id },
       data: { status: 'open', closedAt: null, lastMessageAt: input.at },
-      include: conversationInclude,
+      include: CONVERSATION_RELATIONS,
     });
-    input.events?.push({ type: 'conversation.reopened', data: conversationView(reopened) });
+    input.events?.push({ type: 'conversation.reopened', data: conversationTable.view(reopened) });
     return reopened;
   }
   const created = await tx.conversation.create({
@@ -128,7 +89,7 @@ function channelActor(ctx: RequestContext): Actor {
 export async function getConversation(
   ctx: RequestContext,
   id: string,
-  query: PrismaQuery = { include: conversationInclude },
+  query: PrismaQuery = conversationTable.query,
 ): Promise<ConversationRow> {
   const channel = actingChannel(ctx.auth);
   const conversation = isUuid(id)
@@ -171,10 +132,10 @@ export async function setConversationStatus(
       const updated = await tx.conversation.update({
         where: { id: conversationId },
         data: target === 'closed' ? { status: 'closed', closedAt: new Date() } : { status: 'open', closedAt: null },
-        include: conversationInclude,
+        include: CONVERSATION_RELATIONS,
       });
       const type = target === 'closed' ? 'conversation.closed' : 'conversation.reopened';
-      queued = await recordEvents(tx, ctx.auth.workspace.id, [{ type, data: conversationView(updated) }]);
+      queued = await recordEvents(tx, ctx.auth.workspace.id, [{ type, data: conversationTable.view(updated) }]);
       return true;
     });
   } catch (error) {
@@ -187,16 +148,19 @@ export async function setConversationStatus(
   return getConversation(ctx, conversationId, query);
 }
 
-/** Conversations of the acting channel, newest first. */
+/** What GET /conversations reads of each conversation: what its view reads. */
+const CONVERSATION_VIEW: RowLoad<ConversationRow> = { query: conversationTable.query };
+
+/** Conversations of the acting channel, newest first, each with what `load` says. */
 export async function listConversations(
   ctx: RequestContext,
   params: { limit: number; cursor?: Cursor | undefined; status?: string | null; contactId?: string | null },
-  query: PrismaQuery = { include: conversationInclude },
+  load: RowLoad<ConversationRow> = CONVERSATION_VIEW,
 ): Promise<Page<ConversationRow>> {
   const channel = actingChannel(ctx.auth);
   const filters = parseInput(conversationFiltersSchema, { status: params.status ?? undefined, contact_id: params.contactId ?? undefined });
   const rows = await ctx.prisma.conversation.findMany({
-    ...query,
+    ...pageArgs(load),
     where: {
       AND: [
         { workspaceId: ctx.auth.workspace.id, channelId: channel.id },

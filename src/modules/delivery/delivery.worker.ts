@@ -12,7 +12,7 @@ import type { Providers } from '../../providers/registry.js';
 import { providerChannel } from '../channels/channel-secrets.js';
 import { queueEventsSql } from '../events/events.service.js';
 import { storedProviderId } from '../inbound/inbound.service.js';
-import { messageViewSql } from '../messages/messages.service.js';
+import { messageTable, senderJoins } from '../messages/messages.sql.js';
 import type { RunSql } from '../../db/database.js';
 
 export interface DeliveryWorkerOptions {
@@ -459,15 +459,10 @@ export class DeliveryWorker {
                updated_at = now()
           FROM before
          WHERE m.id = before.id
-        RETURNING m.id, m.conversation_id, m.contact_id, m.channel_id, m.direction, m.type, m.body, m.is_encrypted, m.status, m.failure_reason,
-                  m.sender_type, m.sender_channel_id, m.sender_user_id, m.sender_contact_id, m.sender_name, m.silent, m.media_urls, m.media,
-                  m.created_at, m.status IS DISTINCT FROM before.status AS changed),
+        RETURNING m.*, m.status IS DISTINCT FROM before.status AS changed),
       changed AS (
-        SELECT ${messageViewSql()} AS view
-          FROM message
-          JOIN channels AS channel ON channel.id = message.channel_id
-          LEFT JOIN users AS sender_user ON sender_user.id = message.sender_user_id
-          LEFT JOIN contacts AS sender_contact ON sender_contact.id = message.sender_contact_id
+        SELECT ${messageTable.sql('message')} AS view
+          FROM message ${senderJoins('message')}
          WHERE message.changed),
       queued AS (${queueEventsSql(row.workspace_id, events, now, Prisma.sql`changed`)} RETURNING 1)
       SELECT (SELECT count(*) FROM delivery)::int AS owned, (SELECT count(*) FROM queued)::int AS queued`);

@@ -14,22 +14,6 @@ export interface DomainEvent {
   data: unknown;
 }
 
-/** SQL for a timestamp as `Date.prototype.toISOString` writes it (UTC, milliseconds). */
-export function isoSql(timestamp: Prisma.Sql): Prisma.Sql {
-  return Prisma.sql`to_char(${timestamp} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
-}
-
-/**
- * SQL building a JSON object with `fields` in their order: a value that is SQL is
- * an expression of the statement, any other value is bound as JSON.
- */
-export function jsonObjectSql(fields: Record<string, unknown>): Prisma.Sql {
-  const pairs = Object.entries(fields).map(([key, value]) =>
-    value instanceof Prisma.Sql ? Prisma.sql`${key}::text, ${value}` : Prisma.sql`${key}::text, ${JSON.stringify(value)}::json`,
-  );
-  return pairs.length ? Prisma.sql`json_build_object(${Prisma.join(pairs)})` : Prisma.sql`'{}'::json`;
-}
-
 /**
  * The INSERT queueing `events` in the deliveries outbox for every endpoint of the
  * workspace subscribed to them (an endpoint without an event list receives all):

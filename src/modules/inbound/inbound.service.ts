@@ -10,7 +10,7 @@ import type { InboundMessage, InboundStatus } from '../../providers/provider.js'
 import { conversationForSend, type Actor } from '../conversations/conversations.service.js';
 import { recordEvents, type DomainEvent } from '../events/events.service.js';
 import { resolveRecipient } from '../messages/recipients.js';
-import { messageInclude, messageView, type MessageRow } from '../messages/messages.service.js';
+import { MESSAGE_RELATIONS, messageTable, type MessageRow } from '../messages/messages.sql.js';
 
 /**
  * What replies and delivery statuses do to the domain, whatever provider brought them
@@ -129,13 +129,13 @@ export async function receiveMessage(ctx: InboundContext, channel: InboundChanne
             ...(message.meta ? { providerMeta: message.meta as Prisma.InputJsonObject } : {}),
             createdAt: message.at,
           },
-          include: messageInclude,
+          include: MESSAGE_RELATIONS,
         })) as MessageRow;
         await tx.$executeRaw`
           UPDATE conversations SET last_message_at = GREATEST(coalesce(last_message_at, ${message.at}::timestamptz), ${message.at}::timestamptz), updated_at = now()
            WHERE id = ${conversation.id}::uuid`;
         await tx.$executeRaw`INSERT INTO contact_channels (contact_id, channel_id) VALUES (${contact.id}::uuid, ${channel.id}::uuid) ON CONFLICT DO NOTHING`;
-        await recordEvents(tx, channel.workspaceId, [...events, { type: 'message.created', data: messageView(row) }]);
+        await recordEvents(tx, channel.workspaceId, [...events, { type: 'message.created', data: messageTable.view(row) }]);
         return row;
       });
       if (!stored) return 'duplicate';
@@ -214,8 +214,8 @@ export async function applyStatus(ctx: InboundContext, channel: InboundChannel, 
              updated_at = now()
        WHERE id = ${own.message_id}::uuid AND direction = 'outbound' AND ${RANK} < ${TARGET_RANK[status.status]}`;
     if (changed === 0) return 'stale' as const;
-    const row = (await tx.message.findUniqueOrThrow({ where: { id: own.message_id }, include: messageInclude })) as MessageRow;
-    await recordEvents(tx, channel.workspaceId, [{ type: 'message.status_changed', data: messageView(row) }]);
+    const row = (await tx.message.findUniqueOrThrow({ where: { id: own.message_id }, include: MESSAGE_RELATIONS })) as MessageRow;
+    await recordEvents(tx, channel.workspaceId, [{ type: 'message.status_changed', data: messageTable.view(row) }]);
     return 'applied' as const;
   });
 }

@@ -1,6 +1,6 @@
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
-import { selectionQuery } from '../../graphql/selection.js';
+import { pageLoader, viewField } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
 import { subscribeWhileValid } from '../../graphql/subscriptions.js';
@@ -9,7 +9,8 @@ import { actingChannel } from '../../context/request.js';
 import { MessageDirection, MessageStatus, MessageType } from '../../generated/prisma/enums.js';
 import { NEWEST_FIRST, afterCursor, toPage } from '../../lib/pagination.js';
 import { Actor } from '../conversations/conversations.graphql.js';
-import { ENCRYPTED_PLACEHOLDER, listMessages, mediaView, messageSender, sendMessage, visibleBody } from './messages.service.js';
+import { listMessages, sendMessage } from './messages.service.js';
+import { ENCRYPTED_PLACEHOLDER, MESSAGE_RELATIONS, messageSender, messageTable, type MessageRow } from './messages.sql.js';
 import type { MediaView } from './messages.schemas.js';
 
 const MessageTypeEnum = builder.enumType(MessageType, { name: 'MessageType' });
@@ -35,12 +36,12 @@ export const MessageObject = builder.prismaObject('Message', {
     body: t.string({
       nullable: true,
       description: 'The content; null for an encrypted message, whose content is never shown.',
-      resolve: (message) => visibleBody(message),
+      ...viewField(messageTable, 'body'),
     }),
     placeholder: t.string({
       nullable: true,
       description: `"${ENCRYPTED_PLACEHOLDER}" for an encrypted message, otherwise null.`,
-      resolve: (message) => (message.isEncrypted ? ENCRYPTED_PLACEHOLDER : null),
+      ...viewField(messageTable, 'placeholder'),
     }),
     isEncrypted: t.exposeBoolean('isEncrypted'),
     status: t.expose('status', {
@@ -53,7 +54,7 @@ export const MessageObject = builder.prismaObject('Message', {
     }),
     sender: t.field({
       type: Actor,
-      select: { channel: { select: { name: true } }, senderUser: { select: { name: true } }, senderContact: { select: { name: true } } },
+      select: MESSAGE_RELATIONS,
       resolve: (message) => messageSender(message),
     }),
     silent: t.exposeBoolean('silent'),
@@ -61,7 +62,7 @@ export const MessageObject = builder.prismaObject('Message', {
     media: t.field({
       type: [MessageMedia],
       description: 'Files received with an inbound message; REST serves each at /api/connect/messages/{id}/media/{index}.',
-      resolve: (message) => mediaView(message.media),
+      ...viewField(messageTable, 'media'),
     }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     contact: t.relation('contact'),
@@ -92,6 +93,9 @@ builder.prismaObjectField('Conversation', 'messages', (t) =>
   }),
 );
 
+/** How a page of `messages` loads its rows. */
+const messagesPage = pageLoader<MessageRow>();
+
 builder.queryField('messages', (t) =>
   t.field({
     type: MessageConnection,
@@ -110,7 +114,7 @@ builder.queryField('messages', (t) =>
             search: args.search ?? undefined,
           },
         },
-        selectionQuery(ctx, info, ['edges', 'node']),
+        messagesPage(ctx, info),
       ),
   }),
 );

@@ -7,7 +7,8 @@ import { idempotentWrite } from '../idempotency/idempotency.rest.js';
 import { pageQuerySchema } from '../../lib/pagination.js';
 import { route } from '../../rest/route.js';
 import { apiUuid, collectionEnvelope, resourceEnvelope } from '../../rest/schemas.js';
-import { listMessages, messageView, sendMessage, type MessageRow } from './messages.service.js';
+import { listMessages, sendMessage } from './messages.service.js';
+import { messageTable, type MessageRow } from './messages.sql.js';
 import { messageFiltersSchema, messageViewSchema, sendMessageSchema } from './messages.schemas.js';
 
 export const messageRoutes = [
@@ -27,7 +28,7 @@ export const messageRoutes = [
       return idempotentWrite<MessageRow>(ctx, request, {
         route: 'POST /messages',
         body: input,
-        render: (message) => ({ status: 202, body: { data: { message: messageView(message) } } }),
+        render: (message) => ({ status: 202, body: { data: { message: messageTable.view(message) } } }),
         run: (guard) => sendMessage(ctx, input, guard),
       });
     },
@@ -78,7 +79,7 @@ export const messageRoutes = [
     responses: { 200: { description: 'A page of messages.', schema: collectionEnvelope(messageViewSchema) } },
     handler: async ({ ctx, query }) => {
       const { limit, cursor, ...filters } = query;
-      return collection(await listMessages(ctx, { limit, cursor, filters }), messageView);
+      return collection(await listMessages(ctx, { limit, cursor, filters }), messageTable.view);
     },
   }),
 ];

@@ -1,5 +1,6 @@
+import type { ChannelTemplate } from '../../generated/prisma/client.js';
 import { builder } from '../../graphql/builder.js';
-import { selectionQuery } from '../../graphql/selection.js';
+import { pageLoader } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { TemplateStatus } from '../../generated/prisma/enums.js';
 import { listTemplates } from './templates.service.js';
@@ -21,6 +22,9 @@ export const TemplateObject = builder.prismaObject('ChannelTemplate', {
 
 const TemplateConnection = connectionType('Template', TemplateObject);
 
+/** How a page of `templates` loads its rows. */
+const templatesPage = pageLoader<ChannelTemplate>();
+
 builder.queryField('templates', (t) =>
   t.field({
     type: TemplateConnection,
@@ -28,6 +32,6 @@ builder.queryField('templates', (t) =>
     description: "The acting channel's templates, newest first.",
     args: pageArgs,
     complexity: connectionComplexity,
-    resolve: (_root, args, ctx, info) => listTemplates(ctx, pageFromArgs(args), selectionQuery(ctx, info, ['edges', 'node'])),
+    resolve: (_root, args, ctx, info) => listTemplates(ctx, pageFromArgs(args), templatesPage(ctx, info)),
   }),
 );

@@ -1,9 +1,10 @@
 import type { ChannelTemplate, PrismaClient, TemplateStatus } from '../../generated/prisma/client.js';
 import { InputError } from '../../errors/domain.js';
 import { isUniqueViolation } from '../../db/errors.js';
-import { countParameters, type TemplateView } from './templates.schemas.js';
+import { countParameters } from './templates.schemas.js';
+import { templateTable } from './templates.sql.js';
 import type { RequestContext } from '../../context/types.js';
-import type { PrismaQuery } from '../../db/query.js';
+import { pageArgs, type RowLoad } from '../../db/view.js';
 import { actingChannel } from '../../context/request.js';
 import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 
@@ -23,30 +24,21 @@ export async function createTemplate(
   }
 }
 
-export function templateView(template: ChannelTemplate): TemplateView {
-  return {
-    id: template.id,
-    name: template.name,
-    language: template.language,
-    category: template.category,
-    status: template.status,
-    body: template.body,
-    parameterCount: template.parameterCount,
-  };
-}
+/** What GET /templates reads of each template: its view's columns. */
+const TEMPLATE_VIEW: RowLoad<ChannelTemplate> = { columns: templateTable.columns };
 
-/** GET /templates: the acting channel's templates, newest first. */
+/** GET /templates: the acting channel's templates, newest first, each with what `load` says. */
 export async function listTemplates(
   ctx: RequestContext,
   params: { limit: number; cursor?: Cursor | undefined },
-  query: PrismaQuery = {},
+  load: RowLoad<ChannelTemplate> = TEMPLATE_VIEW,
 ): Promise<Page<ChannelTemplate>> {
   const channel = actingChannel(ctx.auth);
   const rows = await ctx.prisma.channelTemplate.findMany({
-    ...query,
+    ...pageArgs(load),
     where: { AND: [{ workspaceId: ctx.auth.workspace.id, channelId: channel.id }, afterCursor(params.cursor)] },
     orderBy: NEWEST_FIRST,
     take: params.limit + 1,
   });
-  return toPage(rows, params.limit);
+  return toPage(rows as ChannelTemplate[], params.limit);
 }
