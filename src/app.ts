@@ -23,6 +23,7 @@ import { WEBHOOKS_PREFIX, inboundRoutes, type InboundRoutes } from './modules/in
 import { directWebhooks } from './modules/inbound/inbound.node.js';
 import { carryRateLimit, createRateLimiter, recordedRateLimitHeaders } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
+import { createCredentialWatch } from './context/credential-watch.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
 import { compiledQueriesPlugin, costLimitPlugin } from './graphql/jit.js';
 import { pageArgumentsPlugin } from './graphql/connection.js';
@@ -228,9 +229,11 @@ export function createApp(appDeps: AppDeps, parts: AppParts = {}) {
     ...appDeps,
     events: appDeps.events ?? createEventBus({ redisUrl: env.REDIS_URL, logger }),
     streams: appDeps.streams ?? new OpenStreams(),
-    rateLimiter: ownsRateLimiter ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, logger }) : appDeps.rateLimiter,
+    rateLimiter: ownsRateLimiter ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, logger }) : appDeps.rateLimiter,
     credentialCache: ownsCredentialCache ? createCredentialCache({ ttlMs: env.AUTH_CACHE_MS, redisUrl: env.REDIS_URL, logger }) : appDeps.credentialCache,
   };
+  const ownsCredentialWatch = !deps.credentialWatch;
+  deps.credentialWatch ??= createCredentialWatch({ sql: deps.db.query, bus: deps.events!, cache: deps.credentialCache, logger });
   const metrics = createAppMetrics(deps);
   const compiled = parts.compiledAnswers ?? createCompiledAnswers();
   const inbound = inboundRoutes(deps);
@@ -263,6 +266,7 @@ export function createApp(appDeps: AppDeps, parts: AppParts = {}) {
       ...(ownsEvents ? [disposePlugin(() => deps.events!.dispose())] : []),
       ...(ownsRateLimiter && deps.rateLimiter ? [disposePlugin(() => deps.rateLimiter!.dispose())] : []),
       ...(ownsCredentialCache && deps.credentialCache ? [disposePlugin(() => deps.credentialCache!.dispose())] : []),
+      ...(ownsCredentialWatch ? [disposePlugin(async () => deps.credentialWatch!.dispose())] : []),
     ],
     context: async ({ request }) => {
       try {

@@ -67,6 +67,8 @@ const envSchema = z.object({
   DB_POOL_SIZE: wholeNumber(1, 200).default(10),
   GRAPHQL_MAX_COST: wholeNumber(100, 10_000_000, 'a whole number').default(10_000),
   RATE_LIMIT_PER_MINUTE: wholeNumber(0, 1_000_000, 'a whole number of requests').default(600),
+  /** Each browser session's own budget (CONTRACT §7); unset: RATE_LIMIT_PER_MINUTE. */
+  SESSION_RATE_LIMIT_PER_MINUTE: wholeNumber(0, 1_000_000, 'a whole number of requests').optional(),
   AUTH_CACHE_MS: wholeNumber(0, 60_000, 'a whole number of milliseconds').default(5000),
   DB_STATEMENT_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(10_000),
   DB_TRANSACTION_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(15_000),

@@ -5,6 +5,7 @@ import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import type { RequestContext } from '../context/types.js';
 import { costedWithinLimit, tooComplexError } from './limits.js';
+import { DECLARED_SCOPES } from './scopes.js';
 
 export type GraphQLContext = RequestContext;
 
@@ -14,7 +15,8 @@ export const builder = new SchemaBuilder<{
   Scalars: { DateTime: { Input: Date; Output: Date } };
   DefaultFieldNullability: false;
 }>({
-  plugins: [PrismaPlugin, ComplexityPlugin],
+  // Declared scopes first: a field outside the caller's scopes runs nothing of the other plugins.
+  plugins: [DECLARED_SCOPES, PrismaPlugin, ComplexityPlugin],
   defaultFieldNullability: false,
   // Every field costs 1, a list multiplies what it selects by 10 and a connection by its
   // `first` (src/graphql/connection.ts). Checked for the whole operation before any resolver runs,

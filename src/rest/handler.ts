@@ -1,6 +1,7 @@
 import type { AppDeps } from '../context/deps.js';
 import { authenticateRequest, requestContext } from '../context/authenticate.js';
 import { actingChannel } from '../context/request.js';
+import { requireScope } from '../context/scopes.js';
 import { restErrorResponse } from '../errors/rest.js';
 import { labelRoute } from '../metrics/labels.js';
 import { HttpError, json, readJson } from './http.js';
@@ -14,10 +15,11 @@ import { contactRoutes } from '../modules/contacts/contacts.routes.js';
 import { conversationRoutes } from '../modules/conversations/conversations.routes.js';
 import { messageRoutes } from '../modules/messages/messages.routes.js';
 import { templateRoutes } from '../modules/templates/templates.routes.js';
+import { sessionRoutes } from '../modules/sessions/sessions.routes.js';
 import { ServerResponse } from '../lib/response.js';
 
 export function createRestRouter(): RestRouter {
-  return new RestRouter().add(...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes);
+  return new RestRouter().add(...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...sessionRoutes);
 }
 
 /** Query parameters as an object of the first value of each. */
@@ -52,6 +54,8 @@ export function createRestHandler(deps: AppDeps) {
       labelRoute(request, found.route.pattern);
       const auth = await authenticateRequest(deps, request);
       const route = found.route.declaration;
+      // The scope the route declares, before anything of the request is read (CONTRACT §7).
+      requireScope(auth.credential, route.scope);
       if (route.actsAsChannel ?? true) actingChannel(auth);
       // Path parameters are strings the route matched; whether an id names anything
       // (a malformed one included) is the service's 404, never a 422.

@@ -106,14 +106,14 @@ export type EdgeSendMessageMutationVariables = Exact<{
 }>;
 
 
-export type EdgeSendMessageMutation = { sendMessage: { message: { id: string, sender: { name: string | null }, contact: { id: string, name: string }, conversation: { id: string, contact: { id: string }, stateChanges: Array<{ type: StateChangeType }> } } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type EdgeSendMessageMutation = { sendMessage: { message: { id: string, sender: { name: string | null }, contact: { id: string, name: string }, conversation: { id: string, contact: { id: string }, stateChanges: Array<{ type: StateChangeType }> } } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type EdgeCreateContactMutationVariables = Exact<{
   input: CreateContactInput;
 }>;
 
 
-export type EdgeCreateContactMutation = { createContact: { contact: { id: string, name: string, email: string | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type EdgeCreateContactMutation = { createContact: { contact: { id: string, name: string, email: string | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type EdgeUpdateContactMutationVariables = Exact<{
   id: string | number;
@@ -121,21 +121,21 @@ export type EdgeUpdateContactMutationVariables = Exact<{
 }>;
 
 
-export type EdgeUpdateContactMutation = { updateContact: { contact: { id: string, name: string } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type EdgeUpdateContactMutation = { updateContact: { contact: { id: string, name: string } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type EdgeCloseConversationMutationVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type EdgeCloseConversationMutation = { closeConversation: { conversation: { id: string, contact: { id: string, name: string }, stateChanges: Array<{ type: StateChangeType, actor: { type: ActorType, name: string | null } }>, messages: { edges: Array<{ node: { id: string, sender: { name: string | null }, contact: { id: string }, conversation: { id: string } } }> } | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type EdgeCloseConversationMutation = { closeConversation: { conversation: { id: string, contact: { id: string, name: string }, stateChanges: Array<{ type: StateChangeType, actor: { type: ActorType, name: string | null } }>, messages: { edges: Array<{ node: { id: string, sender: { name: string | null }, contact: { id: string }, conversation: { id: string } } }> } | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type EdgeReopenConversationMutationVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type EdgeReopenConversationMutation = { reopenConversation: { conversation: { id: string, contact: { id: string }, stateChanges: Array<{ type: StateChangeType }>, messages: { edges: Array<{ node: { id: string } }> } | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type EdgeReopenConversationMutation = { reopenConversation: { conversation: { id: string, contact: { id: string }, stateChanges: Array<{ type: StateChangeType }>, messages: { edges: Array<{ node: { id: string } }> } | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type EdgeMessageAddedSubscriptionVariables = Exact<{ [key: string]: never; }>;
 
@@ -176,12 +176,12 @@ export type MessagesDeepQuery = { messages: { edges: Array<{ node: { id: string,
 export type PingQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type PingQuery = { viewer: { workspace: { name: string } } };
+export type PingQuery = { viewer: { workspace: { name: string } } | null };
 
 export type ViewerQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type ViewerQuery = { viewer: { workspace: { id: string, name: string }, channel: { id: string, name: string, type: ChannelType, status: ChannelStatus } }, channels: Array<{ id: string }> };
+export type ViewerQuery = { viewer: { workspace: { id: string, name: string }, channel: { id: string, name: string, type: ChannelType, status: ChannelStatus } } | null, channels: Array<{ id: string }> | null };
 
 export type ContactQueryVariables = Exact<{
   id: string | number;
@@ -212,7 +212,7 @@ export type CreateContactMutationVariables = Exact<{
 }>;
 
 
-export type CreateContactMutation = { createContact: { contact: { id: string, name: string, email: string | null, phoneNumber: string | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type CreateContactMutation = { createContact: { contact: { id: string, name: string, email: string | null, phoneNumber: string | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type UpdateContactMutationVariables = Exact<{
   id: string | number;
@@ -220,14 +220,14 @@ export type UpdateContactMutationVariables = Exact<{
 }>;
 
 
-export type UpdateContactMutation = { updateContact: { contact: { id: string, name: string, email: string | null, phoneNumber: string | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type UpdateContactMutation = { updateContact: { contact: { id: string, name: string, email: string | null, phoneNumber: string | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type SendMessageMutationVariables = Exact<{
   input: SendMessageInput;
 }>;
 
 
-export type SendMessageMutation = { sendMessage: { message: { id: string, body: string | null, placeholder: string | null, isEncrypted: boolean, status: MessageStatus, type: MessageType, silent: boolean, mediaUrls: Array<string>, sender: { type: ActorType, id: string | null, name: string | null }, contact: { id: string, name: string }, conversation: { id: string, status: ConversationStatus } } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type SendMessageMutation = { sendMessage: { message: { id: string, body: string | null, placeholder: string | null, isEncrypted: boolean, status: MessageStatus, type: MessageType, silent: boolean, mediaUrls: Array<string>, sender: { type: ActorType, id: string | null, name: string | null }, contact: { id: string, name: string }, conversation: { id: string, status: ConversationStatus } } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type ConversationQueryVariables = Exact<{
   id: string | number;
@@ -241,14 +241,14 @@ export type CloseConversationMutationVariables = Exact<{
 }>;
 
 
-export type CloseConversationMutation = { closeConversation: { conversation: { id: string, status: ConversationStatus, stateChanges: Array<{ type: StateChangeType }> } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type CloseConversationMutation = { closeConversation: { conversation: { id: string, status: ConversationStatus, stateChanges: Array<{ type: StateChangeType }> } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type ReopenConversationMutationVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type ReopenConversationMutation = { reopenConversation: { conversation: { id: string, status: ConversationStatus, stateChanges: Array<{ type: StateChangeType }> } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type ReopenConversationMutation = { reopenConversation: { conversation: { id: string, status: ConversationStatus, stateChanges: Array<{ type: StateChangeType }> } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type MessagesQueryVariables = Exact<{
   search?: string | null | undefined;
