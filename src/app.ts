@@ -180,7 +180,7 @@ export function corsOptions(origins: string[] | undefined): YogaServerOptions<Re
   const normalise = (origin: string) => origin.replace(/\/+$/, '').toLowerCase();
   const listed = new Set(origins.filter((o) => o !== '*').map(normalise));
   const anyOrigin = origins.includes('*');
-  const shared = { methods: ['GET', 'POST', 'PATCH'], allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, maxAge: 600 };
+  const shared = { methods: ['GET', 'POST', 'PATCH', 'DELETE'], allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, maxAge: 600 };
   return (request) => {
     const origin = request.headers.get('origin');
     if (origin && listed.has(normalise(origin))) return { ...shared, origin: [origin], credentials: true };

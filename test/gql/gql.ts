@@ -39,6 +39,7 @@ type Documents = {
     "\n  query Messages($search: String, $conversationId: ID, $first: Int) {\n    messages(search: $search, conversationId: $conversationId, first: $first) {\n      edges { node { id body placeholder isEncrypted } }\n      pageInfo { hasNextPage }\n    }\n  }\n": typeof types.MessagesDocument,
     "\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n": typeof types.ConversationsDocument,
     "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": typeof types.TemplatesDocument,
+    "\n  mutation CreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) {\n      session { id token user { id name email } scopes channelIds origins expiresAt createdAt }\n      userErrors { field message code }\n    }\n  }\n": typeof types.CreateSessionDocument,
 };
 const documents: Documents = {
     "\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeSendMessageDocument,
@@ -66,6 +67,7 @@ const documents: Documents = {
     "\n  query Messages($search: String, $conversationId: ID, $first: Int) {\n    messages(search: $search, conversationId: $conversationId, first: $first) {\n      edges { node { id body placeholder isEncrypted } }\n      pageInfo { hasNextPage }\n    }\n  }\n": types.MessagesDocument,
     "\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n": types.ConversationsDocument,
     "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": types.TemplatesDocument,
+    "\n  mutation CreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) {\n      session { id token user { id name email } scopes channelIds origins expiresAt createdAt }\n      userErrors { field message code }\n    }\n  }\n": types.CreateSessionDocument,
 };
 
 /**
@@ -182,6 +184,10 @@ export function graphql(source: "\n  query Conversations($status: ConversationSt
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n"): (typeof documents)["\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation CreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) {\n      session { id token user { id name email } scopes channelIds origins expiresAt createdAt }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation CreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) {\n      session { id token user { id name email } scopes channelIds origins expiresAt createdAt }\n      userErrors { field message code }\n    }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

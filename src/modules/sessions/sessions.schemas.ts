@@ -41,14 +41,14 @@ const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (va
 export function parseOrigin(value: unknown): string | null {
   if (typeof value !== 'string') return null;
   const text = value.trim().replace(/\/$/, '');
+  if (!/^https?:\/\/[^/?#@]+$/i.test(text)) return null;
   let url: URL;
   try {
     url = new URL(text);
   } catch {
     return null;
   }
-  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password) return null;
-  return url.origin.toLowerCase() === text.toLowerCase() ? url.origin : null;
+  return url.protocol === 'https:' || url.protocol === 'http:' ? url.origin : null;
 }
 
 export const createSessionSchema = z.object(
