@@ -40,6 +40,10 @@ type Documents = {
     "\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n": typeof types.ConversationsDocument,
     "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": typeof types.TemplatesDocument,
     "\n  mutation CreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) {\n      session { id token user { id name email } scopes channelIds origins expiresAt createdAt }\n      userErrors { field message code }\n    }\n  }\n": typeof types.CreateSessionDocument,
+    "\n  query SessionViewer {\n    viewer { channel { id } }\n  }\n": typeof types.SessionViewerDocument,
+    "\n  mutation SessionSend($input: SendMessageInput!) {\n    sendMessage(input: $input) { message { id sender { type id name } } userErrors { field message } }\n  }\n": typeof types.SessionSendDocument,
+    "\n  mutation SessionCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id } userErrors { field message } }\n  }\n": typeof types.SessionCreateContactDocument,
+    "\n  mutation SessionClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id name } } } userErrors { field message } }\n  }\n": typeof types.SessionCloseDocument,
 };
 const documents: Documents = {
     "\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeSendMessageDocument,
@@ -68,6 +72,10 @@ const documents: Documents = {
     "\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n": types.ConversationsDocument,
     "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": types.TemplatesDocument,
     "\n  mutation CreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) {\n      session { id token user { id name email } scopes channelIds origins expiresAt createdAt }\n      userErrors { field message code }\n    }\n  }\n": types.CreateSessionDocument,
+    "\n  query SessionViewer {\n    viewer { channel { id } }\n  }\n": types.SessionViewerDocument,
+    "\n  mutation SessionSend($input: SendMessageInput!) {\n    sendMessage(input: $input) { message { id sender { type id name } } userErrors { field message } }\n  }\n": types.SessionSendDocument,
+    "\n  mutation SessionCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id } userErrors { field message } }\n  }\n": types.SessionCreateContactDocument,
+    "\n  mutation SessionClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id name } } } userErrors { field message } }\n  }\n": types.SessionCloseDocument,
 };
 
 /**
@@ -188,6 +196,22 @@ export function graphql(source: "\n  query Templates {\n    templates { edges { 
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation CreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) {\n      session { id token user { id name email } scopes channelIds origins expiresAt createdAt }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation CreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) {\n      session { id token user { id name email } scopes channelIds origins expiresAt createdAt }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query SessionViewer {\n    viewer { channel { id } }\n  }\n"): (typeof documents)["\n  query SessionViewer {\n    viewer { channel { id } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SessionSend($input: SendMessageInput!) {\n    sendMessage(input: $input) { message { id sender { type id name } } userErrors { field message } }\n  }\n"): (typeof documents)["\n  mutation SessionSend($input: SendMessageInput!) {\n    sendMessage(input: $input) { message { id sender { type id name } } userErrors { field message } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SessionCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id } userErrors { field message } }\n  }\n"): (typeof documents)["\n  mutation SessionCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id } userErrors { field message } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation SessionClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id name } } } userErrors { field message } }\n  }\n"): (typeof documents)["\n  mutation SessionClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id name } } } userErrors { field message } }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};
