@@ -55,15 +55,21 @@ export function createEventBus(options: { redisUrl?: string | undefined; logger:
   let subscriber: Redis | undefined;
   let eventTarget;
   if (options.redisUrl) {
-    const connect = () => {
-      const client = new Redis(options.redisUrl!, { lazyConnect: false, maxRetriesPerRequest: 3 });
+    // A subscriber's commands wait for Redis to come back rather than fail: nothing awaits them.
+    const connect = (maxRetriesPerRequest: number | null) => {
+      const client = new Redis(options.redisUrl!, { lazyConnect: false, maxRetriesPerRequest });
       client.on('error', (error) => logger.warn({ err: describeError(error) }, 'redis event bus error'));
       clients.push(client);
       return client;
     };
-    publisher = connect();
-    subscriber = connect();
-    eventTarget = createRedisEventTarget({ publishClient: publisher, subscribeClient: subscriber });
+    const publishing = (publisher = connect(3));
+    subscriber = connect(null);
+    // An event published while Redis is away is lost (CONTRACT §10), never an unhandled rejection.
+    const publishClient = {
+      publish: (channel: string, message: string) =>
+        publishing.publish(channel, message).catch((error: unknown) => logger.warn({ err: describeError(error) }, 'event not published: Redis out of reach')),
+    } as unknown as Redis;
+    eventTarget = createRedisEventTarget({ publishClient, subscribeClient: subscriber });
   }
   const pubsub = createPubSub<Topics>(eventTarget ? { eventTarget } : {});
 
@@ -136,7 +142,8 @@ export function createEventBus(options: { redisUrl?: string | undefined; logger:
     },
     async dispose() {
       setHearing(false);
-      await Promise.all(clients.map((client) => client.quit().catch(() => client.disconnect())));
+      // A client that is not connected would wait for Redis to quit: it is let go of at once.
+      await Promise.all(clients.map((client) => (client.status === 'ready' ? client.quit().catch(() => client.disconnect()) : client.disconnect())));
     },
   };
 }

@@ -40,6 +40,8 @@ type Documents = {
     "\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n": typeof types.ConversationsDocument,
     "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": typeof types.TemplatesDocument,
     "\n  mutation CreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) {\n      session { id token user { id name email } scopes channelIds origins expiresAt createdAt }\n      userErrors { field message code }\n    }\n  }\n": typeof types.CreateSessionDocument,
+    "\n  subscription StreamMessageAdded {\n    messageAdded { id body sender { type id name } }\n  }\n": typeof types.StreamMessageAddedDocument,
+    "\n  subscription StreamConversationUpdated {\n    conversationUpdated { id status }\n  }\n": typeof types.StreamConversationUpdatedDocument,
     "\n  query SessionViewer {\n    viewer { channel { id } }\n  }\n": typeof types.SessionViewerDocument,
     "\n  mutation SessionSend($input: SendMessageInput!) {\n    sendMessage(input: $input) { message { id sender { type id name } } userErrors { field message } }\n  }\n": typeof types.SessionSendDocument,
     "\n  mutation SessionCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id } userErrors { field message } }\n  }\n": typeof types.SessionCreateContactDocument,
@@ -72,6 +74,8 @@ const documents: Documents = {
     "\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n": types.ConversationsDocument,
     "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": types.TemplatesDocument,
     "\n  mutation CreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) {\n      session { id token user { id name email } scopes channelIds origins expiresAt createdAt }\n      userErrors { field message code }\n    }\n  }\n": types.CreateSessionDocument,
+    "\n  subscription StreamMessageAdded {\n    messageAdded { id body sender { type id name } }\n  }\n": types.StreamMessageAddedDocument,
+    "\n  subscription StreamConversationUpdated {\n    conversationUpdated { id status }\n  }\n": types.StreamConversationUpdatedDocument,
     "\n  query SessionViewer {\n    viewer { channel { id } }\n  }\n": types.SessionViewerDocument,
     "\n  mutation SessionSend($input: SendMessageInput!) {\n    sendMessage(input: $input) { message { id sender { type id name } } userErrors { field message } }\n  }\n": types.SessionSendDocument,
     "\n  mutation SessionCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id } userErrors { field message } }\n  }\n": types.SessionCreateContactDocument,
@@ -196,6 +200,14 @@ export function graphql(source: "\n  query Templates {\n    templates { edges { 
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation CreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) {\n      session { id token user { id name email } scopes channelIds origins expiresAt createdAt }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation CreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) {\n      session { id token user { id name email } scopes channelIds origins expiresAt createdAt }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription StreamMessageAdded {\n    messageAdded { id body sender { type id name } }\n  }\n"): (typeof documents)["\n  subscription StreamMessageAdded {\n    messageAdded { id body sender { type id name } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription StreamConversationUpdated {\n    conversationUpdated { id status }\n  }\n"): (typeof documents)["\n  subscription StreamConversationUpdated {\n    conversationUpdated { id status }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
