@@ -77,7 +77,7 @@ export const createSessionSchema = z.object(
         .array(z.string({ error: MESSAGES.channelsType }), { error: MESSAGES.channelsType })
         .min(1, MESSAGES.channelsEmpty)
         .max(MAX_CHANNELS, MESSAGES.channelsMax)
-        .transform((ids) => [...new Set(ids.map((id) => id.trim().toLowerCase()))]),
+        .transform((ids) => ids.map((id) => id.trim())),
     ).meta({ description: 'Channel ids the session may act as, each one the minting credential can act as; default all of them.' }),
     origins: optional(
       z

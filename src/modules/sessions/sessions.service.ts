@@ -81,8 +81,10 @@ export async function mintSession(ctx: RequestContext, body: unknown): Promise<S
   const scope = scopeOf(ctx);
   const input = parseInput(createSessionSchema, body);
   const available = scope.channelIds!;
-  const outside = input.channels?.find((id) => !available.includes(id));
+  // Named as the caller wrote it: the message tells nothing the caller did not send.
+  const outside = input.channels?.find((id) => !available.includes(id.toLowerCase()));
   if (outside !== undefined) throw ValidationError.field('channels', MESSAGES.channelOutside(outside));
+  const channelIds = input.channels && [...new Set(input.channels.map((id) => id.toLowerCase()))];
   const user = await userOf(ctx.prisma, scope.workspaceId, input.user, 'user');
   const createdAt = new Date();
   const ttlMs = (input.ttl_seconds ?? SESSION_TTL.default) * 1000;
@@ -92,7 +94,7 @@ export async function mintSession(ctx: RequestContext, body: unknown): Promise<S
     id: uuid7(),
     user,
     scopes: input.scopes ?? [...SESSION_SCOPES],
-    channelIds: input.channels ?? [...available],
+    channelIds: channelIds ?? [...available],
     origins: input.origins ?? [],
     expiresAt,
     createdAt,
