@@ -12,6 +12,7 @@ import { yogaLogger } from './errors/log.js';
 import type { GraphQLContext } from './graphql/builder.js';
 import { schema } from './graphql/schema.js';
 import { GRAPHIQL_OPTIONS, graphiqlRenderer } from './graphql/graphiql.js';
+import { createCredentialWatch } from './context/credential-watch.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
 import { compiledQueriesPlugin, costLimitPlugin } from './graphql/jit.js';
 import { pageArgumentsPlugin } from './graphql/connection.js';
@@ -31,13 +32,14 @@ import { contactRoutes } from './modules/contacts/contacts.routes.js';
 import { conversationRoutes } from './modules/conversations/conversations.routes.js';
 import { messageRoutes } from './modules/messages/messages.routes.js';
 import { templateRoutes } from './modules/templates/templates.routes.js';
+import { sessionRoutes } from './modules/sessions/sessions.routes.js';
 import { createRateLimiter } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
 import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
 export const DOCUMENTED_ROUTES = {
-  rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes],
+  rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...sessionRoutes],
   webhooks: webhookRoutes,
 };
 
@@ -136,7 +138,7 @@ export function corsOptions(origins: string[] | undefined): YogaServerOptions<Re
   const normalise = (origin: string) => origin.replace(/\/+$/, '').toLowerCase();
   const listed = new Set(origins.filter((o) => o !== '*').map(normalise));
   const anyOrigin = origins.includes('*');
-  const shared = { methods: ['GET', 'POST', 'PATCH'], allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, maxAge: 600 };
+  const shared = { methods: ['GET', 'POST', 'PATCH', 'DELETE'], allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, maxAge: 600 };
   return (request) => {
     const origin = request.headers.get('origin');
     if (origin && listed.has(normalise(origin))) return { ...shared, origin: [origin], credentials: true };
@@ -182,9 +184,11 @@ export function createApp(appDeps: AppDeps) {
     ...appDeps,
     events: appDeps.events ?? createEventBus({ redisUrl: env.REDIS_URL, logger }),
     streams: appDeps.streams ?? new OpenStreams(),
-    rateLimiter: ownsRateLimiter ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, logger }) : appDeps.rateLimiter,
+    rateLimiter: ownsRateLimiter ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, logger }) : appDeps.rateLimiter,
     credentialCache: ownsCredentialCache ? createCredentialCache({ ttlMs: env.AUTH_CACHE_MS, redisUrl: env.REDIS_URL, logger }) : appDeps.credentialCache,
   };
+  const ownsCredentialWatch = !deps.credentialWatch;
+  deps.credentialWatch ??= createCredentialWatch({ sql: deps.db.query, bus: deps.events!, cache: deps.credentialCache, logger });
   const metrics = createAppMetrics(deps);
   const table = new RouteTable().add(
     ...systemRoutes(deps, metrics),
@@ -226,6 +230,7 @@ export function createApp(appDeps: AppDeps) {
       ...(ownsEvents ? [disposePlugin(() => deps.events!.dispose())] : []),
       ...(ownsRateLimiter && deps.rateLimiter ? [disposePlugin(() => deps.rateLimiter!.dispose())] : []),
       ...(ownsCredentialCache && deps.credentialCache ? [disposePlugin(() => deps.credentialCache!.dispose())] : []),
+      ...(ownsCredentialWatch ? [disposePlugin(async () => deps.credentialWatch!.dispose())] : []),
     ] as Plugin[],
     context: async ({ state, request }) => {
       try {

@@ -198,7 +198,7 @@ async function start(env: Env) {
         maxBackoffMs: env.DELIVERY_MAX_BACKOFF_MS,
       })
     : undefined;
-  rateLimiter = createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, logger });
+  rateLimiter = createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, logger });
   // Budgets are shared through Redis from the first request on: wait for it briefly before listening.
   if (rateLimiter && !(await rateLimiter.ready(3000))) logger.warn('rate limit store not reachable yet: counting in memory until it is');
   if (stopping) return;

@@ -7,6 +7,7 @@ import { loadEnv } from '../src/env.js';
 import { createCredentialCache } from '../src/context/credential-cache.js';
 import { revokeToken } from '../src/modules/credentials/credentials.service.js';
 import type { ResolvedCredential } from '../src/context/types.js';
+import { BACKEND_SCOPES } from '../src/context/scopes.js';
 import { createTestApp, openTestDatabase, type TestApp } from './helpers/app.js';
 import { addChannel, bearer, createConnection, issueChannelKey, workspaceWithChannel } from './helpers/factories.js';
 import { subscribeSse } from './helpers/sse.js';
@@ -243,10 +244,11 @@ describe('the cache itself', () => {
   const logger = pino({ level: 'silent' });
   const credential = (id: string, expiresAt: Date | null = null): ResolvedCredential => ({
     workspace: { id: 'w', hostname: 'h', name: 'n', createdAt: new Date(), updatedAt: new Date() },
-    credential: { id, kind: 'channel_key' },
+    credential: { id, kind: 'channel_key', scopes: BACKEND_SCOPES, user: null, origins: [], mintedById: null },
     channels: [],
     connectionId: null,
     expiresAt,
+    mintedByExpiresAt: null,
   });
   const hash = (n: number) => n.toString(16).padStart(64, '0');
 

@@ -27,12 +27,15 @@ async function viewerChannel(host: string, headers: Record<string, string>) {
   return { status: response.status, body: (await response.json()) as any };
 }
 
-async function expect401(host: string, headers: Record<string, string>) {
+async function expect401(host: string, headers: Record<string, string>, expected: object = UNAUTHENTICATED) {
   const { status, body, response } = await channels(host, headers);
   expect(status).toBe(401);
-  expect(body).toEqual(UNAUTHENTICATED);
+  expect(body).toEqual(expected);
   expect(response.headers.get('www-authenticate')).toBe('Bearer');
 }
+
+/** An expired credential says so, so that a client knows to refresh it (CONTRACT §7). */
+const TOKEN_EXPIRED = { ...UNAUTHENTICATED, code: 'token_expired' };
 
 describe('channel API keys', () => {
   it('authenticates a valid key for its workspace host and lists its channel', async () => {
@@ -76,7 +79,7 @@ describe('channel API keys', () => {
       data: { expiresAt: new Date(Date.now() - 1000) },
     });
     expect((await channels(host, bearer(live.token))).status).toBe(200);
-    await expect401(host, bearer(expired.token));
+    await expect401(host, bearer(expired.token), TOKEN_EXPIRED);
   });
 
   it('rejects a revoked key, while other keys of the channel keep working', async () => {
@@ -155,7 +158,7 @@ describe('connection tokens', () => {
     const { status, body } = await viewerChannel(host, bearer(token));
     // A field error: the GraphQL response itself is well-formed, so HTTP 200.
     expect(status).toBe(200);
-    expect(body.data).toBeNull();
+    expect(body.data).toEqual({ viewer: null });
     expect(body.errors[0].extensions.code).toBe('CHANNEL_REQUIRED');
     expect(body.errors[0].message).toContain('X-Channel-Uuid');
   });
@@ -198,7 +201,7 @@ describe('connection tokens', () => {
       where: { tokenHash: hashToken(expiring.token) },
       data: { expiresAt: new Date(Date.now() - 1) },
     });
-    await expect401(host, bearer(expiring.token));
+    await expect401(host, bearer(expiring.token), TOKEN_EXPIRED);
     const revoked = await createConnection(app.db.prisma, { workspaceId: workspace.id, name: 'Revoked', channelIds: [channel.id] });
     await revokeToken(app.db.prisma, revoked.token);
     await expect401(host, bearer(revoked.token));

@@ -76,7 +76,7 @@ describe('CORS with CORS_ORIGINS listing origins', () => {
       const response = await send();
       expect(response.status, name).toBe(204);
       const methods = response.headers.get('access-control-allow-methods')!.split(/\s*,\s*/);
-      expect(methods, name).toEqual(expect.arrayContaining(['GET', 'POST', 'PATCH']));
+      expect(methods, name).toEqual(expect.arrayContaining(['GET', 'POST', 'PATCH', 'DELETE']));
       const headers = response.headers.get('access-control-allow-headers')!.toLowerCase().split(/\s*,\s*/);
       expect(headers, name).toEqual(expect.arrayContaining(['authorization', 'content-type', 'x-channel-uuid', 'idempotency-key']));
       expect(Number(response.headers.get('access-control-max-age')), name).toBeGreaterThan(0);

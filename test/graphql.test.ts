@@ -178,31 +178,31 @@ describe('contacts over GraphQL', () => {
       contact: { id: expect.any(String), name: 'Ann', email: 'ann@example.com', phoneNumber: null },
       userErrors: [],
     });
-    const id = created.data!.createContact.contact!.id;
+    const id = created.data!.createContact!.contact!.id;
     const updated = await s.gql(UpdateContact, { id, input: { phone: '+31612340000', email: null } });
-    expect(updated.data?.updateContact.contact).toMatchObject({ email: null, phoneNumber: '+31612340000' });
+    expect(updated.data?.updateContact?.contact).toMatchObject({ email: null, phoneNumber: '+31612340000' });
 
     const input = { name: 'A', email: 'not-an-email', phone: '+31 6 12' };
     const rest = await s.api.post('/contacts', input);
     const failed = await s.gql(CreateContact, { input });
-    expect(failed.data?.createContact.contact).toBeNull();
-    expect(failed.data?.createContact.userErrors).toEqual(
+    expect(failed.data?.createContact?.contact).toBeNull();
+    expect(failed.data?.createContact?.userErrors).toEqual(
       Object.entries(rest.body.errors as Record<string, string[]>).flatMap(([field, messages]) =>
         messages.map((message) => ({ field: ['input', field], message, code: 'INVALID' })),
       ),
     );
-    expect(failed.data?.createContact.userErrors.map((e) => e.field)).toEqual([['input', 'name'], ['input', 'email'], ['input', 'phone']]);
+    expect(failed.data?.createContact?.userErrors.map((e) => e.field)).toEqual([['input', 'name'], ['input', 'email'], ['input', 'phone']]);
   });
 
   it('reports a taken email with code TAKEN and a missing contact with NOT_FOUND', async () => {
     const s = await setup();
     await s.contact({ email: 'taken@example.com' });
     const dup = await s.gql(CreateContact, { input: { name: 'Dup', email: 'TAKEN@example.com' } });
-    expect(dup.data?.createContact.userErrors).toEqual([{ field: ['input', 'email'], message: 'The email has already been taken.', code: 'TAKEN' }]);
+    expect(dup.data?.createContact?.userErrors).toEqual([{ field: ['input', 'email'], message: 'The email has already been taken.', code: 'TAKEN' }]);
     const missing = await s.gql(UpdateContact, { id: '0193a2b4-0000-7000-8000-000000000000', input: { name: 'Nobody' } });
     expect(missing.data?.updateContact).toEqual({ contact: null, userErrors: [{ field: ['id'], message: 'Contact not found.', code: 'NOT_FOUND' }] });
     const empty = await s.gql(UpdateContact, { id: (await s.contact({ email: 'e@example.com' })).id, input: {} });
-    expect(empty.data?.updateContact.userErrors).toEqual([
+    expect(empty.data?.updateContact?.userErrors).toEqual([
       { field: ['input'], message: 'At least one of name, email or phone must be given.', code: 'INVALID' },
     ]);
   });
@@ -236,7 +236,7 @@ describe('messages and conversations over GraphQL', () => {
     const c = await s.contact({ email: 'enc@example.com' });
     const ciphertext = 'b64:SECRETPAYLOAD/armadillo==';
     const sent = await s.gql(SendMessage, { input: { to: { contactId: c.id }, message: ciphertext, isEncrypted: true } });
-    expect(sent.data?.sendMessage.message).toMatchObject({ body: null, placeholder: 'Encrypted message hidden', isEncrypted: true });
+    expect(sent.data?.sendMessage?.message).toMatchObject({ body: null, placeholder: 'Encrypted message hidden', isEncrypted: true });
     await s.gql(SendMessage, { input: { to: { contactId: c.id }, message: 'plain armadillo' } });
     const all = await s.gql(MessagesQuery, {});
     const searched = await s.gql(MessagesQuery, { search: 'armadillo' });
@@ -261,13 +261,13 @@ describe('messages and conversations over GraphQL', () => {
     const encryptedTemplate = await s.gql(SendMessage, {
       input: { to: { contactId: c.id }, type: 'template', isEncrypted: true, template: { name: 'order_ready', parameters: ['a', 'b'] } },
     });
-    expect(encryptedTemplate.data?.sendMessage.userErrors).toEqual([
+    expect(encryptedTemplate.data?.sendMessage?.userErrors).toEqual([
       { field: ['input', 'isEncrypted'], message: 'A template message cannot be encrypted.', code: 'INVALID' },
     ]);
     const template = await s.gql(SendMessage, {
       input: { to: { contactId: c.id }, type: 'template', template: { name: 'order_ready', parameters: ['Ann', '#9'] } },
     });
-    expect(template.data?.sendMessage.message).toMatchObject({ type: 'template', body: 'Hi Ann, order #9 is ready.' });
+    expect(template.data?.sendMessage?.message).toMatchObject({ type: 'template', body: 'Hi Ann, order #9 is ready.' });
   });
 
   it('reads, closes and reopens conversations with their state changes and messages', async () => {
@@ -275,17 +275,17 @@ describe('messages and conversations over GraphQL', () => {
     const c = await s.contact({ email: 'cv@example.com' });
     let conversationId = '';
     for (const text of ['one', 'two', 'three']) {
-      conversationId = (await s.gql(SendMessage, { input: { to: { contactId: c.id }, message: text } })).data!.sendMessage.message!.conversation.id;
+      conversationId = (await s.gql(SendMessage, { input: { to: { contactId: c.id }, message: text } })).data!.sendMessage!.message!.conversation.id;
     }
     const closed = await s.gql(CloseConversation, { id: conversationId });
     expect(closed.data?.closeConversation).toEqual({
       conversation: { id: conversationId, status: 'closed', stateChanges: [{ type: 'opened' }, { type: 'closed' }] },
       userErrors: [],
     });
-    expect((await s.gql(CloseConversation, { id: conversationId })).data?.closeConversation.conversation?.stateChanges).toHaveLength(2);
+    expect((await s.gql(CloseConversation, { id: conversationId })).data?.closeConversation?.conversation?.stateChanges).toHaveLength(2);
     expect((await s.gql(ConversationsQuery, { status: 'closed' })).data?.conversations?.edges.map((e) => e.node.id)).toEqual([conversationId]);
     const reopened = await s.gql(ReopenConversation, { id: conversationId });
-    expect(reopened.data?.reopenConversation.conversation?.status).toBe('open');
+    expect(reopened.data?.reopenConversation?.conversation?.status).toBe('open');
 
     const read = await s.gql(ConversationQuery, { id: conversationId });
     expect(read.data?.conversation).toMatchObject({
@@ -305,7 +305,7 @@ describe('messages and conversations over GraphQL', () => {
     const asOther = await executeOperation(app, s.host, bearer(other.apiKey), ConversationQuery, { id: conversationId });
     expect(asOther.data?.conversation).toBeNull();
     const closeAsOther = await executeOperation(app, s.host, bearer(other.apiKey), CloseConversation, { id: conversationId });
-    expect(closeAsOther.data?.closeConversation.userErrors).toEqual([{ field: ['id'], message: 'Conversation not found.', code: 'NOT_FOUND' }]);
+    expect(closeAsOther.data?.closeConversation?.userErrors).toEqual([{ field: ['id'], message: 'Conversation not found.', code: 'NOT_FOUND' }]);
   });
 
   it('lists the acting channel’s templates', async () => {
@@ -344,7 +344,7 @@ describe('unexpected failures over GraphQL', () => {
       const s = await messagingSetup(local);
       const result = await executeOperation(local, s.host, bearer(s.apiKey), SendMessage, { input: { to: { email: 'x@example.com' }, message: 'explode' } });
       expect(result.status).toBe(200);
-      expect(result.data).toBeNull();
+      expect(result.data).toEqual({ sendMessage: null });
       expect(result.errors).toEqual([{ message: 'Unexpected error.', path: ['sendMessage'], locations: expect.any(Array), extensions: { code: 'INTERNAL_SERVER_ERROR' } }]);
       expect(JSON.stringify(result)).not.toMatch(/disk on fire|INSERT|stack/i);
       const errorLines = local.logs.filter((line) => JSON.parse(line).level >= 50);

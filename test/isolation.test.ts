@@ -89,6 +89,7 @@ async function buildWorld() {
   const fm2 = ok(await asForeign('POST', '/messages', { to: fc2.id, message: `${MARK} foreign message two` }), 202).message;
   ok(await asForeign('POST', `/conversations/${fm2.conversationId}/close`), 200);
   const foreignUser = await createUser(prisma, { workspaceId: b.workspace.id, name: `${MARK} foreign user`, email: `user-${suffix}@foreign.example` });
+  const homeUser = await createUser(prisma, { workspaceId: a.workspace.id, name: 'Home user', email: `user-${suffix}@home.example` });
   const foreignTemplate = await createTemplate(prisma, {
     workspaceId: b.workspace.id,
     channelId: b.channel.id,
@@ -163,7 +164,7 @@ async function buildWorld() {
     };
   }
 
-  return { a, a2, b, asHome, asForeign, ids, secrets, foreignEmail, foreignPhone, foreign2, foreignUser, foreignTemplate, siblingTemplate, invisibleState };
+  return { a, a2, b, asHome, asForeign, ids, secrets, foreignEmail, foreignPhone, foreign2, foreignUser, homeUser, foreignTemplate, siblingTemplate, invisibleState };
 }
 
 let world: World;
@@ -215,7 +216,7 @@ const LIST_ROUTES: Record<string, { idFilters: Record<string, Resource>; search?
 };
 
 /** Routes without a path id that are not plain lists: each has its own test below. */
-const OTHER_ROUTES = ['GET /contacts/find', 'POST /contacts', 'POST /messages'];
+const OTHER_ROUTES = ['GET /contacts/find', 'POST /contacts', 'POST /messages', 'POST /sessions', 'GET /sessions', 'DELETE /sessions', 'DELETE /sessions/:id'];
 
 const restRoutes = DOCUMENTED_ROUTES.rest
   .map((route) => `${route.method} ${route.path}`);
@@ -224,7 +225,7 @@ describe('REST routes are enumerated from the router', () => {
   it('every route is known to this file', () => {
     expect(restRoutes.length).toBeGreaterThan(0);
     for (const route of restRoutes) {
-      if (route.includes(':')) {
+      if (route.includes(':') && !OTHER_ROUTES.includes(route)) {
         expect(
           PATH_ROUTES[route],
           `${route} takes an id in its path but test/isolation.test.ts does not know how to call it: add it to PATH_ROUTES`,
@@ -246,7 +247,7 @@ describe('REST routes are enumerated from the router', () => {
 });
 
 describe('REST: ids in paths', () => {
-  for (const route of restRoutes.filter((r) => r.includes(':'))) {
+  for (const route of restRoutes.filter((r) => r.includes(':') && !OTHER_ROUTES.includes(r))) {
     it(`${route}: another workspace's ids${PATH_ROUTES[route] && CHANNEL_SCOPED[PATH_ROUTES[route].resource] ? " and another channel's" : ''} are 404`, async () => {
       const entry = PATH_ROUTES[route];
       if (!entry) throw new Error(`${route} has a path parameter and no entry in PATH_ROUTES`);
@@ -279,6 +280,48 @@ describe('REST: ids in paths', () => {
       expect(await world.invisibleState()).toEqual(before);
     });
   }
+});
+
+describe('REST: sessions', () => {
+  const ok = (result: Raw, status: number) => {
+    if (result.status !== status) throw new Error(`call answered ${result.status}: ${result.text}`);
+    return result.json.data;
+  };
+
+  it('minting, listing and revoking never reach another workspace’s users, channels or sessions', async () => {
+    const w = world;
+    const channelMessage = (id: string) => `The channel ${id} is not an active channel this credential can act as.`;
+    const refusals: [unknown, string, string][] = [
+      [{ user: w.foreignUser.id }, 'user', 'No user of this workspace has this id or email.'],
+      [{ user: w.foreignUser.email }, 'user', 'No user of this workspace has this id or email.'],
+      [{ user: w.homeUser.id, channels: [w.b.channel.id] }, 'channels', channelMessage(w.b.channel.id)],
+      [{ user: w.homeUser.id, channels: [w.a2.channel.id] }, 'channels', channelMessage(w.a2.channel.id)],
+    ];
+    for (const [body, field, message] of refusals) {
+      const result = await w.asHome('POST', '/sessions', body);
+      expect(result.status, result.text).toBe(422);
+      expect(result.json.errors).toEqual({ [field]: [message] });
+      expectNoLeak('POST /sessions', result.text, result.sent);
+    }
+    const foreign = ok(await w.asForeign('POST', '/sessions', { user: w.foreignUser.id }), 201).session;
+    const sibling = ok(await rest(w.a.host, w.a2.apiKey, 'POST', '/sessions', { user: w.homeUser.id }), 201).session;
+    const own = ok(await w.asHome('POST', '/sessions', { user: w.homeUser.id }), 201).session;
+    const listed = await w.asHome('GET', '/sessions?limit=100');
+    expect(listed.json.data.map((x: { id: string }) => x.id)).toEqual([own.id]);
+    expectNoLeak('GET /sessions', listed.text, listed.sent);
+    expect((await w.asHome('GET', `/sessions?user=${w.foreignUser.id}`)).status).toBe(422);
+    for (const id of [foreign.id, sibling.id, foreign.id.toUpperCase()]) {
+      const result = await w.asHome('DELETE', `/sessions/${id}`);
+      expect(result.status, result.text).toBe(404);
+      expect(result.json).toEqual({ status: 'error', message: 'Session not found.' });
+    }
+    expect((await w.asHome('DELETE', `/sessions?user=${w.foreignUser.id}`)).status).toBe(422);
+    expect((await w.asHome('DELETE', `/sessions?user=${w.homeUser.id}`)).json).toEqual({ data: { revoked: 1 } });
+    expect((await rest(w.b.host, foreign.token, 'GET', '/channels')).status).toBe(200);
+    expect((await rest(w.a.host, sibling.token, 'GET', '/channels')).status).toBe(200);
+    // A session of another workspace is unknown at this host.
+    expect((await rest(w.a.host, foreign.token, 'GET', '/channels')).status).toBe(401);
+  });
 });
 
 describe('REST: lists and id filters', () => {
@@ -536,6 +579,25 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
           },
         ]),
       ),
+    ],
+  },
+  'Mutation.createSession': {
+    idPaths: ['input.channelIds'],
+    document: `mutation ($input: CreateSessionInput!) { createSession(input: $input) { session { id channelIds user { id } } ${payloadErrors} } }`,
+    cases: (w) => [
+      { label: 'own', variables: { input: { user: w.homeUser.id, channelIds: [w.a.channel.id] } }, expect: { kind: 'success', object: 'session' } },
+      ...each([w.b.channel.id, w.a2.channel.id], (id) => [
+        {
+          label: `channelIds ${id}`,
+          variables: { input: { user: w.homeUser.id, channelIds: [id] } },
+          expect: { kind: 'userError', object: 'session', code: 'INVALID', field: ['input', 'channelIds'], message: `The channel ${id} is not an active channel this credential can act as.` } as const,
+        },
+      ]),
+      ...[w.foreignUser.id, w.foreignUser.email].map((user) => ({
+        label: `user ${user}`,
+        variables: { input: { user } },
+        expect: { kind: 'userError', object: 'session', code: 'INVALID', field: ['input', 'user'], message: 'No user of this workspace has this id or email.' } as const,
+      })),
     ],
   },
   'Subscription.messageAdded': {

@@ -44,7 +44,10 @@ const MessageAddedSubscriptionDocument = graphql(`
 
 /** The workspace and channel the credential acts for. */
 export async function getViewer(options: ConnectOptions) {
-  return (await execute(options, ViewerQuery)).viewer;
+  const { viewer } = await execute(options, ViewerQuery);
+  // A root field is null only beside an error for it, and `execute` throws on errors.
+  if (!viewer) throw new GraphQLRequestError(200, []);
+  return viewer;
 }
 
 /** One page of contacts; pass `endCursor` back as `after` for the next. */
@@ -62,6 +65,7 @@ export async function listContacts(options: ConnectOptions, page: { first?: numb
  */
 export async function sendMessage(options: ConnectOptions, input: SendMessageInput) {
   const { sendMessage: payload } = await execute(options, SendMessageMutation, { input });
+  if (!payload) throw new GraphQLRequestError(200, []);
   if (payload.message) return { ok: true as const, message: payload.message };
   return { ok: false as const, userErrors: payload.userErrors };
 }

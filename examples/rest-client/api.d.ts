@@ -14,6 +14,8 @@ export interface paths {
         /**
          * List channels
          * @description The channels the credential can act as; never needs X-Channel-Uuid.
+         *
+         *     Scope: `read`.
          */
         get: operations["listChannels"];
         put?: never;
@@ -34,12 +36,16 @@ export interface paths {
         /**
          * List contacts
          * @description The workspace's contacts, newest first. `search` matches name, email or phone.
+         *
+         *     Scope: `read`.
          */
         get: operations["listContacts"];
         put?: never;
         /**
          * Create a contact
          * @description A name and at least one of email or phone; the contact is linked to the acting channel.
+         *
+         *     Scope: `contacts`.
          */
         post: operations["createContact"];
         delete?: never;
@@ -58,6 +64,8 @@ export interface paths {
         /**
          * Find a contact by email or phone
          * @description An exact match; a phone matches through its E.164 form and the forms it was imported under.
+         *
+         *     Scope: `read`.
          */
         get: operations["findContact"];
         put?: never;
@@ -75,7 +83,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a contact */
+        /**
+         * Get a contact
+         * @description Scope: `read`.
+         */
         get: operations["getContact"];
         put?: never;
         post?: never;
@@ -85,6 +96,8 @@ export interface paths {
         /**
          * Update a contact
          * @description Any of name, email and phone (spec §4.1). `null` or an empty string clears email or phone, but a contact keeps at least one of them; its current value sent exactly as stored is accepted and changes nothing.
+         *
+         *     Scope: `contacts`.
          */
         patch: operations["updateContact"];
         trace?: never;
@@ -99,6 +112,8 @@ export interface paths {
         /**
          * List templates
          * @description The acting channel's templates; a template message names an approved one.
+         *
+         *     Scope: `read`.
          */
         get: operations["listTemplates"];
         put?: never;
@@ -119,12 +134,16 @@ export interface paths {
         /**
          * List messages
          * @description The acting channel's messages, newest first. `search` is a full-text match and never matches an encrypted message.
+         *
+         *     Scope: `read`.
          */
         get: operations["listMessages"];
         put?: never;
         /**
          * Send a message
          * @description Spec §4.2. The recipient is `to`, else `contact`, else the legacy `sender`. The message is stored as `queued` and delivered to the channel in the background. `null` for any field means absent.
+         *
+         *     Scope: `send`.
          */
         post: operations["sendMessage"];
         delete?: never;
@@ -143,6 +162,8 @@ export interface paths {
         /**
          * Download a file of an inbound message
          * @description A file a contact sent (listed in the message's `media`), streamed from the channel's provider with the channel's credentials; at most 16 MiB.
+         *
+         *     Scope: `read`.
          */
         get: operations["getMessageMedia"];
         put?: never;
@@ -163,6 +184,8 @@ export interface paths {
         /**
          * List conversations
          * @description The acting channel's conversations, newest first.
+         *
+         *     Scope: `read`.
          */
         get: operations["listConversations"];
         put?: never;
@@ -180,7 +203,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Get a conversation */
+        /**
+         * Get a conversation
+         * @description Scope: `read`.
+         */
         get: operations["getConversation"];
         put?: never;
         post?: never;
@@ -202,6 +228,8 @@ export interface paths {
         /**
          * Close a conversation
          * @description Closing a closed conversation changes nothing and answers it as it is.
+         *
+         *     Scope: `conversations`.
          */
         post: operations["closeConversation"];
         delete?: never;
@@ -222,9 +250,67 @@ export interface paths {
         /**
          * Reopen a conversation
          * @description Reopening an open conversation changes nothing. A contact has at most one open conversation per channel: reopening while another is open is a 422.
+         *
+         *     Scope: `conversations`.
          */
         post: operations["reopenConversation"];
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List live sessions
+         * @description The workspace's unexpired, unrevoked sessions whose channels the credential can all act as, newest first; never a token. Only a backend credential (a channel key or a connection token) may call it: a session token is refused with 403.
+         *
+         *     Scope: `credentials` (backend credentials only; a session is refused).
+         */
+        get: operations["listSessions"];
+        put?: never;
+        /**
+         * Mint a browser session
+         * @description A short-lived, scoped token (`cst_…`) for one workspace user, for a browser app to use in place of a backend credential. Only a backend credential (a channel key or a connection token) may call it: a session token is refused with 403. The token is shown only in this answer.
+         *
+         *     Scope: `credentials` (backend credentials only; a session is refused).
+         */
+        post: operations["createSession"];
+        /**
+         * Revoke a user's sessions
+         * @description Revokes every live session of the user whose channels the credential can all act as. Only a backend credential (a channel key or a connection token) may call it: a session token is refused with 403.
+         *
+         *     Scope: `credentials` (backend credentials only; a session is refused).
+         */
+        delete: operations["revokeUserSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/sessions/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke a session
+         * @description Every process refuses it within 5 seconds, and its open subscriptions end with an UNAUTHENTICATED error. Only a backend credential (a channel key or a connection token) may call it: a session token is refused with 403.
+         *
+         *     Scope: `credentials` (backend credentials only; a session is refused).
+         */
+        delete: operations["revokeSession"];
         options?: never;
         head?: never;
         patch?: never;
@@ -485,6 +571,63 @@ export interface components {
                 actor: components["schemas"]["Actor"];
             }[];
         };
+        MintedSession: {
+            /**
+             * Format: uuid
+             * @example 0b6f1a2e-7c3d-4e5f-8a9b-1c2d3e4f5a6b
+             */
+            id: string;
+            /** @description The session token (`cst_…`): shown only in this answer, stored as a hash. */
+            token: string;
+            user: components["schemas"]["SessionUser"];
+            scopes: ("read" | "send" | "contacts" | "conversations")[];
+            /** @description The channel ids the session may act as. */
+            channels: string[];
+            /** @description The origins the session may be used from; empty for any. */
+            origins: string[];
+            /**
+             * Format: date-time
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+        };
+        SessionUser: {
+            /**
+             * Format: uuid
+             * @example 0b6f1a2e-7c3d-4e5f-8a9b-1c2d3e4f5a6b
+             */
+            id: string;
+            name: string;
+            email: string;
+        };
+        Session: {
+            /**
+             * Format: uuid
+             * @example 0b6f1a2e-7c3d-4e5f-8a9b-1c2d3e4f5a6b
+             */
+            id: string;
+            user: components["schemas"]["SessionUser"];
+            scopes: ("read" | "send" | "contacts" | "conversations")[];
+            /** @description The channel ids the session may act as. */
+            channels: string[];
+            /** @description The origins the session may be used from; empty for any. */
+            origins: string[];
+            /**
+             * Format: date-time
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            expiresAt: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+        };
     };
     responses: {
         /** @description The path exists but not with this method; `Allow` lists the methods it has. */
@@ -509,7 +652,24 @@ export interface components {
                     status: "error";
                     /** @constant */
                     message: "Unauthenticated.";
+                    /**
+                     * @description Present when the credential has expired: mint or issue a new one.
+                     * @constant
+                     */
+                    code?: "token_expired";
                 };
+            };
+        };
+        /** @description A session token outside its scopes, used from an origin it does not list, or on a route only a backend credential may use (`/sessions`); nothing was changed. */
+        Forbidden: {
+            headers: {
+                "RateLimit-Limit"?: number;
+                "RateLimit-Remaining"?: number;
+                "RateLimit-Reset"?: number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
             };
         };
         /** @description Invalid input: messages per request field, and on a uniqueness conflict the contact holding the value. */
@@ -690,6 +850,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -728,6 +889,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -779,6 +941,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["RequestInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -820,6 +983,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
@@ -859,6 +1023,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -909,6 +1074,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -949,6 +1115,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -989,6 +1156,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -1114,6 +1282,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             409: components["responses"]["RequestInFlight"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1153,6 +1322,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -1193,6 +1363,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -1231,6 +1402,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];
@@ -1269,6 +1441,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -1310,6 +1483,178 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+                user?: string;
+            };
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of sessions. */
+            200: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Session"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The workspace user the session acts as: the user's id or email.
+                     * @example agent@example.com
+                     */
+                    user: string;
+                    /** @description How long the session lives, in seconds (60–86400, default 3600); never past the minting credential's own expiry. */
+                    ttl_seconds?: number;
+                    /** @description What the session may do; default all of read, send, contacts, conversations. */
+                    scopes?: unknown[];
+                    /** @description Channel ids the session may act as, each one the minting credential can act as; default all of them. */
+                    channels?: string[];
+                    /** @description Browser origins the session may be used from (a request whose `Origin` names another is refused); default any. */
+                    origins?: unknown[];
+                };
+            };
+        };
+        responses: {
+            /** @description The session, with its token. */
+            201: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            session: components["schemas"]["MintedSession"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeUserSessions: {
+        parameters: {
+            query: {
+                /** @description A workspace user's id or email. */
+                user: string;
+            };
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many sessions were revoked. */
+            200: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            revoked: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path: {
+                /** @description The session id. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session was revoked. */
+            204: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];

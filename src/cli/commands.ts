@@ -13,8 +13,9 @@ import { createUser } from '../modules/users/users.service.js';
 import { channelTypeSchema, webhookUrlSchema } from '../modules/channels/channels.schemas.js';
 import { channelById, configureChannel, createChannel, deactivateChannel, rotateWebhookSecret } from '../modules/channels/channels.service.js';
 import { createConnection, issueChannelKey, revokeToken } from '../modules/credentials/credentials.service.js';
+import { findSessions, revokeSessions, sessionUser, sessionView } from '../modules/sessions/sessions.service.js';
 import type { CredentialInvalidation } from '../context/credential-invalidation.js';
-import { hashToken } from '../lib/tokens.js';
+import { isUuid } from '../lib/uuid.js';
 import { templateLanguageSchema, templateStatusSchema } from '../modules/templates/templates.schemas.js';
 import { createTemplate } from '../modules/templates/templates.service.js';
 import { contactEmailSchema, contactNameSchema } from '../modules/contacts/contacts.schemas.js';
@@ -53,7 +54,9 @@ export interface AdminCommand<T = any, R = any> {
    * What a successful run changed that running servers may hold in their credential caches:
    * announced to them through Redis, so that they stop trusting their copies at once.
    */
-  invalidates?(input: T, result: R): CredentialInvalidation;
+  invalidates?(input: T, result: R): CredentialInvalidation | null;
+  /** The object printed, when it is not the result itself (which then carries what `invalidates` needs). */
+  print?(result: R): unknown;
 }
 
 const seconds = z
@@ -223,10 +226,45 @@ export const commands: Record<string, AdminCommand> = {
     flags: { token: 'string' },
     input: z.object({ token: z.string().trim().min(1, 'is required') }),
     async run(prisma, input) {
-      await revokeToken(prisma, input.token);
-      return { revoked: true };
+      // The sessions it minted are revoked with it.
+      const { id } = await revokeToken(prisma, input.token);
+      return { revoked: true, id };
     },
-    invalidates: (input) => ({ tokenHash: hashToken(input.token) }),
+    invalidates: (_input, result) => ({ credentialId: result.id }),
+    print: ({ revoked }) => ({ revoked }),
+  }),
+
+  'session:list': define({
+    summary: '--hostname H',
+    flags: { hostname: 'string' },
+    input: z.object({ hostname: hostnameSchema }),
+    async run(prisma, input) {
+      const workspace = await workspaceByHostname(prisma, input.hostname);
+      // Never a token: only its hash is stored.
+      const sessions = await findSessions(prisma, { workspaceId: workspace.id, channelIds: null });
+      return { sessions: sessions.map(sessionView) };
+    },
+  }),
+
+  'session:revoke': define({
+    summary: '--id ID | --user U [--hostname H]',
+    flags: { id: 'string', user: 'string', hostname: 'string' },
+    input: z
+      .object({ id: id.optional(), user: id.optional(), hostname: hostnameSchema.optional() })
+      .refine((value) => (value.id === undefined) !== (value.user === undefined), 'takes --id ID or --user U (one of them)'),
+    async run(prisma, input) {
+      if (input.id !== undefined) {
+        const session = isUuid(input.id) ? await prisma.accessToken.findFirst({ where: { id: input.id.toLowerCase(), kind: 'session' }, select: { workspaceId: true } }) : null;
+        const revoked = session ? await revokeSessions(prisma, { workspaceId: session.workspaceId, channelIds: null }, { sessionId: input.id }) : [];
+        if (!revoked.length) throw new InputError(`No live session has id ${input.id}.`);
+        return { revoked: 1, change: { credentialId: revoked[0]!.id } as CredentialInvalidation | null };
+      }
+      const user = await userByIdOrEmail(prisma, input.user!, input.hostname);
+      const revoked = await revokeSessions(prisma, { workspaceId: user.workspaceId, channelIds: null }, { userId: user.id });
+      return { revoked: revoked.length, change: revoked.length ? ({ userId: user.id } as CredentialInvalidation) : null };
+    },
+    invalidates: (_input, result) => result.change,
+    print: ({ revoked }) => ({ revoked }),
   }),
 
   'template:create': define({
@@ -408,6 +446,26 @@ export const commands: Record<string, AdminCommand> = {
     },
   }),
 };
+
+/**
+ * A workspace user named by id, or by email (without regard to case) within `--hostname` when
+ * given; an email two workspaces share needs the hostname.
+ */
+async function userByIdOrEmail(prisma: PrismaClient, idOrEmail: string, hostname: string | undefined) {
+  if (hostname !== undefined) {
+    const workspace = await workspaceByHostname(prisma, hostname);
+    try {
+      return { ...(await sessionUser(prisma, workspace.id, idOrEmail, 'user')), workspaceId: workspace.id };
+    } catch {
+      throw new InputError(`No user of ${hostname} has id or email ${idOrEmail}.`);
+    }
+  }
+  const key = idOrEmail.trim().toLowerCase();
+  const users = await prisma.user.findMany({ where: isUuid(key) ? { id: key } : { emailNormalized: key }, select: { id: true, workspaceId: true }, take: 2 });
+  if (!users.length) throw new InputError(`No user has id or email ${idOrEmail}.`);
+  if (users.length > 1) throw new InputError(`Users of several workspaces have email ${idOrEmail}: name the workspace with --hostname.`);
+  return users[0]!;
+}
 
 /** An endpoint stored with no event list receives every event. */
 function eventsOf(stored: string[]): string[] {

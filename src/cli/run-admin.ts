@@ -105,7 +105,7 @@ export async function runAdmin(
         io.stderr(`warning: done, but running servers were not told through Redis (${error.message.split('\n')[0]}); they refuse the old credential within AUTH_CACHE_MS`),
       );
     }
-    io.stdout(JSON.stringify(result));
+    io.stdout(JSON.stringify(command.print ? command.print(result) : result));
     return 0;
   } catch (error) {
     if (error instanceof DomainError || error instanceof SecretsKeyError) {

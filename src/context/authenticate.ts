@@ -3,7 +3,7 @@ import type { AuthContext, RequestContext } from './types.js';
 import { bearerToken, requestHost } from './request.js';
 import { actAs, resolveCredential } from '../modules/credentials/credentials.service.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
-import { AuthenticationError, ServiceUnavailableError } from '../errors/domain.js';
+import { AuthenticationError, ForbiddenError, ServiceUnavailableError } from '../errors/domain.js';
 import { hashToken, isWellFormedToken } from '../lib/tokens.js';
 import { admitRequest, type RateLimitRecord } from './rate-limit.js';
 import { MediaUnavailable } from '../providers/whatsapp/media.js';
@@ -32,8 +32,19 @@ export async function authenticateRequest(deps: AppDeps, headers: Pick<Headers, 
   if (resolved === 'unavailable') throw new ServiceUnavailableError();
   if (!resolved) throw new AuthenticationError();
   const auth = actAs(resolved, headers.get('x-channel-uuid'));
-  await admitRequest(deps.rateLimiter, auth.credential.id, record);
+  if (auth.credential.origins.length) refuseOtherOrigins(auth.credential.origins, headers.get('origin'));
+  await admitRequest(deps.rateLimiter, auth.credential.id, record, auth.credential.kind === 'session' ? 'session' : 'backend');
   return auth;
+}
+
+/**
+ * A session minted for some origins refuses a request whose Origin header names another (CONTRACT
+ * §7). A request without the header (not a browser's cross-origin one) is not refused: the
+ * origins keep a leaked token from working in other sites' pages, not from a script.
+ */
+function refuseOtherOrigins(origins: readonly string[], origin: string | null): void {
+  if (origin === null || origins.includes(origin.toLowerCase())) return;
+  throw new ForbiddenError('This session may not be used from this origin.');
 }
 
 /** The context both transports hand to services. */
@@ -47,6 +58,7 @@ export function requestContext(deps: AppDeps, auth: AuthContext): RequestContext
     onMessageQueued: deps.onMessageQueued,
     events: deps.events,
     streams: deps.streams,
+    credentialWatch: deps.credentialWatch,
     openMedia: (channel, ref, limitBytes) => {
       const fetcher = deps.providers?.media(channel.provider);
       if (!fetcher) throw new MediaUnavailable(`channels of provider ${channel.provider} keep no media`);

@@ -4,6 +4,7 @@ import { describeError } from '../errors/log.js';
 import type { ResolvedCredential } from './types.js';
 import {
   CREDENTIAL_INVALIDATION_CHANNEL,
+  affectsCredential,
   parseInvalidation,
   type CredentialInvalidation,
 } from './credential-invalidation.js';
@@ -14,8 +15,8 @@ export const DEFAULT_MAX_ENTRIES = 10_000;
 export interface CredentialCache {
   /**
    * The credential `tokenHash` resolves to at `host`: the copy resolved within the last `ttlMs`
-   * (never past the credential's expiry), or else what `load` answers. Only credentials are kept,
-   * never refusals. Concurrent misses for one key share one `load`.
+   * (never past the credential's expiry, nor a session's past its minting credential's), or else
+   * what `load` answers. Only credentials that admit something are kept, never refusals. Concurrent misses for one key share one `load`.
    */
   resolve(host: string, tokenHash: string, load: () => Promise<ResolvedCredential | null>): Promise<ResolvedCredential | null>;
   /** Drops every kept credential `change` could affect, and any resolution still in flight. */
@@ -33,17 +34,15 @@ interface Entry {
 }
 
 function affects(entry: Entry, change: CredentialInvalidation): boolean {
-  if ('all' in change) return true;
   if ('tokenHash' in change) return entry.tokenHash === change.tokenHash;
-  if ('credentialId' in change) return entry.value.credential.id === change.credentialId;
-  if ('channelId' in change) return entry.value.channels.some((channel) => channel.id === change.channelId);
-  if ('connectionId' in change) return entry.value.connectionId === change.connectionId;
-  return entry.value.workspace.id === change.workspaceId;
+  return affectsCredential(entry.value, change);
 }
 
 /** Kept copies are shared by concurrent requests: none of them may change one for the others. */
 function frozen(value: ResolvedCredential): ResolvedCredential {
   Object.freeze(value.workspace);
+  Object.freeze(value.credential.user);
+  Object.freeze(value.credential.origins);
   Object.freeze(value.credential);
   value.channels.forEach((channel) => Object.freeze(channel));
   Object.freeze(value.channels);
@@ -108,8 +107,9 @@ export function createCredentialCache(options: {
       const started = generation;
       const promise = load()
         .then((value) => {
-          if (value && keeping && started === generation) {
-            const until = Math.min(at + ttlMs, value.expiresAt?.getTime() ?? Infinity);
+          // A session lapses with its minting credential too; an expired credential is never kept.
+          const until = value ? Math.min(at + ttlMs, value.expiresAt?.getTime() ?? Infinity, value.mintedByExpiresAt?.getTime() ?? Infinity) : 0;
+          if (value && keeping && started === generation && until > at) {
             entries.set(key, { tokenHash, value: frozen(value), until });
             if (entries.size > maxEntries) entries.delete(entries.keys().next().value!);
           }

@@ -5,18 +5,41 @@ export const CREDENTIAL_INVALIDATION_CHANNEL = 'connect:credential-invalidations
 
 /**
  * A change after which a resolved credential may admit less than it did: every cached credential
- * it could affect must be resolved again. A token (revoked), a credential by id, a channel
- * (deactivated, changed), a connection (its channel links changed), a whole workspace, or all.
+ * it could affect must be resolved again. A token (revoked), a credential by id (and the sessions
+ * it minted), a channel (deactivated, changed), a connection (its channel links changed), the
+ * sessions of a user, a whole workspace, or all.
  */
 export type CredentialInvalidation =
   | { tokenHash: string }
   | { credentialId: string }
   | { channelId: string }
   | { connectionId: string }
+  | { userId: string }
   | { workspaceId: string }
   | { all: true };
 
-const KEYS = ['tokenHash', 'credentialId', 'channelId', 'connectionId', 'workspaceId'] as const;
+const KEYS = ['tokenHash', 'credentialId', 'channelId', 'connectionId', 'userId', 'workspaceId'] as const;
+
+/**
+ * Whether `change` could affect what `resolved` admits. A token hash names a credential this
+ * cannot tell from a resolution (it keeps no hash), so it is taken to affect every one.
+ */
+export function affectsCredential(
+  resolved: {
+    workspace: { id: string };
+    credential: { id: string; mintedById: string | null; user: { id: string } | null };
+    channels: readonly { id: string }[];
+    connectionId: string | null;
+  },
+  change: CredentialInvalidation,
+): boolean {
+  if ('all' in change || 'tokenHash' in change) return true;
+  if ('credentialId' in change) return resolved.credential.id === change.credentialId || resolved.credential.mintedById === change.credentialId;
+  if ('channelId' in change) return resolved.channels.some((channel) => channel.id === change.channelId);
+  if ('connectionId' in change) return resolved.connectionId === change.connectionId;
+  if ('userId' in change) return resolved.credential.user?.id === change.userId;
+  return resolved.workspace.id === change.workspaceId;
+}
 
 /**
  * An announcement read from Redis. One that cannot be understood (another version's, a damaged

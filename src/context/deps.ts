@@ -4,6 +4,7 @@ import type { Env } from '../env.js';
 import type { EventBus } from '../events/bus.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { CredentialCache } from './credential-cache.js';
+import type { CredentialWatch } from './types.js';
 import type { OpenStreams } from '../lib/streams.js';
 import type { Sealer } from '../lib/sealed.js';
 import type { Providers } from '../providers/registry.js';
@@ -21,6 +22,8 @@ export interface AppDeps {
   events?: EventBus;
   /** Resolved credentials kept between requests; created from the settings by the app when not given (null: off). */
   credentialCache?: CredentialCache | null;
+  /** Announces credential changes and ends streams whose credential lapses; created by the app when not given. */
+  credentialWatch?: CredentialWatch;
   /** The subscription streams open on this app; created by the app when not given. */
   streams?: OpenStreams;
   /** Opens and seals stored secrets (null: none can be stored, as on PostgreSQL without SECRETS_KEY). */

@@ -6,9 +6,12 @@ import { describeError } from '../errors/log.js';
 
 const WINDOW_S = 60;
 
+/** Which budget a credential's requests count against: backend credentials', or browser sessions'. */
+export type Budget = 'backend' | 'session';
+
 export interface RateLimiter {
-  /** Counts one request of a credential; throws RateLimitedError over the budget. */
-  consume(credentialId: string): Promise<RateLimitState>;
+  /** Counts one request of a credential against its budget; throws RateLimitedError over it. */
+  consume(credentialId: string, budget?: Budget): Promise<RateLimitState>;
   /**
    * Resolves once the shared store answers (at once without Redis), or after `timeoutMs`: a
    * server that starts taking requests before then counts its first ones in memory, apart from
@@ -18,30 +21,44 @@ export interface RateLimiter {
   dispose(): Promise<void>;
 }
 
+/** A budget turned off: nothing is counted, and no headers are sent for it. */
+const UNLIMITED: RateLimitState = Object.freeze({ limit: 0, remaining: 0, resetS: 0 });
+
 function state(limit: number, res: RateLimiterRes): RateLimitState {
   return { limit, remaining: Math.max(0, res.remainingPoints), resetS: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) };
 }
 
 /**
- * A budget of `perMinute` requests per credential, per fixed minute: shared by
- * every server process through Redis when `redisUrl` is given, in memory
- * otherwise, behind the same code path. While Redis cannot be reached each
- * process counts in memory instead, so an outage of Redis never refuses service.
- * `perMinute` 0 turns the limit off.
+ * A budget of `perMinute` requests per credential, per fixed minute — `sessionPerMinute` for each
+ * browser session (default `perMinute`) —: shared by every server process through Redis when
+ * `redisUrl` is given, in memory otherwise, behind the same code path. While Redis cannot be
+ * reached each process counts in memory instead, so an outage of Redis never refuses service.
+ * A budget of 0 turns its limit off.
  */
-export function createRateLimiter(options: { perMinute: number; redisUrl?: string | undefined; logger: Logger }): RateLimiter | null {
-  const { perMinute, logger } = options;
-  if (perMinute === 0) return null;
-  const settings = { points: perMinute, duration: WINDOW_S, keyPrefix: 'connect-rate' };
+export function createRateLimiter(options: {
+  perMinute: number;
+  sessionPerMinute?: number | undefined;
+  redisUrl?: string | undefined;
+  logger: Logger;
+}): RateLimiter | null {
+  const { perMinute, sessionPerMinute = perMinute, logger } = options;
+  if (perMinute === 0 && sessionPerMinute === 0) return null;
   let redis: Redis | undefined;
-  let limiter: RateLimiterAbstract;
   if (options.redisUrl) {
     redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
     redis.on('error', (error) => logger.warn({ err: describeError(error) }, 'rate limit store unreachable; counting in memory'));
-    limiter = new RateLimiterRedis({ ...settings, storeClient: redis, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory(settings) });
-  } else {
-    limiter = new RateLimiterMemory(settings);
   }
+  const limiterOf = (points: number, keyPrefix: string): RateLimiterAbstract | null => {
+    if (points === 0) return null;
+    const settings = { points, duration: WINDOW_S, keyPrefix };
+    return redis
+      ? new RateLimiterRedis({ ...settings, storeClient: redis, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory(settings) })
+      : new RateLimiterMemory(settings);
+  };
+  const budgets: Record<Budget, { limit: number; limiter: RateLimiterAbstract | null }> = {
+    backend: { limit: perMinute, limiter: limiterOf(perMinute, 'connect-rate') },
+    session: { limit: sessionPerMinute, limiter: limiterOf(sessionPerMinute, 'connect-rate-session') },
+  };
   return {
     ready(timeoutMs) {
       if (!redis || redis.status === 'ready') return Promise.resolve(true);
@@ -57,11 +74,13 @@ export function createRateLimiter(options: { perMinute: number; redisUrl?: strin
         client.once('ready', onReady);
       });
     },
-    async consume(credentialId) {
+    async consume(credentialId, budget = 'backend') {
+      const { limit, limiter } = budgets[budget];
+      if (!limiter) return UNLIMITED;
       try {
-        return state(perMinute, await limiter.consume(credentialId));
+        return state(limit, await limiter.consume(credentialId));
       } catch (rejection) {
-        if (rejection instanceof RateLimiterRes) throw new RateLimitedError(state(perMinute, rejection));
+        if (rejection instanceof RateLimiterRes) throw new RateLimitedError(state(limit, rejection));
         throw rejection;
       }
     },
@@ -91,10 +110,16 @@ export interface RateLimitRecord {
  * Counts a request against its credential's budget, recording the outcome on `record` (the
  * request's state) for its answer; over the budget throws RateLimitedError.
  */
-export async function admitRequest(limiter: RateLimiter | null | undefined, credentialId: string, record: { rateLimit?: RateLimitRecord }): Promise<void> {
+export async function admitRequest(
+  limiter: RateLimiter | null | undefined,
+  credentialId: string,
+  record: { rateLimit?: RateLimitRecord },
+  budget: Budget = 'backend',
+): Promise<void> {
   if (!limiter) return;
   try {
-    record.rateLimit = { state: await limiter.consume(credentialId), exceeded: false };
+    const counted = await limiter.consume(credentialId, budget);
+    if (counted !== UNLIMITED) record.rateLimit = { state: counted, exceeded: false };
   } catch (error) {
     if (error instanceof RateLimitedError) record.rateLimit = { state: error.state, exceeded: true };
     throw error;

@@ -4,15 +4,46 @@ import type { OpenStreams } from '../lib/streams.js';
 import type { OpenedMedia } from '../providers/whatsapp/media.js';
 import type { Channel, PrismaClient, Workspace } from '../generated/prisma/client.js';
 import type { RunSql } from '../db/database.js';
+import type { Scopes } from './scopes.js';
+import type { CredentialInvalidation } from './credential-invalidation.js';
+
+/** Backend credentials (channel keys, connection tokens) and the sessions they mint for browsers. */
+export type CredentialKind = 'channel_key' | 'connection' | 'session';
+
+/** The workspace user a session acts as. */
+export interface SessionUser {
+  id: string;
+  name: string;
+  email: string;
+}
+
+/** A bearer credential as resolved: what it is, what it may do and, for a session, for whom. */
+export interface Credential {
+  id: string;
+  kind: CredentialKind;
+  /** Every scope for a backend credential; a session's own (CONTRACT §7). */
+  scopes: Scopes;
+  /** The user a session acts as; null for backend credentials. */
+  user: SessionUser | null;
+  /** The browser origins a session is limited to; empty for any (and for backend credentials). */
+  origins: readonly string[];
+  /** The backend credential that minted a session; null otherwise. */
+  mintedById: string | null;
+}
 
 /** The authenticated caller, resolved once per request for both transports. */
 export interface AuthContext {
   workspace: Workspace;
-  credential: { id: string; kind: 'channel_key' | 'connection' };
+  credential: Credential;
   /** Every active channel the credential can act as. */
   channels: Channel[];
   /** The acting channel; null when the credential can act as several and none was named. */
   channel: Channel | null;
+  /** The connection behind a connection token (or a session's minting one). */
+  connectionId: string | null;
+  /** When the credential expires, and a session's minting credential: open streams end then. */
+  expiresAt: Date | null;
+  mintedByExpiresAt: Date | null;
 }
 
 export interface RequestContext {
@@ -29,6 +60,8 @@ export interface RequestContext {
   events?: EventBus;
   /** The subscription streams this process holds open, ended at once on shutdown. */
   streams?: OpenStreams;
+  /** Tells every process of a change to credentials, and ends open streams whose credential lapses. */
+  credentialWatch?: CredentialWatch;
   /** Opens a file a channel's provider holds (an inbound message's media), with the channel's credentials. */
   openMedia?: (channel: Channel, ref: string, limitBytes: number) => Promise<OpenedMedia>;
 }
@@ -43,7 +76,41 @@ export interface ResolvedCredential {
   credential: AuthContext['credential'];
   /** Active channels of the workspace the credential can act as; a connection's in the order they were linked. */
   channels: Channel[];
-  /** The connection behind a connection token, so that a change to its links can be traced to it. */
+  /** The connection behind a connection token (or a session's minting one), so that a change to its links can be traced to it. */
   connectionId: string | null;
+  /** When the credential expires; checked on every use, so that an expired one is told apart (TOKEN_EXPIRED). */
   expiresAt: Date | null;
+  /** When a session's minting credential expires, taking the session with it; null otherwise. */
+  mintedByExpiresAt: Date | null;
+}
+
+/** Why a watched credential no longer admits its stream: it expired; it was revoked or lost its channel; or it could not be checked. */
+export type Lapse = 'expired' | 'revoked' | 'unchecked';
+
+/** A stream's hold on its credential (`CredentialWatch.watch`). */
+export interface CredentialHold {
+  /**
+   * Whether an event received now may be delivered: at once while nothing was announced about the
+   * credential since it was last checked; otherwise once a check begun after the event arrived has
+   * answered. False once the credential has lapsed.
+   */
+  clear(): Promise<boolean>;
+  /** Checks the credential afresh (one statement): whether it still admits the stream. */
+  verify(): Promise<boolean>;
+  /** Stops watching (the stream ended). */
+  release(): void;
+}
+
+/**
+ * Credentials as the process's open streams see them (src/context/credential-watch.ts): changes
+ * are announced to every process, and each stream learns within 5 s that its credential lapsed.
+ */
+export interface CredentialWatch {
+  /** Tells this process at once, and the others through Redis, that credentials changed. */
+  announce(change: CredentialInvalidation): Promise<void>;
+  /** Watches the caller's credential for a stream; `onLapse` is called once, when it lapses. */
+  watch(auth: AuthContext, onLapse: (lapse: Lapse) => void): CredentialHold;
+  /** How many streams are watched. */
+  readonly size: number;
+  dispose(): void;
 }

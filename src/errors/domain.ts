@@ -1,12 +1,21 @@
 /** Expected failures. Each transport maps them in exactly one place. */
 export abstract class DomainError extends Error {}
 
-/** Credentials missing, invalid, expired or unavailable; also an unknown workspace host. */
+/** Credentials missing, invalid, revoked or unavailable; also an unknown workspace host. */
 export class AuthenticationError extends DomainError {
   constructor() {
     super('Unauthenticated.');
   }
 }
+
+/**
+ * A credential that was valid and has reached its expiry: told apart from any other refusal
+ * (CONTRACT §7), so that a client knows to refresh it rather than give up.
+ */
+export class TokenExpiredError extends AuthenticationError {}
+
+/** A known caller asking for what its credential does not allow (a session outside its scopes or origins). */
+export class ForbiddenError extends DomainError {}
 
 /** A credential that can act as several channels was used without X-Channel-Uuid. */
 export class ChannelSelectionError extends DomainError {

@@ -7,6 +7,7 @@ import type { RequestContext } from '../context/types.js';
 import type { RequestState } from '../http/state.js';
 import type { ResponsePaths } from './response-paths.js';
 import { tooComplexError } from './limits.js';
+import { DECLARED_SCOPES } from './scopes.js';
 
 /**
  * The context of a GraphQL request: what services take, on the request's own state (yoga makes
@@ -26,7 +27,8 @@ export const builder = new SchemaBuilder<{
   Scalars: { DateTime: { Input: Date; Output: Date } };
   DefaultFieldNullability: false;
 }>({
-  plugins: [PrismaPlugin, ComplexityPlugin],
+  // Declared scopes first: a field outside the caller's scopes runs nothing of the other plugins.
+  plugins: [DECLARED_SCOPES, PrismaPlugin, ComplexityPlugin],
   defaultFieldNullability: false,
   // Every field costs 1, a list multiplies what it selects by 10 and a connection by its
   // `first` (src/graphql/connection.ts). Checked for the whole operation before any resolver runs,

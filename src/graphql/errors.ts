@@ -2,7 +2,18 @@ import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
 import { logUnexpected } from '../errors/log.js';
 import { isGraphQLError } from '../errors/graphql-error.js';
-import { AuthenticationError, ChannelSelectionError, DomainError, NotFoundError, RateLimitedError, RequestInFlightError, ServiceUnavailableError, ValidationError } from '../errors/domain.js';
+import {
+  AuthenticationError,
+  ChannelSelectionError,
+  DomainError,
+  ForbiddenError,
+  NotFoundError,
+  RateLimitedError,
+  RequestInFlightError,
+  ServiceUnavailableError,
+  TokenExpiredError,
+  ValidationError,
+} from '../errors/domain.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { rateLimitHeaders } from '../context/rate-limit.js';
 import type { UserErrorShape } from './user-errors.js';
@@ -10,8 +21,10 @@ import { ServerResponse } from '../lib/response.js';
 
 function codeOf(error: DomainError): { code: string; http?: { status: number; headers?: Record<string, string> } } {
   if (error instanceof AuthenticationError) {
-    return { code: 'UNAUTHENTICATED', http: { status: 401, headers: { 'www-authenticate': 'Bearer' } } };
+    return { code: error instanceof TokenExpiredError ? 'TOKEN_EXPIRED' : 'UNAUTHENTICATED', http: { status: 401, headers: { 'www-authenticate': 'Bearer' } } };
   }
+  // A field refused inside an operation leaves the others answered: no HTTP status of its own.
+  if (error instanceof ForbiddenError) return { code: 'FORBIDDEN' };
   if (error instanceof ChannelSelectionError) return { code: 'CHANNEL_REQUIRED' };
   if (error instanceof ServiceUnavailableError) return { code: 'SERVICE_UNAVAILABLE', http: { status: 503, headers: { 'retry-after': '1' } } };
   if (error instanceof NotFoundError) return { code: 'NOT_FOUND' };
@@ -95,8 +108,10 @@ export function graphqlErrorResponse(error: unknown, logger: Logger): Response {
   if (!known) logUnexpected(logger, error);
   const graphqlError = known ?? new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL_SERVER_ERROR', http: { status: 500 } } });
   const { http, ...extensions } = graphqlError.extensions as { http?: { status?: number; headers?: Record<string, string> } };
+  // Refused before anything ran (a session's origin): the whole request is forbidden.
+  const status = http?.status ?? (error instanceof ForbiddenError ? 403 : 400);
   return new ServerResponse(JSON.stringify({ errors: [{ message: graphqlError.message, extensions }] }), {
-    status: http?.status ?? 400,
+    status,
     headers: { 'content-type': 'application/json; charset=utf-8', ...http?.headers },
   });
 }

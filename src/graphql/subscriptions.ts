@@ -1,98 +1,89 @@
-import type { RequestContext } from '../context/types.js';
-import { describeError } from '../errors/log.js';
-import { credentialStillValid } from '../modules/credentials/credentials.service.js';
-import { AuthenticationError } from '../errors/domain.js';
-
-/**
- * How often an open subscription re-checks its credential while no event arrives. A stream
- * must end within 5 s of its credential being revoked, expiring or losing its channel; the
- * next check is scheduled when the last one has answered, so the interval leaves room for it.
- */
-export const CREDENTIAL_RECHECK_MS = 4_000;
+import type { CredentialHold, Lapse, RequestContext } from '../context/types.js';
+import { AuthenticationError, ServiceUnavailableError, TokenExpiredError } from '../errors/domain.js';
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
 /**
- * `source` for as long as the caller's credential holds. The credential is checked before each
- * event is delivered and every `intervalMs` in between; once it lapses, the stream completes and
- * `source` is released. A client leaving early (return) stops the checks as well.
+ * What a stream yields once its credential has lapsed, in place of an event: the subscription
+ * field's resolver throws its error (src/graphql/scopes.ts), so the client receives one result
+ * whose `errors` carry TOKEN_EXPIRED or UNAUTHENTICATED, and then the stream completes.
  */
-export function whileCredentialValid<T>(
-  ctx: Pick<RequestContext, 'prisma' | 'auth' | 'logger' | 'streams'>,
-  source: AsyncIterable<T>,
-  intervalMs = CREDENTIAL_RECHECK_MS,
-): AsyncIterableIterator<T> {
+export class StreamEnd {
+  constructor(readonly error: AuthenticationError) {}
+}
+
+function lapseError(lapse: Lapse): AuthenticationError | null {
+  if (lapse === 'expired') return new TokenExpiredError();
+  if (lapse === 'revoked') return new AuthenticationError();
+  // A credential that could not be checked ends the stream without an error: the client reconnects.
+  return null;
+}
+
+type StreamContext = Pick<RequestContext, 'auth' | 'streams' | 'credentialWatch'>;
+
+/**
+ * `source` for as long as the caller's credential holds (src/context/credential-watch.ts). Each
+ * event is delivered only once the watch says nothing announced since could have revoked the
+ * credential; once it lapses, the stream yields one StreamEnd and completes, and `source` is
+ * released. A client leaving early (return) and a shutdown (complete, no error) end it too.
+ */
+export function whileCredentialValid<T>(ctx: StreamContext, source: AsyncIterable<T>, hold: CredentialHold, lapsed: Promise<Lapse>): AsyncIterableIterator<T | StreamEnd> {
   const iterator = source[Symbol.asyncIterator]();
   let ended = false;
-  let timer: NodeJS.Timeout | undefined;
-  let settleLapsed!: () => void;
-  // Settles when the stream ends, so that a next() waiting on a quiet source returns at once.
-  const lapsed = new Promise<IteratorReturnResult<undefined>>((resolve) => (settleLapsed = () => resolve(DONE)));
-
-  const holds = async () => {
-    try {
-      return await credentialStillValid(ctx.prisma, ctx.auth);
-    } catch (error) {
-      // A credential that cannot be checked is not trusted; the client reconnects and authenticates afresh.
-      ctx.logger.warn({ err: describeError(error) }, 'subscription credential check failed');
-      return false;
-    }
-  };
+  let lapse: Lapse | null = null;
+  let settleEnded!: () => void;
+  // Settles when the stream must end, so that a next() waiting on a quiet source answers at once.
+  const ending = new Promise<'ending'>((resolve) => (settleEnded = () => resolve('ending')));
+  void lapsed.then((why) => {
+    lapse = why;
+    settleEnded();
+  });
 
   let unregister = () => {};
-  const end = async (lapse: boolean) => {
+  const release = async () => {
     if (ended) return;
     ended = true;
     unregister();
-    clearTimeout(timer);
-    settleLapsed();
-    if (lapse) ctx.logger.info({ credentialId: ctx.auth.credential.id }, 'subscription ended: credential no longer valid');
+    hold.release();
+    settleEnded();
     await iterator.return?.();
   };
-
-  const schedule = () => {
-    timer = setTimeout(async () => {
-      if (await holds()) {
-        if (!ended) schedule();
-      } else {
-        await end(true);
-      }
-    }, intervalMs);
-    timer.unref();
-  };
-  schedule();
   // A shutdown ends the stream with `complete`: the client reconnects to another server.
-  if (ctx.streams) unregister = ctx.streams.add(() => void end(false));
+  if (ctx.streams) unregister = ctx.streams.add(() => void release());
+
+  /** The stream's last result once its credential lapsed: its error, then completion. */
+  const finish = async (): Promise<IteratorResult<T | StreamEnd>> => {
+    const error = !ended && lapse ? lapseError(lapse) : null;
+    await release();
+    return error ? { done: false, value: new StreamEnd(error) } : DONE;
+  };
 
   return {
     async next() {
       if (ended) return DONE;
-      let result: IteratorResult<T>;
+      if (lapse) return finish();
+      let result: IteratorResult<T> | 'ending';
       try {
-        result = await Promise.race([iterator.next(), lapsed]);
+        result = await Promise.race([iterator.next(), ending]);
       } catch (error) {
-        // A failing source ends the stream too; nothing would call return() to stop the checks.
-        await end(false);
+        // A failing source ends the stream too; nothing would call return() to stop the watch.
+        await release();
         throw error;
       }
-      if (ended) return DONE;
+      if (result === 'ending' || ended) return finish();
       if (result.done) {
-        await end(false);
+        await release();
         return DONE;
       }
-      if (!(await holds())) {
-        await end(true);
-        return DONE;
-      }
-      // The periodic check may have ended the stream while this one ran.
+      if (!(await hold.clear())) return finish();
       return ended ? DONE : result;
     },
     async return() {
-      await end(false);
+      await release();
       return DONE;
     },
     async throw(error: unknown) {
-      await end(false);
+      await release();
       throw error;
     },
     [Symbol.asyncIterator]() {
@@ -102,15 +93,29 @@ export function whileCredentialValid<T>(
 }
 
 /**
- * A subscription's stream: the credential is checked afresh before `source` is
- * subscribed (the request may have been authenticated from a copy kept for
- * AUTH_CACHE_MS, and a stream never starts on one), then held by
- * `whileCredentialValid`. A credential that no longer holds is refused with 401.
+ * A subscription's stream, held by the caller's credential: the credential is checked afresh
+ * before `source` is subscribed (the request may have been authenticated from a copy kept for
+ * AUTH_CACHE_MS, and a stream never starts on one), then watched by `whileCredentialValid`. A
+ * credential that no longer holds is refused with 401 (TOKEN_EXPIRED once expired).
  */
-export async function subscribeWhileValid<T>(
-  ctx: Pick<RequestContext, 'prisma' | 'auth' | 'logger' | 'streams'>,
-  source: () => AsyncIterable<T>,
-): Promise<AsyncIterableIterator<T>> {
-  if (!(await credentialStillValid(ctx.prisma, ctx.auth))) throw new AuthenticationError();
-  return whileCredentialValid(ctx, source());
+export async function subscribeWhileValid<T>(ctx: StreamContext, source: () => AsyncIterable<T> | Promise<AsyncIterable<T>>): Promise<AsyncIterableIterator<T | StreamEnd>> {
+  const watch = ctx.credentialWatch;
+  if (!watch) throw new Error('a subscription needs the credential watch of its app');
+  let settleLapsed!: (lapse: Lapse) => void;
+  const lapsed = new Promise<Lapse>((resolve) => (settleLapsed = resolve));
+  let why: Lapse | undefined;
+  const hold = watch.watch(ctx.auth, (lapse) => {
+    why = lapse;
+    settleLapsed(lapse);
+  });
+  if (!(await hold.verify())) {
+    if (why === 'unchecked') throw new ServiceUnavailableError();
+    throw why === 'expired' ? new TokenExpiredError() : new AuthenticationError();
+  }
+  try {
+    return whileCredentialValid(ctx, await source(), hold, lapsed);
+  } catch (error) {
+    hold.release();
+    throw error;
+  }
 }

@@ -14,6 +14,9 @@ import type { OpenStreams } from '../lib/streams.js';
 import type { GraphQLContext } from './builder.js';
 import { domainGraphQLError } from './errors.js';
 
+/** The codes of the error a stream ends with when its credential lapses. */
+const LAPSED = new Set(['TOKEN_EXPIRED', 'UNAUTHENTICATED']);
+
 /** What a socket learned at `connection_init`: the headers its operations authenticate with. */
 type SocketExtra = {
   headers?: Headers;
@@ -120,11 +123,17 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
         options.observe(state.route ?? 'graphql', 'WS', 200, undefined);
         return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue, rootValue: { execute, subscribe } };
       },
-      onNext(ctx) {
+      onNext(ctx, _id, _payload, _args, result) {
         const socket = ctx.extra.socket;
         if (socket.bufferedAmount > options.maxBufferedBytes) {
           logger.warn({ buffered: socket.bufferedAmount }, 'graphql websocket cut off: the client does not read');
           socket.terminate();
+          return;
+        }
+        // A stream whose credential lapsed ends with that error (src/graphql/subscriptions.ts); the
+        // socket, whose credential it is, closes with 4403 once the error is on its way (CONTRACT §7).
+        if (result.errors?.some((error) => LAPSED.has(error.extensions?.code as string))) {
+          setTimeout(() => socket.close(CloseCode.Forbidden, 'Forbidden'), 10).unref();
         }
       },
     },

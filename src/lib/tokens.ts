@@ -2,7 +2,7 @@ import { createHash, randomInt } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 
 /** Recognisable prefixes, so that secret scanners can find leaked credentials. */
-export const TOKEN_PREFIX = { channelKey: 'cak_', connection: 'cct_' } as const;
+export const TOKEN_PREFIX = { channelKey: 'cak_', connection: 'cct_', session: 'cst_' } as const;
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 /** 40 base62 characters: about 238 random bits. */
@@ -27,8 +27,8 @@ export function generateToken(prefix: string): string {
   return prefix + random + checksum(random);
 }
 
-const CURRENT_SHAPE = new RegExp(`^(?:cak|cct)_([0-9A-Za-z]{${RANDOM_LENGTH}})([0-9A-Za-z]{${CHECKSUM_LENGTH}})$`);
-/** Tokens issued before the checksum: 32 random bytes in base64url. */
+const CURRENT_SHAPE = new RegExp(`^(?:cak|cct|cst)_([0-9A-Za-z]{${RANDOM_LENGTH}})([0-9A-Za-z]{${CHECKSUM_LENGTH}})$`);
+/** Tokens issued before the checksum (backend credentials only): 32 random bytes in base64url. */
 const EARLIER_SHAPE = /^(?:cak|cct)_[0-9A-Za-z_-]{43}$/;
 
 /**

@@ -3,11 +3,13 @@ import {
   AuthenticationError,
   ChannelSelectionError,
   DomainError,
+  ForbiddenError,
   NotFoundError,
   ProviderUnavailableError,
   RateLimitedError,
   RequestInFlightError,
   ServiceUnavailableError,
+  TokenExpiredError,
   ValidationError,
 } from '../errors/domain.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
@@ -26,8 +28,11 @@ export interface RestError {
 /** The REST answer to an expected failure, or null for an unexpected one. */
 export function expectedRestError(error: unknown): RestError | null {
   if (error instanceof AuthenticationError) {
-    return { status: 401, body: { status: 'error', message: error.message }, headers: { 'www-authenticate': 'Bearer' } };
+    // Only an expired credential says why (CONTRACT §7): any other refusal tells nothing about the token.
+    const body = error instanceof TokenExpiredError ? { status: 'error', message: error.message, code: 'token_expired' } : { status: 'error', message: error.message };
+    return { status: 401, body, headers: { 'www-authenticate': 'Bearer' } };
   }
+  if (error instanceof ForbiddenError) return { status: 403, body: { status: 'error', message: error.message } };
   if (error instanceof ChannelSelectionError) return { status: 400, body: { status: 'error', message: error.message } };
   if (error instanceof NotFoundError) return { status: 404, body: { status: 'error', message: error.message } };
   if (error instanceof RequestInFlightError) return { status: 409, body: { status: 'error', message: error.message } };

@@ -1,6 +1,7 @@
 import type { AppDeps } from '../context/deps.js';
 import { requestContext } from '../context/authenticate.js';
 import { actingChannel } from '../context/request.js';
+import { requireScope } from '../context/scopes.js';
 import { restErrorResponse } from './errors.js';
 import { ServiceUnavailableError, ValidationError } from '../errors/domain.js';
 import { isRecord, parseInput } from '../lib/validation.js';
@@ -52,6 +53,8 @@ function restRoute(deps: AppDeps, route: RouteDeclaration): HttpRoute {
     async handle({ request, url, params: matched, state }) {
       try {
         const auth = state.caller!;
+        // The scope the route declares, before anything of the request is read (CONTRACT §7).
+        requireScope(auth.credential, route.scope);
         if (route.actsAsChannel ?? true) actingChannel(auth);
         // Path parameters are strings the route matched; whether an id names anything
         // (a malformed one included) is the service's 404, never a 422.

@@ -42,7 +42,19 @@ const failures = {
     description:
       'The credential is missing, invalid, expired or revoked, the host names no workspace, or `X-Channel-Uuid` names no active channel the credential can act as.',
     headers: z.object({ 'WWW-Authenticate': z.literal('Bearer') }),
-    content: jsonContent(errorSchema.extend({ message: z.literal('Unauthenticated.') })),
+    content: jsonContent(
+      errorSchema.extend({
+        message: z.literal('Unauthenticated.'),
+        code: z.literal('token_expired').optional().meta({ description: 'Present when the credential has expired: mint or issue a new one.' }),
+      }),
+    ),
+  },
+  403: {
+    id: 'Forbidden',
+    description:
+      "A session token outside its scopes, used from an origin it does not list, or on a route only a backend credential may use (`/sessions`); nothing was changed.",
+    headers: z.object(rateLimitHeaders),
+    content: jsonContent(errorSchema),
   },
   404: {
     id: 'NotFound',
@@ -109,7 +121,7 @@ type FailureStatus = keyof typeof failures;
 
 /** The failures a route can answer: those of every authenticated route, those its declaration implies, and its own. */
 export function routeFailures(route: RouteDeclaration): FailureStatus[] {
-  const statuses = new Set<FailureStatus>([401, 429, 500, 503, ...(route.failures ?? [])]);
+  const statuses = new Set<FailureStatus>([401, 403, 429, 500, 503, ...(route.failures ?? [])]);
   if (route.actsAsChannel ?? true) statuses.add(400);
   // A route without a body still reads one sent to it: none or `{}` is ignored, anything else refused.
   if (route.body || route.method !== 'GET') [400, 413, 415, 422].forEach((s) => statuses.add(s as FailureStatus));
@@ -152,14 +164,15 @@ function operation(route: RouteDeclaration): ZodOpenApiOperationObject {
         ...rateLimitHeaders,
         ...(route.idempotent ? { 'Idempotent-Replayed': replayedHeader } : {}),
       }),
-      content: contentType ? { [contentType]: { schema } } : jsonContent(schema),
+      ...(schema ? { content: contentType ? { [contentType]: { schema } } : jsonContent(schema) } : {}),
     };
   }
   for (const status of routeFailures(route)) responses[status] = failures[status];
   return {
     operationId: route.operationId,
     summary: route.summary,
-    ...(route.description ? { description: route.description } : {}),
+    description: [route.description, `Scope: \`${route.scope}\`${route.scope === 'credentials' ? ' (backend credentials only; a session is refused)' : ''}.`].filter(Boolean).join('\n\n'),
+    'x-scope': route.scope,
     tags: [route.tag],
     requestParams: {
       ...(route.params ? { path: route.params as z.ZodObject } : {}),
@@ -214,7 +227,9 @@ function objectOf(schema: z.ZodType): z.ZodObject {
 
 const DESCRIPTION = `The Connect API: contacts, channels, templates, messages and conversations of one workspace.
 
-**Authentication.** Every request carries \`Authorization: Bearer <token>\`: a channel API key (\`cak_…\`) or a connection token (\`cct_…\`). The workspace is the request's host name. A connection token for several channels names one with \`X-Channel-Uuid\`.
+**Authentication.** Every request carries \`Authorization: Bearer <token>\`: a backend credential — a channel API key (\`cak_…\`) or a connection token (\`cct_…\`) — or a browser session token (\`cst_…\`) minted by one with \`POST /sessions\`. The workspace is the request's host name. A credential for several channels names one with \`X-Channel-Uuid\`. An expired credential is a 401 whose body carries \`"code":"token_expired"\`.
+
+**Scopes.** Each operation states the scope it needs (\`x-scope\`): \`read\`, \`send\`, \`contacts\`, \`conversations\`, or \`credentials\` (backend credentials only). Backend credentials hold every scope; a session holds those it was minted with, and is refused anything else with a 403.
 
 **Collections** take \`limit\` (1–100, default 25) and \`cursor\` (the previous page's \`meta.next_cursor\`) and answer \`{"data":[…],"meta":{"per_page","next_cursor","has_more"}}\`.
 
@@ -246,14 +261,14 @@ export function openApiDocument(routes: DocumentedRoutes) {
       openapi: '3.1.0',
       info: { title: 'Connect API', version, description: DESCRIPTION },
       tags: [
-        ...['Contacts', 'Messages', 'Conversations', 'Channels', 'Templates'].map((name) => ({ name })),
+        ...['Contacts', 'Messages', 'Conversations', 'Channels', 'Templates', 'Sessions'].map((name) => ({ name })),
         { name: WEBHOOKS_TAG, description: 'Where providers post replies and delivery statuses (no credential: each request is verified by its provider signature).' },
       ],
       security: [{ bearerAuth: [] }],
       paths,
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'A channel API key (`cak_…`) or a connection token (`cct_…`).' },
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'A channel API key (`cak_…`), a connection token (`cct_…`) or a session token (`cst_…`).' },
         },
         responses: { MethodNotAllowed: failures[405] },
       },

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { RequestContext } from '../context/types.js';
 import type { RouteCall } from '../http/routes.js';
+import type { Scope } from '../context/scopes.js';
 
 /** Where the REST API lives; route paths are relative to it. */
 export const API_PREFIX = '/api/connect';
@@ -8,11 +9,11 @@ export const API_PREFIX = '/api/connect';
 /** The OpenAPI document of the REST API, relative to the prefix; served without credentials. */
 export const OPENAPI_PATH = '/openapi.json';
 
-export type RouteMethod = 'GET' | 'POST' | 'PATCH';
+export type RouteMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /**
  * Failures a route answers besides those every authenticated route can (401,
- * 429, 500, 503) and those its declaration implies (a body: 400, 413, 422; a
+ * 403, 429, 500, 503) and those its declaration implies (a body: 400, 413, 422; a
  * query: 422; an acting channel: 400; idempotency: 409, 422).
  */
 export type RouteFailure = 404 | 422 | 502;
@@ -43,6 +44,12 @@ export interface RouteDeclaration<Params extends z.ZodType = z.ZodType, Query ex
   summary: string;
   description?: string;
   tag: string;
+  /**
+   * What the caller's credential must hold (ARCHITECTURE habit 15, CONTRACT §7): `read` for every
+   * GET; `send`, `contacts` or `conversations` for the changes a session may be granted;
+   * `credentials` for what only a backend credential may do. A session without it gets 403.
+   */
+  scope: Scope;
   /** Whether the route acts as one channel (so a multi-channel credential must send X-Channel-Uuid). Default true. */
   actsAsChannel?: boolean;
   /** Whether the route takes an Idempotency-Key. */
@@ -51,8 +58,8 @@ export interface RouteDeclaration<Params extends z.ZodType = z.ZodType, Query ex
   query?: Query;
   /** The request body's schema: the one the service parses it with. */
   body?: z.ZodType;
-  /** The successful answers, by status: JSON unless `contentType` says otherwise (a file). */
-  responses: { [status: number]: { description: string; schema: z.ZodType; contentType?: string } };
+  /** The successful answers, by status: JSON unless `contentType` says otherwise (a file); no schema for an answer without a body (204). */
+  responses: { [status: number]: { description: string; schema?: z.ZodType; contentType?: string } };
   failures?: readonly RouteFailure[];
   handler(request: RouteRequest<z.output<Params>, z.output<Query>>): Promise<Response>;
 }

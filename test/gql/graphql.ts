@@ -33,6 +33,19 @@ export type CreateContactInput = {
   phone?: string | null | undefined;
 };
 
+export type CreateSessionInput = {
+  /** Channels the session may act as, each one the minting credential can act as; default all of them. */
+  channelIds?: Array<string | number> | null | undefined;
+  /** Browser origins the session may be used from; default any. */
+  origins?: Array<string> | null | undefined;
+  /** Default: every scope. */
+  scopes?: Array<SessionScope> | null | undefined;
+  /** How long the session lives, in seconds (60–86400, default 3600). */
+  ttlSeconds?: number | null | undefined;
+  /** The workspace user the session acts as: the user's id or email. */
+  user: string;
+};
+
 export type MessageStatus =
   | 'delivered'
   | 'failed'
@@ -70,6 +83,13 @@ export type SendMessageInput = {
   type?: MessageType | null | undefined;
 };
 
+/** What a session may do: read (every query and subscription), send (sendMessage), contacts (createContact, updateContact), conversations (closing, reopening and other changes to conversations). */
+export type SessionScope =
+  | 'contacts'
+  | 'conversations'
+  | 'read'
+  | 'send';
+
 export type StateChangeType =
   | 'closed'
   | 'opened'
@@ -106,14 +126,14 @@ export type EdgeSendMessageMutationVariables = Exact<{
 }>;
 
 
-export type EdgeSendMessageMutation = { sendMessage: { message: { id: string, sender: { name: string | null }, contact: { id: string, name: string }, conversation: { id: string, contact: { id: string }, stateChanges: Array<{ type: StateChangeType }> } } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type EdgeSendMessageMutation = { sendMessage: { message: { id: string, sender: { name: string | null }, contact: { id: string, name: string }, conversation: { id: string, contact: { id: string }, stateChanges: Array<{ type: StateChangeType }> } } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type EdgeCreateContactMutationVariables = Exact<{
   input: CreateContactInput;
 }>;
 
 
-export type EdgeCreateContactMutation = { createContact: { contact: { id: string, name: string, email: string | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type EdgeCreateContactMutation = { createContact: { contact: { id: string, name: string, email: string | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type EdgeUpdateContactMutationVariables = Exact<{
   id: string | number;
@@ -121,21 +141,21 @@ export type EdgeUpdateContactMutationVariables = Exact<{
 }>;
 
 
-export type EdgeUpdateContactMutation = { updateContact: { contact: { id: string, name: string } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type EdgeUpdateContactMutation = { updateContact: { contact: { id: string, name: string } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type EdgeCloseConversationMutationVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type EdgeCloseConversationMutation = { closeConversation: { conversation: { id: string, contact: { id: string, name: string }, stateChanges: Array<{ type: StateChangeType, actor: { type: ActorType, name: string | null } }>, messages: { edges: Array<{ node: { id: string, sender: { name: string | null }, contact: { id: string }, conversation: { id: string } } }> } | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type EdgeCloseConversationMutation = { closeConversation: { conversation: { id: string, contact: { id: string, name: string }, stateChanges: Array<{ type: StateChangeType, actor: { type: ActorType, name: string | null } }>, messages: { edges: Array<{ node: { id: string, sender: { name: string | null }, contact: { id: string }, conversation: { id: string } } }> } | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type EdgeReopenConversationMutationVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type EdgeReopenConversationMutation = { reopenConversation: { conversation: { id: string, contact: { id: string }, stateChanges: Array<{ type: StateChangeType }>, messages: { edges: Array<{ node: { id: string } }> } | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type EdgeReopenConversationMutation = { reopenConversation: { conversation: { id: string, contact: { id: string }, stateChanges: Array<{ type: StateChangeType }>, messages: { edges: Array<{ node: { id: string } }> } | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type EdgeMessageAddedSubscriptionVariables = Exact<{ [key: string]: never; }>;
 
@@ -176,12 +196,12 @@ export type MessagesDeepQuery = { messages: { edges: Array<{ node: { id: string,
 export type PingQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type PingQuery = { viewer: { workspace: { name: string } } };
+export type PingQuery = { viewer: { workspace: { name: string } } | null };
 
 export type ViewerQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type ViewerQuery = { viewer: { workspace: { id: string, name: string }, channel: { id: string, name: string, type: ChannelType, status: ChannelStatus } }, channels: Array<{ id: string }> };
+export type ViewerQuery = { viewer: { workspace: { id: string, name: string }, channel: { id: string, name: string, type: ChannelType, status: ChannelStatus } } | null, channels: Array<{ id: string }> | null };
 
 export type ContactQueryVariables = Exact<{
   id: string | number;
@@ -212,7 +232,7 @@ export type CreateContactMutationVariables = Exact<{
 }>;
 
 
-export type CreateContactMutation = { createContact: { contact: { id: string, name: string, email: string | null, phoneNumber: string | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type CreateContactMutation = { createContact: { contact: { id: string, name: string, email: string | null, phoneNumber: string | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type UpdateContactMutationVariables = Exact<{
   id: string | number;
@@ -220,14 +240,14 @@ export type UpdateContactMutationVariables = Exact<{
 }>;
 
 
-export type UpdateContactMutation = { updateContact: { contact: { id: string, name: string, email: string | null, phoneNumber: string | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type UpdateContactMutation = { updateContact: { contact: { id: string, name: string, email: string | null, phoneNumber: string | null } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type SendMessageMutationVariables = Exact<{
   input: SendMessageInput;
 }>;
 
 
-export type SendMessageMutation = { sendMessage: { message: { id: string, body: string | null, placeholder: string | null, isEncrypted: boolean, status: MessageStatus, type: MessageType, silent: boolean, mediaUrls: Array<string>, sender: { type: ActorType, id: string | null, name: string | null }, contact: { id: string, name: string }, conversation: { id: string, status: ConversationStatus } } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type SendMessageMutation = { sendMessage: { message: { id: string, body: string | null, placeholder: string | null, isEncrypted: boolean, status: MessageStatus, type: MessageType, silent: boolean, mediaUrls: Array<string>, sender: { type: ActorType, id: string | null, name: string | null }, contact: { id: string, name: string }, conversation: { id: string, status: ConversationStatus } } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type ConversationQueryVariables = Exact<{
   id: string | number;
@@ -241,14 +261,14 @@ export type CloseConversationMutationVariables = Exact<{
 }>;
 
 
-export type CloseConversationMutation = { closeConversation: { conversation: { id: string, status: ConversationStatus, stateChanges: Array<{ type: StateChangeType }> } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type CloseConversationMutation = { closeConversation: { conversation: { id: string, status: ConversationStatus, stateChanges: Array<{ type: StateChangeType }> } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type ReopenConversationMutationVariables = Exact<{
   id: string | number;
 }>;
 
 
-export type ReopenConversationMutation = { reopenConversation: { conversation: { id: string, status: ConversationStatus, stateChanges: Array<{ type: StateChangeType }> } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type ReopenConversationMutation = { reopenConversation: { conversation: { id: string, status: ConversationStatus, stateChanges: Array<{ type: StateChangeType }> } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type MessagesQueryVariables = Exact<{
   search?: string | null | undefined;
@@ -271,22 +291,22 @@ export type TemplatesQueryVariables = Exact<{ [key: string]: never; }>;
 
 export type TemplatesQuery = { templates: { edges: Array<{ node: { id: string, name: string, language: string, category: string, status: TemplateStatus, body: string, parameterCount: number } }> } | null };
 
-export type StreamMessageAddedSubscriptionVariables = Exact<{
+export type SingleStreamMessageAddedSubscriptionVariables = Exact<{
   conversationId?: string | number | null | undefined;
 }>;
 
 
-export type StreamMessageAddedSubscription = { messageAdded: { id: string, body: string | null } };
+export type SingleStreamMessageAddedSubscription = { messageAdded: { id: string, body: string | null } };
 
-export type StreamViewerQueryVariables = Exact<{ [key: string]: never; }>;
+export type SingleStreamViewerQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type StreamViewerQuery = { viewer: { workspace: { name: string } } };
+export type SingleStreamViewerQuery = { viewer: { workspace: { name: string } } | null };
 
 export type SocketViewerQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type SocketViewerQuery = { viewer: { workspace: { name: string }, channel: { id: string } } };
+export type SocketViewerQuery = { viewer: { workspace: { name: string }, channel: { id: string } } | null };
 
 export type SocketRenameMutationVariables = Exact<{
   id: string | number;
@@ -294,7 +314,7 @@ export type SocketRenameMutationVariables = Exact<{
 }>;
 
 
-export type SocketRenameMutation = { updateContact: { contact: { id: string, name: string } | null, userErrors: Array<{ message: string }> } };
+export type SocketRenameMutation = { updateContact: { contact: { id: string, name: string } | null, userErrors: Array<{ message: string }> } | null };
 
 export type SocketMessageAddedSubscriptionVariables = Exact<{
   conversationId?: string | number | null | undefined;
@@ -307,6 +327,49 @@ export type SocketTooDeepQueryVariables = Exact<{ [key: string]: never; }>;
 
 
 export type SocketTooDeepQuery = { conversations: { edges: Array<{ node: { messages: { edges: Array<{ node: { conversation: { messages: { edges: Array<{ node: { conversation: { id: string } } }> } | null } } }> } | null } }> } | null };
+
+export type CreateSessionMutationVariables = Exact<{
+  input: CreateSessionInput;
+}>;
+
+
+export type CreateSessionMutation = { createSession: { session: { id: string, token: string, scopes: Array<SessionScope>, channelIds: Array<string>, origins: Array<string>, expiresAt: string, createdAt: string, user: { id: string, name: string, email: string } } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
+
+export type StreamMessageAddedSubscriptionVariables = Exact<{ [key: string]: never; }>;
+
+
+export type StreamMessageAddedSubscription = { messageAdded: { id: string, body: string | null, sender: { type: ActorType, id: string | null, name: string | null } } };
+
+export type StreamConversationUpdatedSubscriptionVariables = Exact<{ [key: string]: never; }>;
+
+
+export type StreamConversationUpdatedSubscription = { conversationUpdated: { id: string, status: ConversationStatus } };
+
+export type SessionViewerQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type SessionViewerQuery = { viewer: { channel: { id: string } } | null };
+
+export type SessionSendMutationVariables = Exact<{
+  input: SendMessageInput;
+}>;
+
+
+export type SessionSendMutation = { sendMessage: { message: { id: string, sender: { type: ActorType, id: string | null, name: string | null } } | null, userErrors: Array<{ field: Array<string>, message: string }> } | null };
+
+export type SessionCreateContactMutationVariables = Exact<{
+  input: CreateContactInput;
+}>;
+
+
+export type SessionCreateContactMutation = { createContact: { contact: { id: string } | null, userErrors: Array<{ field: Array<string>, message: string }> } | null };
+
+export type SessionCloseMutationVariables = Exact<{
+  id: string | number;
+}>;
+
+
+export type SessionCloseMutation = { closeConversation: { conversation: { id: string, status: ConversationStatus, stateChanges: Array<{ type: StateChangeType, actor: { type: ActorType, id: string | null, name: string | null } }> } | null, userErrors: Array<{ field: Array<string>, message: string }> } | null };
 
 
 export const EdgeSendMessageDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"EdgeSendMessage"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"SendMessageInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sendMessage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"message"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"sender"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"contact"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"conversation"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"contact"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}}]}},{"kind":"Field","name":{"kind":"Name","value":"stateChanges"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"type"}}]}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"code"}}]}}]}}]}}]} as unknown as DocumentNode<EdgeSendMessageMutation, EdgeSendMessageMutationVariables>;
@@ -334,9 +397,16 @@ export const ReopenConversationDocument = {"kind":"Document","definitions":[{"ki
 export const MessagesDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Messages"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"search"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"conversationId"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"first"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"Int"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"messages"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"search"},"value":{"kind":"Variable","name":{"kind":"Name","value":"search"}}},{"kind":"Argument","name":{"kind":"Name","value":"conversationId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"conversationId"}}},{"kind":"Argument","name":{"kind":"Name","value":"first"},"value":{"kind":"Variable","name":{"kind":"Name","value":"first"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"edges"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"body"}},{"kind":"Field","name":{"kind":"Name","value":"placeholder"}},{"kind":"Field","name":{"kind":"Name","value":"isEncrypted"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"pageInfo"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"hasNextPage"}}]}}]}}]}}]} as unknown as DocumentNode<MessagesQuery, MessagesQueryVariables>;
 export const ConversationsDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Conversations"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"status"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"ConversationStatus"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"conversations"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"status"},"value":{"kind":"Variable","name":{"kind":"Name","value":"status"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"edges"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"status"}}]}}]}}]}}]}}]} as unknown as DocumentNode<ConversationsQuery, ConversationsQueryVariables>;
 export const TemplatesDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"Templates"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"templates"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"edges"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"language"}},{"kind":"Field","name":{"kind":"Name","value":"category"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"body"}},{"kind":"Field","name":{"kind":"Name","value":"parameterCount"}}]}}]}}]}}]}}]} as unknown as DocumentNode<TemplatesQuery, TemplatesQueryVariables>;
-export const StreamMessageAddedDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"StreamMessageAdded"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"conversationId"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"messageAdded"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"conversationId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"conversationId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"body"}}]}}]}}]} as unknown as DocumentNode<StreamMessageAddedSubscription, StreamMessageAddedSubscriptionVariables>;
-export const StreamViewerDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"StreamViewer"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"viewer"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"workspace"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]} as unknown as DocumentNode<StreamViewerQuery, StreamViewerQueryVariables>;
+export const SingleStreamMessageAddedDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"SingleStreamMessageAdded"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"conversationId"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"messageAdded"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"conversationId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"conversationId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"body"}}]}}]}}]} as unknown as DocumentNode<SingleStreamMessageAddedSubscription, SingleStreamMessageAddedSubscriptionVariables>;
+export const SingleStreamViewerDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"SingleStreamViewer"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"viewer"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"workspace"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]} as unknown as DocumentNode<SingleStreamViewerQuery, SingleStreamViewerQueryVariables>;
 export const SocketViewerDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"SocketViewer"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"viewer"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"workspace"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"channel"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}}]}}]}}]}}]} as unknown as DocumentNode<SocketViewerQuery, SocketViewerQueryVariables>;
 export const SocketRenameDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"SocketRename"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}},{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"name"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"String"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"updateContact"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}},{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"ObjectValue","fields":[{"kind":"ObjectField","name":{"kind":"Name","value":"name"},"value":{"kind":"Variable","name":{"kind":"Name","value":"name"}}}]}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"contact"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<SocketRenameMutation, SocketRenameMutationVariables>;
 export const SocketMessageAddedDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"SocketMessageAdded"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"conversationId"}},"type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"messageAdded"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"conversationId"},"value":{"kind":"Variable","name":{"kind":"Name","value":"conversationId"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"body"}},{"kind":"Field","name":{"kind":"Name","value":"conversationId"}}]}}]}}]} as unknown as DocumentNode<SocketMessageAddedSubscription, SocketMessageAddedSubscriptionVariables>;
 export const SocketTooDeepDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"SocketTooDeep"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"conversations"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"edges"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"messages"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"edges"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"conversation"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"messages"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"edges"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"node"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"conversation"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}}]}}]}}]}}]}}]}}]}}]}}]}}]}}]}}]}}]}}]} as unknown as DocumentNode<SocketTooDeepQuery, SocketTooDeepQueryVariables>;
+export const CreateSessionDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"CreateSession"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CreateSessionInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"createSession"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"session"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"token"}},{"kind":"Field","name":{"kind":"Name","value":"user"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}},{"kind":"Field","name":{"kind":"Name","value":"email"}}]}},{"kind":"Field","name":{"kind":"Name","value":"scopes"}},{"kind":"Field","name":{"kind":"Name","value":"channelIds"}},{"kind":"Field","name":{"kind":"Name","value":"origins"}},{"kind":"Field","name":{"kind":"Name","value":"expiresAt"}},{"kind":"Field","name":{"kind":"Name","value":"createdAt"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}},{"kind":"Field","name":{"kind":"Name","value":"code"}}]}}]}}]}}]} as unknown as DocumentNode<CreateSessionMutation, CreateSessionMutationVariables>;
+export const StreamMessageAddedDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"StreamMessageAdded"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"messageAdded"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"body"}},{"kind":"Field","name":{"kind":"Name","value":"sender"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"type"}},{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}}]} as unknown as DocumentNode<StreamMessageAddedSubscription, StreamMessageAddedSubscriptionVariables>;
+export const StreamConversationUpdatedDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"subscription","name":{"kind":"Name","value":"StreamConversationUpdated"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"conversationUpdated"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"status"}}]}}]}}]} as unknown as DocumentNode<StreamConversationUpdatedSubscription, StreamConversationUpdatedSubscriptionVariables>;
+export const SessionViewerDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"query","name":{"kind":"Name","value":"SessionViewer"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"viewer"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"channel"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}}]}}]}}]}}]} as unknown as DocumentNode<SessionViewerQuery, SessionViewerQueryVariables>;
+export const SessionSendDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"SessionSend"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"SendMessageInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"sendMessage"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"message"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"sender"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"type"}},{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<SessionSendMutation, SessionSendMutationVariables>;
+export const SessionCreateContactDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"SessionCreateContact"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"input"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"CreateContactInput"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"createContact"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"input"},"value":{"kind":"Variable","name":{"kind":"Name","value":"input"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"contact"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<SessionCreateContactMutation, SessionCreateContactMutationVariables>;
+export const SessionCloseDocument = {"kind":"Document","definitions":[{"kind":"OperationDefinition","operation":"mutation","name":{"kind":"Name","value":"SessionClose"},"variableDefinitions":[{"kind":"VariableDefinition","variable":{"kind":"Variable","name":{"kind":"Name","value":"id"}},"type":{"kind":"NonNullType","type":{"kind":"NamedType","name":{"kind":"Name","value":"ID"}}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"closeConversation"},"arguments":[{"kind":"Argument","name":{"kind":"Name","value":"id"},"value":{"kind":"Variable","name":{"kind":"Name","value":"id"}}}],"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"conversation"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"status"}},{"kind":"Field","name":{"kind":"Name","value":"stateChanges"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"type"}},{"kind":"Field","name":{"kind":"Name","value":"actor"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"type"}},{"kind":"Field","name":{"kind":"Name","value":"id"}},{"kind":"Field","name":{"kind":"Name","value":"name"}}]}}]}}]}},{"kind":"Field","name":{"kind":"Name","value":"userErrors"},"selectionSet":{"kind":"SelectionSet","selections":[{"kind":"Field","name":{"kind":"Name","value":"field"}},{"kind":"Field","name":{"kind":"Name","value":"message"}}]}}]}}]}}]} as unknown as DocumentNode<SessionCloseMutation, SessionCloseMutationVariables>;

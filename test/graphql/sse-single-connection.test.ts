@@ -9,7 +9,7 @@ import { graphql } from '../gql/index.js';
 /** GraphQL over SSE in graphql-sse's single connection mode (CONTRACT §8): one stream for all of a tab's operations. */
 
 const Added = graphql(`
-  subscription StreamMessageAdded($conversationId: ID) {
+  subscription SingleStreamMessageAdded($conversationId: ID) {
     messageAdded(conversationId: $conversationId) {
       id
       body
@@ -18,7 +18,7 @@ const Added = graphql(`
 `);
 
 const Viewer = graphql(`
-  query StreamViewer {
+  query SingleStreamViewer {
     viewer {
       workspace {
         name

@@ -24,6 +24,7 @@ export function restClient(app: TestApp, host: string, token: string, extraHeade
     get: (path: string) => call('GET', path),
     post: (path: string, body?: unknown) => call('POST', path, body),
     patch: (path: string, body?: unknown) => call('PATCH', path, body),
+    delete: (path: string) => call('DELETE', path),
     patchRaw: (path: string, raw: string) => call('PATCH', path, undefined, raw),
     postRaw: (path: string, raw: string) => call('POST', path, undefined, raw),
   };

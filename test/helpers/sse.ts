@@ -64,3 +64,54 @@ export async function subscribeSse<TData, TVariables>(
     },
   };
 }
+
+/** When the server ended a stream, and whether with `complete`. */
+export interface SseEnd {
+  at: number;
+  completed: boolean;
+}
+
+/**
+ * `subscribeSse` with the moment the server ends the stream (`ended`), and each `next` payload's
+ * errors as well as its data in `received`. Waits a moment after subscribing, so that the server
+ * registers the subscriber before anything is published.
+ */
+export async function observeSse<TData, TVariables>(
+  fetchFn: Fetch,
+  headers: Record<string, string>,
+  document: TypedDocumentNode<TData, TVariables>,
+  variables?: TVariables,
+) {
+  let markEnded!: (end: SseEnd) => void;
+  const ended = new Promise<SseEnd>((resolve) => (markEnded = resolve));
+  const decoder = new TextDecoder();
+  let text = '';
+  const observed: Fetch = async (path, init) => {
+    const response = await fetchFn(path, init);
+    if (!response.body) return response;
+    const observer = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        text += decoder.decode(chunk, { stream: true });
+        controller.enqueue(chunk);
+      },
+      flush: () => markEnded({ at: Date.now(), completed: /^event: complete$/m.test(text) }),
+    });
+    return new Response(response.body.pipeThrough(observer), { status: response.status, headers: response.headers });
+  };
+  const subscription = await subscribeSse(observed, headers, document, variables);
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  return {
+    ...subscription,
+    ended,
+    /** Resolves with the end once the server ended the stream; fails while it is still open after `ms`. */
+    async endsWithin(ms: number): Promise<SseEnd> {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`the stream was still open after ${ms} ms`)), ms)));
+      try {
+        return await Promise.race([ended, timeout]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
+}

@@ -78,7 +78,7 @@ export type UserErrorCode =
 export type ExampleViewerQueryVariables = Exact<{ [key: string]: never; }>;
 
 
-export type ExampleViewerQuery = { viewer: { workspace: { id: string, name: string }, channel: { id: string, name: string, type: ChannelType, status: ChannelStatus } } };
+export type ExampleViewerQuery = { viewer: { workspace: { id: string, name: string }, channel: { id: string, name: string, type: ChannelType, status: ChannelStatus } } | null };
 
 export type ExampleContactsQueryVariables = Exact<{
   first?: number | null | undefined;
@@ -94,7 +94,7 @@ export type ExampleSendMessageMutationVariables = Exact<{
 }>;
 
 
-export type ExampleSendMessageMutation = { sendMessage: { message: { id: string, conversationId: string, contactId: string, body: string | null, status: MessageStatus, createdAt: string } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } };
+export type ExampleSendMessageMutation = { sendMessage: { message: { id: string, conversationId: string, contactId: string, body: string | null, status: MessageStatus, createdAt: string } | null, userErrors: Array<{ field: Array<string>, message: string, code: UserErrorCode }> } | null };
 
 export type ExampleMessageAddedSubscriptionVariables = Exact<{
   conversationId?: string | number | null | undefined;

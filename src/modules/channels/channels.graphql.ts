@@ -17,6 +17,7 @@ builder.queryField('channels', (t) =>
   t.field({
     type: [ChannelObject],
     description: 'The channels the credential can act as.',
+    scope: 'read',
     resolve: (_root, _args, ctx) => ctx.auth.channels,
   }),
 );

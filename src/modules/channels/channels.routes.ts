@@ -11,6 +11,7 @@ export const channelRoutes = [
     method: 'GET',
     path: '/channels',
     operationId: 'listChannels',
+    scope: 'read',
     tag: 'Channels',
     summary: 'List channels',
     description: 'The channels the credential can act as; never needs X-Channel-Uuid.',

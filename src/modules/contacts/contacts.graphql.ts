@@ -28,12 +28,14 @@ builder.queryFields((t) => ({
   contact: t.prismaField({
     type: 'Contact',
     nullable: true,
+    scope: 'read',
     args: { id: t.arg.id({ required: true }) },
     resolve: (query, _root, args, ctx) => orNull(() => getContact(ctx, String(args.id), query)),
   }),
   findContact: t.prismaField({
     type: 'Contact',
     nullable: true,
+    scope: 'read',
     description: 'Exact match by email (any case) or phone (E.164 and stored variants); email decides when both are given.',
     args: { email: t.arg.string(), phone: t.arg.string() },
     resolve: (query, _root, args, ctx) => orNull(() => findContact(ctx, args, query)),
@@ -42,6 +44,7 @@ builder.queryFields((t) => ({
     type: ContactConnection,
     nullable: true,
     description: 'Live contacts of the workspace, newest first.',
+    scope: 'read',
     args: { ...pageArgs, search: t.arg.string() },
     complexity: connectionComplexity,
     resolve: (_root, args, ctx, info) =>
@@ -72,12 +75,14 @@ const ContactPayload = payloadType('Contact', 'contact', (ctx, id, query) => ctx
 builder.mutationFields((t) => ({
   createContact: t.field({
     type: ContactPayload,
+    scope: 'contacts',
     args: { input: t.arg({ type: CreateContactInput, required: true }) },
     resolve: (_root, args, ctx) =>
       asIdempotentPayload(ctx, { operation: 'createContact', input: args.input, run: (guard) => createContact(ctx, args.input, guard) }),
   }),
   updateContact: t.field({
     type: ContactPayload,
+    scope: 'contacts',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateContactInput, required: true }) },
     resolve: (_root, args, ctx) => asPayload(() => updateContact(ctx, String(args.id), args.input)),
   }),

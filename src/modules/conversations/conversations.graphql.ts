@@ -3,7 +3,6 @@ import { builder } from '../../graphql/builder.js';
 import { pageLoader } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { asPayload, orNull } from '../../graphql/results.js';
-import { subscribeWhileValid } from '../../graphql/subscriptions.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel } from '../../context/request.js';
 import { ActorType, ConversationStateChangeType, ConversationStatus } from '../../generated/prisma/enums.js';
@@ -56,6 +55,7 @@ builder.queryFields((t) => ({
   conversation: t.prismaField({
     type: 'Conversation',
     nullable: true,
+    scope: 'read',
     args: { id: t.arg.id({ required: true }) },
     resolve: (query, _root, args, ctx) => orNull(() => getConversation(ctx, String(args.id), query)),
   }),
@@ -63,6 +63,7 @@ builder.queryFields((t) => ({
     type: ConversationConnection,
     nullable: true,
     description: "The acting channel's conversations, newest first.",
+    scope: 'read',
     args: { ...pageArgs, status: t.arg({ type: ConversationStatusEnum }), contactId: t.arg.id() },
     complexity: connectionComplexity,
     resolve: (_root, args, ctx, info) =>
@@ -80,12 +81,14 @@ builder.mutationFields((t) => ({
   closeConversation: t.field({
     type: ConversationPayload,
     description: 'Closing a closed conversation changes nothing and records no state change.',
+    scope: 'conversations',
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => asPayload(() => setConversationStatus(ctx, String(args.id), 'closed', { select: { id: true } })),
   }),
   reopenConversation: t.field({
     type: ConversationPayload,
     description: 'Reopening an open conversation changes nothing and records no state change.',
+    scope: 'conversations',
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => asPayload(() => setConversationStatus(ctx, String(args.id), 'open', { select: { id: true } })),
   }),
@@ -95,13 +98,12 @@ builder.subscriptionField('conversationUpdated', (t) =>
   t.prismaField({
     type: 'Conversation',
     description: "A conversation of the acting channel changed: a message, a close or a reopen.",
+    scope: 'read',
     subscribe: (_root, _args, ctx) => {
       const channel = actingChannel(ctx.auth);
-      return subscribeWhileValid(ctx, () =>
-        pipe(
-          ctx.events!.subscribe('conversation.updated'),
-          filter((event) => event.workspaceId === ctx.auth.workspace.id && event.channelId === channel.id),
-        ),
+      return pipe(
+        ctx.events!.subscribe('conversation.updated'),
+        filter((event) => event.workspaceId === ctx.auth.workspace.id && event.channelId === channel.id),
       );
     },
     resolve: (query, event, _args, ctx) =>

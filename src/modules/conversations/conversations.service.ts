@@ -80,8 +80,11 @@ export async function conversationForSend(
   return created;
 }
 
+/** Who a change is recorded as made by: a session's user (CONTRACT §7), else the acting channel. */
 function channelActor(ctx: RequestContext): Actor {
   const channel = actingChannel(ctx.auth);
+  const user = ctx.auth.credential.user;
+  if (user) return { type: 'user', id: user.id, name: user.name };
   return { type: 'channel', id: channel.id, name: channel.name };
 }
 
@@ -144,7 +147,7 @@ export async function setConversationStatus(
     throw error;
   }
   if (queued > 0) ctx.onMessageQueued?.();
-  if (changed) ctx.events?.publish({ type: 'conversation.updated', conversationId, workspaceId: ctx.auth.workspace.id, channelId: actor.id! });
+  if (changed) ctx.events?.publish({ type: 'conversation.updated', conversationId, workspaceId: ctx.auth.workspace.id, channelId: actingChannel(ctx.auth).id });
   return getConversation(ctx, conversationId, query);
 }
 

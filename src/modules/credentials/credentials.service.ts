@@ -1,8 +1,9 @@
 import { Prisma, type Channel, type PrismaClient, type Workspace } from '../../generated/prisma/client.js';
 import type { RunSql } from '../../db/database.js';
 import type { Db } from '../../db/types.js';
-import type { AuthContext, ResolvedCredential } from '../../context/types.js';
-import { AuthenticationError, InputError } from '../../errors/domain.js';
+import type { AuthContext, CredentialKind, ResolvedCredential } from '../../context/types.js';
+import { BACKEND_SCOPES, sessionScopes } from '../../context/scopes.js';
+import { AuthenticationError, InputError, TokenExpiredError } from '../../errors/domain.js';
 import { TOKEN_PREFIX, displayPrefix, generateToken, hashToken } from '../../lib/tokens.js';
 import { isUuid } from '../../lib/uuid.js';
 
@@ -67,46 +68,81 @@ export async function createConnection(
   return { id: connection.id, token, expiresAt };
 }
 
-export async function revokeToken(prisma: PrismaClient, token: string): Promise<void> {
-  const { count } = await prisma.accessToken.updateMany({
-    where: { tokenHash: hashToken(token), revokedAt: null },
-    data: { revokedAt: new Date() },
+/**
+ * Revokes a token and every session it minted (CONTRACT §7), in one transaction. Answers the
+ * revoked credential's id, which running servers are told of.
+ */
+export async function revokeToken(prisma: PrismaClient, token: string): Promise<{ id: string }> {
+  const tokenHash = hashToken(token);
+  return prisma.$transaction(async (tx) => {
+    const found = await tx.accessToken.findUnique({ where: { tokenHash }, select: { id: true } });
+    if (!found) throw new InputError('No such token.');
+    const revokedAt = new Date();
+    const { count } = await tx.accessToken.updateMany({ where: { id: found.id, revokedAt: null }, data: { revokedAt } });
+    if (count === 0) throw new InputError('That token is already revoked.');
+    await tx.accessToken.updateMany({ where: { mintedById: found.id, revokedAt: null }, data: { revokedAt } });
+    return found;
   });
-  if (count === 0) {
-    const known = await prisma.accessToken.findUnique({ where: { tokenHash: hashToken(token) }, select: { id: true } });
-    throw new InputError(known ? 'That token is already revoked.' : 'No such token.');
-  }
+}
+
+/** What `liveCredentials` tells of one credential. */
+export interface LiveCredential {
+  /** Past its expiry (it admits nothing, and says so: TOKEN_EXPIRED). */
+  expired: boolean;
+  /** The active channels it can act as now. */
+  channels: Set<string>;
 }
 
 /**
- * Whether the credential behind `auth` still admits what `authenticate` admitted: not revoked,
- * not expired, and its acting channel (with none chosen, any of its channels) still active and
- * still reachable through it. Long-lived requests ask this again while they run. One query.
+ * Of the credentials `ids`, those that are neither revoked nor (for a session) minted by a
+ * credential that is revoked or expired, each with whether it has expired and the active channels
+ * it can act as now; a credential left with no channel is absent. Open streams ask this again when
+ * their credential may have changed (src/context/credential-watch.ts): one statement for any
+ * number of them.
  */
-export async function credentialStillValid(prisma: PrismaClient, auth: AuthContext): Promise<boolean> {
-  const channel = {
-    workspaceId: auth.workspace.id,
-    status: 'active' as const,
-    ...(auth.channel ? { id: auth.channel.id } : { id: { in: auth.channels.map((c) => c.id) } }),
-  };
-  const found = await prisma.accessToken.findFirst({
-    where: {
-      id: auth.credential.id,
-      workspaceId: auth.workspace.id,
-      revokedAt: null,
-      OR: [{ expiresAt: null }, { expiresAt: { gt: new Date() } }],
-      ...(auth.credential.kind === 'channel_key' ? { channel } : { connection: { channels: { some: { channel } } } }),
-    },
-    select: { id: true },
-  });
-  return found !== null;
+export async function liveCredentials(sql: RunSql, ids: readonly string[], now: Date = new Date()): Promise<Map<string, LiveCredential>> {
+  const live = new Map<string, LiveCredential>();
+  if (!ids.length) return live;
+  const rows = await sql<{ credential_id: string; expired: boolean; channel_id: string }>(Prisma.sql`
+    SELECT t.id AS credential_id, (t.expires_at IS NOT NULL AND t.expires_at <= ${now}::timestamptz) AS expired, c.id AS channel_id
+      FROM access_tokens t
+      LEFT JOIN access_tokens p ON p.id = t.minted_by_id
+      LEFT JOIN connection_channels l ON l.connection_id = COALESCE(p.connection_id, t.connection_id)
+      JOIN channels c ON c.id = COALESCE(l.channel_id, p.channel_id, t.channel_id)
+     WHERE t.id = ANY(${[...ids]}::uuid[])
+       AND t.revoked_at IS NULL
+       AND ${mintedByHolds(now)}
+       AND (t.minted_by_id IS NULL OR c.id = ANY(t.channel_ids))
+       AND c.status = 'active'
+       AND c.workspace_id = t.workspace_id`);
+  for (const row of rows) {
+    let entry = live.get(row.credential_id);
+    if (!entry) live.set(row.credential_id, (entry = { expired: row.expired, channels: new Set() }));
+    entry.channels.add(row.channel_id);
+  }
+  return live;
+}
+
+/**
+ * A session holds only while the credential that minted it does: revoking or expiring a channel
+ * key or a connection token revokes every session it minted (CONTRACT §7).
+ */
+function mintedByHolds(now: Date) {
+  return Prisma.sql`(t.minted_by_id IS NULL OR (p.revoked_at IS NULL AND (p.expires_at IS NULL OR p.expires_at > ${now}::timestamptz)))`;
 }
 
 interface CredentialRow {
   credential_id: string;
-  kind: 'channel_key' | 'connection';
+  kind: CredentialKind;
   connection_id: string | null;
   expires_at: Date | null;
+  minted_by_id: string | null;
+  minted_by_expires_at: Date | null;
+  scopes: string[] | null;
+  origins: string[] | null;
+  user_id: string | null;
+  user_name: string | null;
+  user_email: string | null;
   workspace_id: string;
   workspace_hostname: string;
   workspace_name: string;
@@ -126,9 +162,13 @@ interface CredentialRow {
 }
 
 /**
- * The credential behind a token hash at `host`, or null when it admits nothing: an unknown,
- * revoked or expired token, another workspace's host, or no active channel of its own workspace
- * to act as. One statement: a row per channel, each carrying the token and its workspace.
+ * The credential behind a token hash at `host`, or null when it admits nothing: an unknown or
+ * revoked token, another workspace's host, a session whose minting credential is revoked or
+ * expired, or no active channel of its own workspace to act as. An expired credential is
+ * answered all the same, with its `expiresAt`, so that the caller can tell it apart
+ * (TOKEN_EXPIRED) without asking again. One statement: a row per channel, each carrying the
+ * token, its workspace and, for a session, its user. A session's channels are those it was
+ * minted for that its minting credential can still act as.
  */
 export async function resolveCredential(
   sql: RunSql,
@@ -136,24 +176,30 @@ export async function resolveCredential(
   now: Date = new Date(),
 ): Promise<ResolvedCredential | null> {
   const rows = await sql<CredentialRow>(Prisma.sql`
-    SELECT t.id AS credential_id, t.kind::text AS kind, t.connection_id, t.expires_at,
+    SELECT t.id AS credential_id, t.kind::text AS kind, COALESCE(p.connection_id, t.connection_id) AS connection_id, t.expires_at,
+           t.minted_by_id, p.expires_at AS minted_by_expires_at, t.scopes, t.origins,
+           u.id AS user_id, u.name AS user_name, u.email AS user_email,
            w.id AS workspace_id, w.hostname AS workspace_hostname, w.name AS workspace_name,
            w.created_at AS workspace_created_at, w.updated_at AS workspace_updated_at,
            c.id, c.name, c.type::text AS type, c.status::text AS status, c.webhook_url, c.webhook_secret,
            c.provider::text AS provider, c.provider_settings, c.provider_secrets, c.created_at, c.updated_at
       FROM access_tokens t
       JOIN workspaces w ON w.id = t.workspace_id
-      LEFT JOIN connection_channels l ON t.kind = 'connection' AND l.connection_id = t.connection_id
-      JOIN channels c ON c.id = CASE WHEN t.kind = 'channel_key' THEN t.channel_id ELSE l.channel_id END
+      LEFT JOIN access_tokens p ON p.id = t.minted_by_id
+      LEFT JOIN users u ON u.id = t.user_id
+      LEFT JOIN connection_channels l ON l.connection_id = COALESCE(p.connection_id, t.connection_id)
+      JOIN channels c ON c.id = COALESCE(l.channel_id, p.channel_id, t.channel_id)
      WHERE t.token_hash = ${request.tokenHash}
        AND w.hostname = ${request.host}
        AND t.revoked_at IS NULL
-       AND (t.expires_at IS NULL OR t.expires_at > ${now}::timestamptz)
+       AND ${mintedByHolds(now)}
+       AND (t.minted_by_id IS NULL OR c.id = ANY(t.channel_ids))
        AND c.status = 'active'
        AND c.workspace_id = t.workspace_id
      ORDER BY l.created_at, c.id`);
   const first = rows[0];
   if (!first) return null;
+  const session = first.kind === 'session';
   return {
     workspace: {
       id: first.workspace_id,
@@ -162,7 +208,14 @@ export async function resolveCredential(
       createdAt: first.workspace_created_at,
       updatedAt: first.workspace_updated_at,
     },
-    credential: { id: first.credential_id, kind: first.kind },
+    credential: {
+      id: first.credential_id,
+      kind: first.kind,
+      scopes: session ? sessionScopes(first.scopes ?? []) : BACKEND_SCOPES,
+      user: session && first.user_id ? { id: first.user_id, name: first.user_name!, email: first.user_email! } : null,
+      origins: session ? (first.origins ?? []) : [],
+      mintedById: first.minted_by_id,
+    },
     channels: rows.map((row) => ({
       id: row.id,
       workspaceId: row.workspace_id,
@@ -179,15 +232,21 @@ export async function resolveCredential(
     })),
     connectionId: first.connection_id,
     expiresAt: first.expires_at,
+    mintedByExpiresAt: first.minted_by_expires_at,
   };
 }
 
 /**
  * The request's caller from a resolved credential and its X-Channel-Uuid: the named channel,
- * which must be one the credential can act as, or without the header its only channel.
+ * which must be one the credential can act as, or without the header its only channel. An
+ * expired credential is TokenExpiredError.
  */
-export function actAs(resolved: ResolvedCredential, channelHeader: string | null): AuthContext {
-  const { workspace, credential, channels } = resolved;
+export function actAs(resolved: ResolvedCredential, channelHeader: string | null, now: number = Date.now()): AuthContext {
+  const { workspace, credential, channels, connectionId, expiresAt, mintedByExpiresAt } = resolved;
+  // Told apart from any other refusal, so that a client knows to refresh (CONTRACT §7).
+  if (expiresAt && expiresAt.getTime() <= now) throw new TokenExpiredError();
+  // A session outlives its minting credential by no moment, even one kept in the cache.
+  if (mintedByExpiresAt && mintedByExpiresAt.getTime() <= now) throw new AuthenticationError();
   let channel: Channel | null;
   if (channelHeader !== null) {
     const wanted = channelHeader.trim().toLowerCase();
@@ -196,7 +255,7 @@ export function actAs(resolved: ResolvedCredential, channelHeader: string | null
   } else {
     channel = channels.length === 1 ? channels[0]! : null;
   }
-  return { workspace, credential, channels, channel };
+  return { workspace, credential, channels, channel, connectionId, expiresAt, mintedByExpiresAt };
 }
 
 /**

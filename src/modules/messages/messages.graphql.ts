@@ -3,7 +3,6 @@ import { builder } from '../../graphql/builder.js';
 import { pageLoader, viewField } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
-import { subscribeWhileValid } from '../../graphql/subscriptions.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel } from '../../context/request.js';
 import { MessageDirection, MessageStatus, MessageType } from '../../generated/prisma/enums.js';
@@ -101,6 +100,7 @@ builder.queryField('messages', (t) =>
     type: MessageConnection,
     nullable: true,
     description: "The acting channel's messages, newest first. Search never matches encrypted messages.",
+    scope: 'read',
     args: { ...pageArgs, conversationId: t.arg.id(), contactId: t.arg.id(), search: t.arg.string() },
     complexity: connectionComplexity,
     resolve: (_root, args, ctx, info) =>
@@ -170,6 +170,7 @@ const MessagePayload = payloadType('Message', 'message', (ctx, id, query) => ctx
 builder.mutationField('sendMessage', (t) =>
   t.field({
     type: MessagePayload,
+    scope: 'send',
     args: { input: t.arg({ type: SendMessageInput, required: true }) },
     resolve: (_root, { input }, ctx) =>
       asIdempotentPayload(ctx, {
@@ -202,19 +203,18 @@ builder.subscriptionField('messageAdded', (t) =>
   t.prismaField({
     type: 'Message',
     description: 'Messages sent on the acting channel, optionally of one conversation.',
+    scope: 'read',
     args: { conversationId: t.arg.id() },
     subscribe: (_root, args, ctx) => {
       const channel = actingChannel(ctx.auth);
       const conversationId = args.conversationId == null ? null : String(args.conversationId).toLowerCase();
-      return subscribeWhileValid(ctx, () =>
-        pipe(
-          ctx.events!.subscribe('message.created'),
-          filter(
-            (event) =>
-              event.workspaceId === ctx.auth.workspace.id &&
-              event.channelId === channel.id &&
-              (conversationId === null || event.conversationId === conversationId),
-          ),
+      return pipe(
+        ctx.events!.subscribe('message.created'),
+        filter(
+          (event) =>
+            event.workspaceId === ctx.auth.workspace.id &&
+            event.channelId === channel.id &&
+            (conversationId === null || event.conversationId === conversationId),
         ),
       );
     },

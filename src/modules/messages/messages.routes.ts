@@ -16,6 +16,7 @@ export const messageRoutes = [
     method: 'POST',
     path: '/messages',
     operationId: 'sendMessage',
+    scope: 'send',
     tag: 'Messages',
     summary: 'Send a message',
     description:
@@ -38,6 +39,7 @@ export const messageRoutes = [
     method: 'GET',
     path: '/messages/:id/media/:index',
     operationId: 'getMessageMedia',
+    scope: 'read',
     tag: 'Messages',
     summary: 'Download a file of an inbound message',
     description:
@@ -72,6 +74,7 @@ export const messageRoutes = [
     method: 'GET',
     path: '/messages',
     operationId: 'listMessages',
+    scope: 'read',
     tag: 'Messages',
     summary: 'List messages',
     description: "The acting channel's messages, newest first. `search` is a full-text match and never matches an encrypted message.",

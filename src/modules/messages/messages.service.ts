@@ -5,7 +5,7 @@ import type { Columns, RowLoad } from '../../db/view.js';
 import type { RequestContext } from '../../context/types.js';
 import { actingChannel } from '../../context/request.js';
 import { isLockTimeout, isUniqueViolation } from '../../db/errors.js';
-import { ValidationError } from '../../errors/domain.js';
+import { ForbiddenError, ValidationError } from '../../errors/domain.js';
 import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 import { deriveE164 } from '../../lib/phone.js';
 import { isUuid, uuid7 } from '../../lib/uuid.js';
@@ -62,8 +62,10 @@ export async function sendMessage(ctx: RequestContext, body: unknown, guard?: Wr
   const workspaceId = ctx.auth.workspace.id;
   const input = parseInput(sendMessageSchema, body);
   const { field, recipient } = chooseRecipient(input);
+  // A session sends as its user, whom `from` may name and nobody else (CONTRACT §7).
+  const asUser = sessionSender(ctx, input.from);
   // The one-statement path skips the recipient checks a provider needs: a webhook channel's sends only.
-  const direct = channel.provider === 'webhook' && input.type === 'text' && !input.from && 'contactId' in recipient ? recipient.contactId : null;
+  const direct = channel.provider === 'webhook' && input.type === 'text' && (!input.from || asUser) && 'contactId' in recipient ? recipient.contactId : null;
 
   for (let attempt = 1; ; attempt++) {
     try {
@@ -72,7 +74,7 @@ export async function sendMessage(ctx: RequestContext, body: unknown, guard?: Wr
       const onOpenConversation = async (sql: RunSql, inline?: WriteGuard<MessageRow>) => {
         const stored = await storeMessage(
           sql,
-          { ...outgoing, contactId: direct!, content: { body: input.message!, templateId: null, templateParameters: undefined }, sender: channelSender(channel) },
+          { ...outgoing, contactId: direct!, content: { body: input.message!, templateId: null, templateParameters: undefined }, sender: asUser ?? channelSender(channel) },
           { open: true },
           inline,
         );
@@ -84,7 +86,7 @@ export async function sendMessage(ctx: RequestContext, body: unknown, guard?: Wr
         (direct ? await onOpenConversation(ctx.sql, guard).catch(inlineWaited) : null) ??
         (await ctx.prisma.$transaction(async (tx) => {
           await guard?.begin(tx);
-          const sent = await sendInTransaction(tx, { ...outgoing, field, recipient });
+          const sent = await sendInTransaction(tx, { ...outgoing, field, recipient, asUser });
           await guard?.end(tx, sent.row);
           return sent;
         }));
@@ -114,18 +116,33 @@ function channelSender(channel: Channel): Actor {
   return { type: 'channel', id: channel.id, name: channel.name };
 }
 
+/**
+ * The sender of a session's message: its user, always. `from` may name that user (by id or
+ * email), and nobody else: ForbiddenError. Null for a backend credential, whose `from` decides.
+ */
+function sessionSender(ctx: RequestContext, from: string | null | undefined): Actor | null {
+  const user = ctx.auth.credential.user;
+  if (!user) return null;
+  const named = from?.trim().toLowerCase();
+  if (named && named !== user.id && named !== user.email.toLowerCase()) {
+    throw new ForbiddenError('A session sends as its own user: `from` may name that user only.');
+  }
+  return { type: 'user', id: user.id, name: user.name };
+}
+
 /** The full send: content, recipient and sender resolved, the conversation chosen and locked, then the message stored. */
 async function sendInTransaction(
   tx: Prisma.TransactionClient,
-  message: Omit<Outgoing, 'contactId' | 'content' | 'sender'> & { field: string; recipient: Recipient },
+  message: Omit<Outgoing, 'contactId' | 'content' | 'sender'> & { field: string; recipient: Recipient; asUser: Actor | null },
 ): Promise<{ row: MessageRow; queued: number }> {
-  const { workspaceId, channel, input, at, events, field, recipient } = message;
+  const { workspaceId, channel, input, at, events, field, recipient, asUser } = message;
   const content = await resolveContent(tx, channel, input);
   const contact = await resolveRecipient(tx, { workspaceId, field, recipient, events });
   await checkReachable(tx, channel, contact, field, input.type);
-  const sender = await resolveSender(tx, workspaceId, channel, input.from);
+  const sender = asUser ?? (await resolveSender(tx, workspaceId, channel, input.from));
   const conversation = await conversationForSend(tx, { workspaceId, channelId: channel.id, contactId: contact.id, silent: input.silent, actor: sender, at, events });
-  const stored = await storeMessage(sqlOn(tx), { ...message, contactId: contact.id, content, sender }, conversation);
+  const { asUser: _, ...outgoing } = message;
+  const stored = await storeMessage(sqlOn(tx), { ...outgoing, contactId: contact.id, content, sender }, conversation);
   // The conversation was chosen and locked in this transaction, so the message was stored.
   return stored as { row: MessageRow; queued: number };
 }

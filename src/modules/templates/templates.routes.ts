@@ -11,6 +11,7 @@ export const templateRoutes = [
     method: 'GET',
     path: '/templates',
     operationId: 'listTemplates',
+    scope: 'read',
     tag: 'Templates',
     summary: 'List templates',
     description: "The acting channel's templates; a template message names an approved one.",

@@ -12,4 +12,4 @@ const Viewer = builder.objectRef<AuthContext>('Viewer').implement({
   }),
 });
 
-builder.queryField('viewer', (t) => t.field({ type: Viewer, resolve: (_root, _args, ctx) => ctx.auth }));
+builder.queryField('viewer', (t) => t.field({ type: Viewer, scope: 'read', resolve: (_root, _args, ctx) => ctx.auth }));

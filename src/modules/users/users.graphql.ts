@@ -1,0 +1,11 @@
+import { builder } from '../../graphql/builder.js';
+
+/** A workspace user: who a session acts as, and who may be named in a message's `from`. */
+export const UserObject = builder.objectRef<{ id: string; name: string; email: string }>('User').implement({
+  description: 'A workspace user.',
+  fields: (t) => ({
+    id: t.exposeID('id'),
+    name: t.exposeString('name'),
+    email: t.exposeString('email'),
+  }),
+});

@@ -1,0 +1,236 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../../../src/db/database.js';
+import { createTestApp, openTestDatabase, type TestApp } from '../../helpers/app.js';
+import { runAdminOn } from '../../helpers/admin.js';
+import { bearer, issueChannelKey } from '../../helpers/factories.js';
+import { restClient } from '../../helpers/rest.js';
+import { mintSession, sessionSetup } from '../../helpers/sessions.js';
+import { observeSse, subscribeSse } from '../../helpers/sse.js';
+import { freePort } from '../../helpers/server-process.js';
+import { graphql } from '../../gql/index.js';
+
+/*
+ * CONTRACT §7 and §4: within 5 s of a session being revoked or expiring, on every process, every
+ * open subscription receives one error (a `next` whose errors carry TOKEN_EXPIRED or
+ * UNAUTHENTICATED) and ends; a message sent after the revocation answered is never delivered.
+ */
+
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+const FIVE_SECONDS = 5000;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const StreamMessageAdded = graphql(`
+  subscription StreamMessageAdded {
+    messageAdded { id body sender { type id name } }
+  }
+`);
+
+const StreamConversationUpdated = graphql(`
+  subscription StreamConversationUpdated {
+    conversationUpdated { id status }
+  }
+`);
+
+type Received = { data?: { messageAdded?: { body: string | null } } | null; errors?: { message: string; extensions?: { code?: string } }[] }[];
+
+/** The bodies a stream delivered, and the code of the one error it ended with. */
+function outcome(received: Received) {
+  const errors = received.filter((event) => event.errors);
+  expect(errors).toHaveLength(1);
+  expect(received.at(-1)).toBe(errors[0]);
+  expect(errors[0]!.data ?? null).toBeNull();
+  return {
+    bodies: received.filter((event) => event.data).map((event) => event.data!.messageAdded?.body),
+    code: errors[0]!.errors![0]!.extensions?.code,
+  };
+}
+
+let db: Database;
+let statements = 0;
+beforeAll(async () => {
+  db = await openTestDatabase({ onQuery: () => statements++ });
+});
+afterAll(() => db.close());
+
+const apps: TestApp[] = [];
+async function appWith(env: Record<string, string> = {}) {
+  const app = await createTestApp(env, { ...db, close: async () => {} });
+  apps.push(app);
+  return app;
+}
+afterAll(async () => {
+  for (const app of apps) await app.close();
+});
+
+const fetchOn = (app: TestApp, host: string) => (path: string, init: RequestInit) => app.fetch(host, path, init);
+
+describe('one process', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await appWith();
+  });
+
+  it('DELETE /sessions/{id} ends the session’s stream at once with UNAUTHENTICATED, then complete; a message sent after is never delivered', async () => {
+    const s = await sessionSetup(app);
+    const c = await s.contact({ email: 'live@example.com' });
+    const stream = await observeSse(fetchOn(app, s.host), bearer(s.session.token), StreamMessageAdded);
+    try {
+      await s.send({ to: c.id, message: 'before' });
+      await stream.waitFor(1);
+      expect(stream.received[0]!.data!.messageAdded!).toMatchObject({ body: 'before' });
+      const revokedAt = Date.now();
+      expect((await s.api.delete(`/sessions/${s.session.id}`)).status).toBe(204);
+      expect((await s.send({ to: c.id, message: 'after' })).status).toBe(202);
+      const end = await stream.endsWithin(FIVE_SECONDS);
+      expect(end.completed).toBe(true);
+      expect(end.at - revokedAt).toBeLessThan(FIVE_SECONDS);
+      await sleep(200);
+      expect(outcome(stream.received as Received)).toEqual({ bodies: ['before'], code: 'UNAUTHENTICATED' });
+    } finally {
+      await stream.close();
+    }
+  });
+
+  it('a session’s stream ends at its expiry with TOKEN_EXPIRED, and costs no statement until then', async () => {
+    const s = await sessionSetup(app);
+    // Minted for 60 s at least: brought forward in the database before the token is first used.
+    await app.db.prisma.accessToken.update({ where: { id: s.session.id }, data: { expiresAt: new Date(Date.now() + 2500) } });
+    const stream = await observeSse(fetchOn(app, s.host), bearer(s.session.token), StreamConversationUpdated);
+    try {
+      const expiresAt = (await app.db.prisma.accessToken.findUniqueOrThrow({ where: { id: s.session.id } })).expiresAt!.getTime();
+      const end = await stream.endsWithin(FIVE_SECONDS);
+      expect(end.completed).toBe(true);
+      expect(end.at).toBeGreaterThanOrEqual(expiresAt);
+      expect(end.at - expiresAt).toBeLessThan(1000);
+      const [event] = stream.received as Received;
+      expect(stream.received).toHaveLength(1);
+      expect(event!.errors).toEqual([expect.objectContaining({ message: 'Unauthenticated.', path: ['conversationUpdated'], extensions: { code: 'TOKEN_EXPIRED' } })]);
+    } finally {
+      await stream.close();
+    }
+    const refused = await restClient(app, s.host, s.session.token).get('/channels');
+    expect(refused.body.code).toBe('token_expired');
+  });
+
+  it('an expired or revoked session cannot subscribe: 401 TOKEN_EXPIRED or UNAUTHENTICATED; one without read: FORBIDDEN', async () => {
+    const s = await sessionSetup(app);
+    const expired = await mintSession(s.api, { user: s.user.id });
+    await app.db.prisma.accessToken.update({ where: { id: expired.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    await expect(subscribeSse(fetchOn(app, s.host), bearer(expired.token), StreamMessageAdded)).rejects.toThrow(/HTTP 401.*TOKEN_EXPIRED/);
+    await s.api.delete(`/sessions/${s.session.id}`);
+    await expect(subscribeSse(fetchOn(app, s.host), bearer(s.session.token), StreamMessageAdded)).rejects.toThrow(/HTTP 401.*UNAUTHENTICATED/);
+    const sendOnly = await mintSession(s.api, { user: s.user.id, scopes: ['send'] });
+    const response = await app.fetch(s.host, '/graphql', {
+      method: 'POST',
+      headers: { ...bearer(sendOnly.token), accept: 'text/event-stream', 'content-type': 'application/json' },
+      body: JSON.stringify({ query: 'subscription { messageAdded { id } }' }),
+    });
+    const text = await response.text();
+    expect(text).toContain('"code":"FORBIDDEN"');
+    expect(text).not.toContain('"data":{"messageAdded"');
+  });
+
+  it('revoking the minting key ends its sessions’ streams within 5 s, though nothing was announced (the key was revoked by another process)', async () => {
+    const s = await sessionSetup(app);
+    const key = await issueChannelKey(app.db.prisma, s.channel);
+    const session = await mintSession(restClient(app, s.host, key.token), { user: s.user.id });
+    const stream = await observeSse(fetchOn(app, s.host), bearer(session.token), StreamConversationUpdated);
+    try {
+      // In this process, as an admin command run beside the server would, without Redis to tell it.
+      expect((await runAdminOn(app.db, ['token:revoke', '--token', key.token])).json).toEqual({ revoked: true });
+      const revokedAt = Date.now();
+      const end = await stream.endsWithin(FIVE_SECONDS + 500);
+      expect(end.at - revokedAt).toBeLessThanOrEqual(FIVE_SECONDS);
+      expect(outcome(stream.received as Received).code).toBe('UNAUTHENTICATED');
+    } finally {
+      await stream.close();
+    }
+  });
+});
+
+describe('two processes sharing PostgreSQL or PGlite and Redis', () => {
+  let first: TestApp;
+  let second: TestApp;
+  beforeAll(async () => {
+    // A credential cache far longer than 5 s: only the announcement can explain a prompt refusal.
+    first = await appWith({ REDIS_URL, AUTH_CACHE_MS: '60000' });
+    second = await appWith({ REDIS_URL, AUTH_CACHE_MS: '60000' });
+    await sleep(300);
+  });
+
+  it('a session revoked on one ends its stream on the other within 5 s, and the message sent after the revocation answered never arrives', async () => {
+    const s = await sessionSetup(first);
+    const c = await s.contact({ email: 'redis@example.com' });
+    const onSecond = restClient(second, s.host, s.session.token);
+    expect((await onSecond.get('/channels')).status).toBe(200);
+    const stream = await observeSse(fetchOn(second, s.host), bearer(s.session.token), StreamMessageAdded);
+    try {
+      await s.send({ to: c.id, message: 'before' });
+      await stream.waitFor(1);
+      const revokedAt = Date.now();
+      expect((await s.api.delete(`/sessions/${s.session.id}`)).status).toBe(204);
+      // Sent at once after the answer, on either process: neither reaches the stream.
+      expect((await s.send({ to: c.id, message: 'after, on the first' })).status).toBe(202);
+      expect((await restClient(second, s.host, s.apiKey).post('/messages', { to: c.id, message: 'after, on the second' })).status).toBe(202);
+      const end = await stream.endsWithin(FIVE_SECONDS);
+      expect(end.at - revokedAt).toBeLessThan(FIVE_SECONDS);
+      await sleep(300);
+      expect(outcome(stream.received as Received)).toEqual({ bodies: ['before'], code: 'UNAUTHENTICATED' });
+      expect((await onSecond.get('/channels')).status).toBe(401);
+    } finally {
+      await stream.close();
+    }
+  });
+
+  it('session:revoke --user, run beside the servers, reaches both through Redis', async () => {
+    const s = await sessionSetup(first);
+    const streams = [
+      await observeSse(fetchOn(first, s.host), bearer(s.session.token), StreamConversationUpdated),
+      await observeSse(fetchOn(second, s.host), bearer(s.session.token), StreamConversationUpdated),
+    ];
+    try {
+      const revokedAt = Date.now();
+      expect(await runAdminOn(db, ['session:revoke', '--user', s.user.id], { REDIS_URL })).toMatchObject({ code: 0, json: { revoked: 1 } });
+      for (const stream of streams) {
+        const end = await stream.endsWithin(FIVE_SECONDS);
+        expect(end.at - revokedAt).toBeLessThan(2000);
+        expect(outcome(stream.received as Received).code).toBe('UNAUTHENTICATED');
+      }
+      for (const app of [first, second]) expect((await restClient(app, s.host, s.session.token).get('/channels')).status).toBe(401);
+    } finally {
+      for (const stream of streams) await stream.close();
+    }
+  });
+
+  it('an idle stream costs no statement while announcements are heard', async () => {
+    const s = await sessionSetup(second);
+    const stream = await observeSse(fetchOn(second, s.host), bearer(s.session.token), StreamConversationUpdated);
+    try {
+      statements = 0;
+      await sleep(FIVE_SECONDS + 500);
+      expect(statements).toBe(0);
+      expect(stream.received).toEqual([]);
+    } finally {
+      await stream.close();
+    }
+  });
+});
+
+describe('a process that cannot reach Redis', () => {
+  it('falls back to checking its streams: a revocation it was not told of ends the stream within 5 s', async () => {
+    const unreachable = `redis://127.0.0.1:${await freePort()}`;
+    const app = await appWith({ REDIS_URL: unreachable });
+    const s = await sessionSetup(app);
+    const stream = await observeSse(fetchOn(app, s.host), bearer(s.session.token), StreamConversationUpdated);
+    try {
+      // Revoked behind the server's back, as another process that could not announce it would.
+      await app.db.prisma.accessToken.update({ where: { id: s.session.id }, data: { revokedAt: new Date() } });
+      const revokedAt = Date.now();
+      const end = await stream.endsWithin(FIVE_SECONDS + 500);
+      expect(end.at - revokedAt).toBeLessThanOrEqual(FIVE_SECONDS);
+      expect(outcome(stream.received as Received).code).toBe('UNAUTHENTICATED');
+    } finally {
+      await stream.close();
+    }
+  });
+});
