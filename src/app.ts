@@ -226,10 +226,10 @@ export function createApp(appDeps: AppDeps, parts: AppParts = {}) {
   const { env, logger } = appDeps;
   const deps: AppDeps = {
     ...appDeps,
-    events: appDeps.events ?? createEventBus({ redisUrl: env.REDIS_URL, logger }),
+    events: appDeps.events ?? createEventBus({ redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger }),
     streams: appDeps.streams ?? new OpenStreams(),
-    rateLimiter: ownsRateLimiter ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, logger }) : appDeps.rateLimiter,
-    credentialCache: ownsCredentialCache ? createCredentialCache({ ttlMs: env.AUTH_CACHE_MS, redisUrl: env.REDIS_URL, logger }) : appDeps.credentialCache,
+    rateLimiter: ownsRateLimiter ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger }) : appDeps.rateLimiter,
+    credentialCache: ownsCredentialCache ? createCredentialCache({ ttlMs: env.AUTH_CACHE_MS, redisUrl: env.REDIS_URL, redisPrefix: env.REDIS_PREFIX, logger }) : appDeps.credentialCache,
   };
   const metrics = createAppMetrics(deps);
   const compiled = parts.compiledAnswers ?? createCompiledAnswers();

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseKey } from './lib/sealed.js';
+import { DEFAULT_REDIS_PREFIX } from './lib/redis.js';
 
 const flag = z
   .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], { error: 'expected 1 or 0 (true/false, yes/no, on/off)' })
@@ -59,6 +60,12 @@ const envSchema = z.object({
   GRAPHQL_INTROSPECTION: flag.optional(),
   BODY_LIMIT_BYTES: wholeNumber(1, 1024 * 1024 * 1024, 'a whole number of bytes').default(1024 * 1024),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL').optional(),
+  /** Put before every Redis key and pub/sub channel, so that deployments may share one Redis. */
+  REDIS_PREFIX: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_.:{}-]{1,64}$/, 'expected 1 to 64 letters, digits or _ . : { } -, e.g. connect-staging:')
+    .default(DEFAULT_REDIS_PREFIX),
   DB_CONNECT_TIMEOUT_S: wholeNumber(0, 3600, 'a whole number of seconds').default(30),
   CORS_ORIGINS: z
     .string()

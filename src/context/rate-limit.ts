@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimitedError, type RateLimitState } from '../errors/domain.js';
-import { describeError } from '../errors/log.js';
+import { closeRedis, DEFAULT_REDIS_PREFIX, logRedisOutages } from '../lib/redis.js';
 
 const WINDOW_S = 60;
 
@@ -26,18 +26,18 @@ function state(limit: number, res: RateLimiterRes): RateLimitState {
  * A budget of `perMinute` requests per credential, per fixed minute: shared by
  * every server process through Redis when `redisUrl` is given, in memory
  * otherwise, behind the same code path. While Redis cannot be reached each
- * process counts in memory instead, so an outage of Redis never refuses service.
- * `perMinute` 0 turns the limit off.
+ * process counts in memory instead, so an outage of Redis never refuses service; it is logged
+ * once each way. Counts are kept under `prefix` (REDIS_PREFIX). `perMinute` 0 turns the limit off.
  */
-export function createRateLimiter(options: { perMinute: number; redisUrl?: string | undefined; logger: Logger }): RateLimiter | null {
+export function createRateLimiter(options: { perMinute: number; redisUrl?: string | undefined; prefix?: string | undefined; logger: Logger }): RateLimiter | null {
   const { perMinute, logger } = options;
   if (perMinute === 0) return null;
-  const settings = { points: perMinute, duration: WINDOW_S, keyPrefix: 'connect-rate' };
+  const settings = { points: perMinute, duration: WINDOW_S, keyPrefix: `${options.prefix ?? DEFAULT_REDIS_PREFIX}rate-limit` };
   let redis: Redis | undefined;
   let limiter: RateLimiterAbstract;
   if (options.redisUrl) {
     redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    redis.on('error', (error) => logger.warn({ err: describeError(error) }, 'rate limit store unreachable; counting in memory'));
+    logRedisOutages([redis], logger, 'rate limit store (Redis)', 'each process counts its own requests until it returns');
     limiter = new RateLimiterRedis({ ...settings, storeClient: redis, rejectIfRedisNotReady: true, insuranceLimiter: new RateLimiterMemory(settings) });
   } else {
     limiter = new RateLimiterMemory(settings);
@@ -66,7 +66,7 @@ export function createRateLimiter(options: { perMinute: number; redisUrl?: strin
       }
     },
     async dispose() {
-      redis?.disconnect();
+      if (redis) await closeRedis(redis);
     },
   };
 }

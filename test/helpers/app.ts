@@ -58,7 +58,7 @@ export async function createTestApp(
   // The production logger (redaction included), writing into `logs`.
   const logger = createLogger({ ...env, LOG_LEVEL: 'debug' }, sink);
   const { providers = testProviders(), ...appParts } = parts;
-  const events = createEventBus({ redisUrl: env.REDIS_URL, logger });
+  const events = createEventBus({ redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger });
   const yoga = createApp({ db, env, logger, sealer: testSealer, providers, events }, appParts);
   return {
     db,
