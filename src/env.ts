@@ -141,6 +141,20 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   return parsed.data;
 }
 
+/**
+ * The deadline of one provider attempt must end before the attempt's lease does (CONTRACT §10):
+ * otherwise another worker may claim and send a message while the first still waits for its
+ * provider. Checked when a server starts (its workers attempt deliveries), not by the admin
+ * commands. Null when the two agree.
+ */
+export function deliveryTimingProblem(env: Pick<Env, 'DELIVERY_TIMEOUT_MS' | 'DELIVERY_LEASE_MS'>): string | null {
+  if (env.DELIVERY_TIMEOUT_MS < env.DELIVERY_LEASE_MS) return null;
+  return (
+    `DELIVERY_TIMEOUT_MS (${env.DELIVERY_TIMEOUT_MS}) must be shorter than DELIVERY_LEASE_MS (${env.DELIVERY_LEASE_MS}): ` +
+    'an attempt still waiting for its provider when its lease ends could be sent again by another worker'
+  );
+}
+
 export function introspectionEnabled(env: Env): boolean {
   return env.GRAPHQL_INTROSPECTION ?? env.NODE_ENV !== 'production';
 }

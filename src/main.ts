@@ -4,7 +4,7 @@ import type { Database } from './db/database.js';
 import type { DeliveryWorker } from './modules/delivery/delivery.worker.js';
 import type { EventBus } from './events/bus.js';
 import type { RateLimiter } from './context/rate-limit.js';
-import { loadEnv, privateTargets, publicUrl, seedDemoEnabled, type Env } from './env.js';
+import { ConfigError, deliveryTimingProblem, loadEnv, privateTargets, publicUrl, seedDemoEnabled, type Env } from './env.js';
 import { createLogger } from './logger.js';
 import { OpenStreams } from './lib/streams.js';
 import { describeError } from './errors/log.js';
@@ -35,6 +35,8 @@ async function step<T>(work: () => Promise<T>, prefix = ''): Promise<T> {
 let env: Env;
 try {
   env = loadEnv();
+  const timing = deliveryTimingProblem(env);
+  if (timing) throw new ConfigError([timing]);
 } catch (error) {
   fail((error as Error).message);
 }

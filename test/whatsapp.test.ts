@@ -277,6 +277,34 @@ describe('outbound', () => {
     expect(fake.sent.slice(before).map((send) => send.body.type)).toEqual(['text', 'image', 'image', 'document']);
     expect(await app.db.prisma.providerMessageId.count({ where: { messageId: id } })).toBe(3);
   });
+
+  it('a 2xx whose body is cut off, not JSON or without an id is sent: never retried, no provider id, logged (CONTRACT §10)', async () => {
+    const s = await setup();
+    await s.inbound('+31612345699', 'hello');
+    startWorker();
+    await until(async () => (await s.messages()).length === 1);
+    const contactId = (await s.messages())[0]!.contactId;
+    const cases = [
+      { answer: { status: 200, body: { messaging_product: 'whatsapp', messages: [{ id: 'wamid.cut' }] }, cutAfter: 12 }, why: 'a cut-off answer' },
+      { answer: { status: 200, body: '<html>OK</html>', raw: true }, why: 'an answer that is not JSON' },
+      { answer: { status: 201, body: { messaging_product: 'whatsapp' } }, why: 'no message id' },
+    ];
+    for (const { answer, why } of cases) {
+      const before = fake.sent.length;
+      fake.failNext(answer);
+      const sent = await s.api.post('/messages', { to: contactId, message: `answered with ${why}`, media_urls: ['https://cdn.example.com/a.png'] });
+      const id = sent.body.data.message.id as string;
+      await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id } })).status === 'sent', why);
+      await sleep(200);
+      // The text once (its answer unreadable), then the image: nothing sent again.
+      expect(fake.sent.slice(before).map((send) => send.body.type), why).toEqual(['text', 'image']);
+      expect(await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } }), why).toMatchObject({ status: 'succeeded', attempts: 1 });
+      const parts = await app.db.prisma.providerMessageId.findMany({ where: { messageId: id }, orderBy: { part: 'asc' } });
+      expect(parts.map((part) => part.providerId), why).toEqual([`unidentified:${id}:0`, expect.stringMatching(/^wamid\./)]);
+      const warned = app.logs.map((line) => JSON.parse(line)).find((line) => line.msg === 'delivered with a warning' && line.messageId === id);
+      expect(warned?.warning, why).toBe(`part 0: WhatsApp answered HTTP ${answer.status} with ${why}: sent, but its statuses cannot be matched`);
+    }
+  });
 });
 
 describe('a message sent in parts', () => {

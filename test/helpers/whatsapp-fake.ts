@@ -21,8 +21,13 @@ export interface RecordedSend {
   body: any;
 }
 
-/** An answer the fake is told to give: a status and body, `drop` (close the connection unanswered), or `take` (answer as usual). */
-export type FakeAnswer = { status: number; body: unknown; delayMs?: number } | 'drop' | 'take';
+/**
+ * An answer the fake is told to give: a status and body, `drop` (close the connection unanswered),
+ * or `take` (answer as usual). `raw`: the body is a string sent as it is (not JSON-encoded);
+ * `trickleMs`: the head at once, then the body one byte every that many milliseconds;
+ * `cutAfter`: the head announcing the whole body, that many bytes of it, then the connection closed.
+ */
+export type FakeAnswer = { status: number; body: unknown; delayMs?: number; raw?: boolean; trickleMs?: number; cutAfter?: number } | 'drop' | 'take';
 
 export interface WhatsAppFake {
   /** The base URL to give the gateway as WHATSAPP_API_URL. */
@@ -57,6 +62,27 @@ export async function startWhatsAppFake(options: { token: string }): Promise<Wha
 
   const json = (res: http.ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  /** A told answer, whole, trickled or cut off. */
+  const give = (res: http.ServerResponse, answer: Exclude<FakeAnswer, 'drop' | 'take'>) => {
+    const bytes = Buffer.from(answer.raw ? String(answer.body) : JSON.stringify(answer.body));
+    res.on('error', () => {});
+    if (answer.trickleMs === undefined && answer.cutAfter === undefined) return void res.writeHead(answer.status, { 'content-type': 'application/json' }).end(bytes);
+    res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': bytes.length });
+    res.flushHeaders();
+    if (answer.cutAfter !== undefined) {
+      res.write(bytes.subarray(0, answer.cutAfter));
+      return void setTimeout(() => res.socket?.destroy(), 20);
+    }
+    let sent = 0;
+    const timer = setInterval(() => {
+      if (res.destroyed) return clearInterval(timer);
+      res.write(bytes.subarray(sent, sent + 1));
+      if (++sent < bytes.length) return;
+      clearInterval(timer);
+      res.end();
+    }, answer.trickleMs);
+    res.on('close', () => clearInterval(timer));
+  };
   const graphError = (res: http.ServerResponse, status: number, code: number, message: string) =>
     json(res, status, { error: { message, type: 'OAuthException', code, fbtrace_id: 'Afake' } });
 
@@ -79,7 +105,7 @@ export async function startWhatsAppFake(options: { token: string }): Promise<Wha
         if (!authorized) return graphError(res, 401, 190, 'Invalid OAuth access token.');
         const answer = queued.shift() ?? always;
         if (answer === 'drop') return req.socket.destroy();
-        if (answer && answer !== 'take') return void setTimeout(() => json(res, answer.status, answer.body), answer.delayMs ?? 0);
+        if (answer && answer !== 'take') return void setTimeout(() => give(res, answer), answer.delayMs ?? 0);
         const wamid = `wamid.${randomBytes(12).toString('hex')}`;
         json(res, 200, { messaging_product: 'whatsapp', contacts: [{ input: (body as any)?.to, wa_id: (body as any)?.to }], messages: [{ id: wamid }] });
         for (const listener of listeners) listener(record, wamid);
