@@ -305,6 +305,43 @@ describe('outbound', () => {
       expect(warned?.warning, why).toBe(`part 0: WhatsApp answered HTTP ${answer.status} with ${why}: sent, but its statuses cannot be matched`);
     }
   });
+
+  it('a provider error that echoes the access token is stored, shown, emitted and logged without it (CONTRACT §10)', async () => {
+    const s = await setup();
+    await s.inbound('+31612345698', 'hello');
+    startWorker();
+    await until(async () => (await s.messages()).length === 1);
+    const contactId = (await s.messages())[0]!.contactId;
+    // The receiver is never reached (port 9): only the stored event rows are looked at.
+    await createWebhook(app.db.prisma, { workspaceId: s.workspace.id, url: 'http://127.0.0.1:9/hook', events: ['message.status_changed'] }, testSealer);
+    const token = WHATSAPP_SETTINGS.accessToken;
+    const echo = `Invalid parameter: Bearer ${token} (token ${encodeURIComponent(token)})`;
+    fake.failNext({ status: 503, body: { error: { message: `retry later, ${token}`, code: 2 } } }, { status: 400, body: { error: { message: echo, code: 100, error_data: { details: `got ${token}` } } } });
+    const sent = await s.api.post('/messages', { to: contactId, message: 'echoed' });
+    const id = sent.body.data.message.id as string;
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id } })).status === 'failed', 'failed');
+    const view = (await s.api.get('/messages?limit=20')).body.data.find((m: { id: string }) => m.id === id);
+    expect(view.failureReason).toBe('100: Invalid parameter: Bearer *** (token ***): got ***');
+    const stored = await app.db.prisma.message.findUniqueOrThrow({ where: { id } });
+    expect(stored.failureReason).toBe(view.failureReason);
+    const events = await app.db.prisma.delivery.findMany({ where: { workspaceId: s.workspace.id, eventType: 'message.status_changed' } });
+    expect(events.length).toBeGreaterThan(0);
+    expect(JSON.stringify(events.map((event) => event.payload))).toContain('Bearer ***');
+    // Retried first: the retry's reason was kept and logged without it too.
+    const lines = app.logs.filter((line) => line.includes(id));
+    expect(lines.some((line) => line.includes('retry later, ***'))).toBe(true);
+    expect(JSON.stringify({ events, lines, stored })).not.toContain(token);
+
+    // A failed status whose text echoes the token: stored without it.
+    const ok = await s.api.post('/messages', { to: contactId, message: 'then a status' });
+    const okId = ok.body.data.message.id as string;
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: okId } })).status === 'sent', 'sent');
+    const { providerId: wamid } = await app.db.prisma.providerMessageId.findFirstOrThrow({ where: { messageId: okId } });
+    const failed = statusUpdate(wamid, 'failed', { error: { code: 131000, title: `Something went wrong with ${token}` } });
+    expect((await s.post(webhookBody([{ phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, statuses: [failed] }]))).status).toBe(200);
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: okId } })).status === 'failed', 'the failed status');
+    expect((await app.db.prisma.message.findUniqueOrThrow({ where: { id: okId } })).failureReason).toBe('131000: Something went wrong with ***');
+  });
 });
 
 describe('a message sent in parts', () => {

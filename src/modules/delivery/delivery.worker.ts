@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { Prisma, type Channel, type PrismaClient } from '../../generated/prisma/client.js';
 import { describeError } from '../../errors/log.js';
 import { deriveE164 } from '../../lib/phone.js';
+import { redactSecrets } from '../../lib/redact.js';
 import type { Sealer } from '../../lib/sealed.js';
 import { deliveryAttempts } from '../../metrics/process.js';
 import type { SendJob, SendOutcome } from '../../providers/provider.js';
@@ -390,9 +391,16 @@ export class DeliveryWorker {
       },
     };
     if (job.sentParts.length) this.options.logger.warn({ ...context, parts: job.sentParts.length }, 'message partly sent by an earlier attempt: sending the rest');
+    // A provider's text may echo a credential it was sent: it is stored, shown and logged without it.
+    const credentials = [...Object.values(job.channel.secrets), job.channel.webhookSecret];
+    const clean = (text: string) => redactSecrets(text, credentials);
     const outcome: SendOutcome = await provider.send(job);
-    if (outcome.kind === 'failed') return { kind: 'failed', reason: `${outcome.code}: ${outcome.text}`.slice(0, 1000), failureReason: `${outcome.code}: ${outcome.text}` };
-    return outcome;
+    if (outcome.kind === 'failed') {
+      const reason = clean(`${outcome.code}: ${outcome.text}`);
+      return { kind: 'failed', reason: reason.slice(0, 1000), failureReason: reason };
+    }
+    if (outcome.kind === 'retry') return { kind: 'retry', reason: clean(outcome.reason) };
+    return outcome.warning ? { ...outcome, warning: clean(outcome.warning) } : outcome;
   }
 
   /** One workspace event to one endpoint, signed with the endpoint's secret. */
