@@ -59,7 +59,7 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
   async function channelsFor(address: string): Promise<Recipient[]> {
     const rows = await prisma.$queryRaw<{ id: string; workspace_id: string }[]>`
       SELECT id, workspace_id FROM channels
-       WHERE provider = 'smtp' AND status = 'active' AND lower(provider_settings->>'inboundAddress') = lower(${address})`;
+       WHERE provider = 'smtp' AND status = 'active' AND inbound_address = lower(${address})`;
     return rows.map((row) => ({ id: row.id, workspaceId: row.workspace_id, address }));
   }
 
