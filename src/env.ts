@@ -106,6 +106,10 @@ const envSchema = z.object({
   /** The inbound SMTP listener's port (unset: no listener) and address (unset: HOST). */
   SMTP_INBOUND_PORT: wholeNumber(0, 65535, 'a port number').optional(),
   SMTP_INBOUND_HOST: z.string().trim().min(1).optional(),
+  /** Connections the inbound SMTP listener holds at once; one more is answered 421. */
+  SMTP_MAX_CLIENTS: wholeNumber(1, 100_000, 'a whole number of connections').default(100),
+  /** How long one inbound SMTP connection may last, however slowly it sends. */
+  SMTP_SESSION_TIMEOUT_S: wholeNumber(10, 86_400, 'a whole number of seconds').default(120),
   /** PEM files of the certificate and key STARTTLS is offered with (both or neither). */
   SMTP_INBOUND_TLS_CERT: z.string().trim().min(1).optional(),
   SMTP_INBOUND_TLS_KEY: z.string().trim().min(1).optional(),

@@ -265,7 +265,16 @@ async function startSmtp(env: Env, open: Database) {
         )
       : undefined;
   try {
-    smtpListener = await startSmtpListener({ prisma: open.prisma, logger, host, port, tls, onStored: () => worker?.nudge() });
+    smtpListener = await startSmtpListener({
+      db: open,
+      logger,
+      host,
+      port,
+      tls,
+      onStored: () => worker?.nudge(),
+      maxClients: env.SMTP_MAX_CLIENTS,
+      sessionTimeoutMs: env.SMTP_SESSION_TIMEOUT_S * 1000,
+    });
   } catch (error) {
     throw new StartError(`SMTP_INBOUND_PORT: ${listenError(error as NodeJS.ErrnoException, host, port).replace(/set PORT/g, 'set SMTP_INBOUND_PORT')}`);
   }

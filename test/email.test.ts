@@ -39,7 +39,7 @@ beforeAll(async () => {
   app = await appOnOwnDatabase({ providers: testProviders({ email }) });
   worker = appWorker(app);
   worker.start();
-  listener = await startSmtpListener({ prisma: app.db.prisma, logger: app.logger, host: '127.0.0.1', port: 0, onStored: () => worker.nudge() });
+  listener = await startSmtpListener({ db: app.db, logger: app.logger, host: '127.0.0.1', port: 0, onStored: () => worker.nudge() });
 });
 afterAll(async () => {
   await listener?.close();
@@ -495,7 +495,7 @@ describe('inbound email', () => {
   it('offers STARTTLS with a certificate and takes mail over it', async () => {
     const pems = await generate([{ name: 'commonName', value: 'mx.acme.example' }], { keySize: 2048, algorithm: 'sha256' });
     const secure = await startSmtpListener({
-      prisma: app.db.prisma,
+      db: app.db,
       logger: app.logger,
       host: '127.0.0.1',
       port: 0,
@@ -518,7 +518,7 @@ describe('inbound email', () => {
   });
 
   it('stops taking connections when closed, letting a mail in flight finish', async () => {
-    const own = await startSmtpListener({ prisma: app.db.prisma, logger: app.logger, host: '127.0.0.1', port: 0, closeTimeoutMs: 2000 });
+    const own = await startSmtpListener({ db: app.db, logger: app.logger, host: '127.0.0.1', port: 0, closeTimeoutMs: 2000 });
     const s = await setup();
     const transport = mailer(own.port);
     // A mail whose DATA began before the close is taken to its end.
