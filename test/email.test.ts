@@ -492,6 +492,35 @@ describe('inbound email', () => {
     expect(messages[1]!.providerIds[0]!.providerId).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 
+  it('never lets a forged or colliding Message-ID hide a mail: another sender’s, or the gateway’s own outbound one (CONTRACT §10)', async () => {
+    const s = await setup();
+    const processed = () => until(async () => (await app.db.prisma.delivery.count({ where: { inboundEvent: { channelId: s.channel.id }, status: 'pending' } })) === 0, 'all processed');
+    // Someone else claims the Message-ID that Ola's next mail will carry, first.
+    await deliver({ from: 'mallory@elsewhere.example', to: s.settings.inboundAddress, text: 'Squatting.', messageId: '<next-1@customer.example>' });
+    await deliver({ from: 'ola@customer.example', to: s.settings.inboundAddress, text: 'The real one.', messageId: '<next-1@customer.example>' });
+    // Ola claims the Message-ID of a message she never sent her: a mail with other content is no repeat of it.
+    await deliver({ from: 'ola@customer.example', to: s.settings.inboundAddress, text: 'Another one, same id.', messageId: '<next-1@customer.example>' });
+    await processed();
+    const bodies = async () => (await app.db.prisma.message.findMany({ where: { channelId: s.channel.id }, orderBy: { createdAt: 'asc' } })).map((m) => m.body.trim());
+    expect((await bodies()).sort()).toEqual(['Another one, same id.', 'Squatting.', 'The real one.']);
+
+    // The gateway's own outbound Message-ID, claimed by a mail: the mail is stored, the outbound message untouched.
+    const contact = (await app.db.prisma.message.findFirstOrThrow({ where: { channelId: s.channel.id, body: { startsWith: 'The real one.' } } })).contactId;
+    const sent = await s.api.post('/messages', { to: contact, message: 'Our answer.' });
+    const outboundId = sent.body.data.message.id as string;
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: outboundId } })).status === 'sent', 'sent');
+    const { providerId: ownMessageId } = await app.db.prisma.providerMessageId.findFirstOrThrow({ where: { messageId: outboundId } });
+    await deliver({ from: 'mallory@elsewhere.example', to: s.settings.inboundAddress, text: 'Pretending to be you.', messageId: `<${ownMessageId}>` });
+    // A real repeat (same sender, Message-ID and content, delivered again) is still one message.
+    await deliver({ from: 'ola@customer.example', to: s.settings.inboundAddress, text: 'The real one.', messageId: '<next-1@customer.example>' });
+    await processed();
+    expect((await bodies()).sort()).toEqual(['Another one, same id.', 'Our answer.', 'Pretending to be you.', 'Squatting.', 'The real one.']);
+    expect(await app.db.prisma.providerMessageId.findMany({ where: { messageId: outboundId } })).toHaveLength(1);
+    // Replies still thread by the Message-ID as written.
+    const real = await app.db.prisma.message.findFirstOrThrow({ where: { channelId: s.channel.id, body: { startsWith: 'The real one.' } } });
+    expect(real.providerMeta).toMatchObject({ messageId: 'next-1@customer.example' });
+  });
+
   it('offers STARTTLS with a certificate and takes mail over it', async () => {
     const pems = await generate([{ name: 'commonName', value: 'mx.acme.example' }], { keySize: 2048, algorithm: 'sha256' });
     const secure = await startSmtpListener({
