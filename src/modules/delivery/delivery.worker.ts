@@ -413,12 +413,41 @@ export class DeliveryWorker {
     return failure ? { kind: 'retry', reason: failure } : { kind: 'sent' };
   }
 
-  /** A stored inbound event: its messages and statuses applied (src/modules/inbound). */
+  /**
+   * A stored inbound event: its messages and statuses applied (src/modules/inbound). A big event
+   * (thousands of entries) may take longer than a lease: the lease is renewed while it runs, so
+   * that no other worker takes up an event that is still being processed.
+   */
   private async processInbound(row: Claimed, context: Record<string, unknown>): Promise<Outcome> {
     context.inboundEventId = row.inbound_event_id;
     if (!this.options.inbound) return { kind: 'retry', reason: 'this worker does not process inbound events' };
-    await this.options.inbound(row.inbound_event_id!);
+    const renewal = this.renewWhileRunning(row, context);
+    try {
+      await this.options.inbound(row.inbound_event_id!);
+    } finally {
+      renewal.stop();
+    }
     return { kind: 'sent' };
+  }
+
+  /**
+   * Renews this attempt's lease every third of it until stopped, only while the attempt still
+   * holds it (released by stop(), taken over after a stall): then renewing ends.
+   */
+  private renewWhileRunning(row: Claimed, context: Record<string, unknown>): { stop(): void } {
+    const { sql, logger, leaseMs } = this.options;
+    const timer = setInterval(() => {
+      sql<{ id: string }>(Prisma.sql`
+        UPDATE deliveries SET locked_until = now() + ${leaseMs} * interval '1 millisecond', updated_at = now()
+         WHERE id = ${row.id}::uuid AND locked_by = ${this.id} AND attempts = ${row.attempts} AND status = 'pending'
+        RETURNING id`).then(
+        (renewed) => {
+          if (!renewed.length) clearInterval(timer);
+        },
+        (error: unknown) => logger.warn({ ...context, err: describeError(error) }, 'could not renew the lease of an inbound event being processed'),
+      );
+    }, Math.max(10, Math.floor(leaseMs / 3)));
+    return { stop: () => clearInterval(timer) };
   }
 
   /**
