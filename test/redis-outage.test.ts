@@ -171,6 +171,17 @@ describe('a Redis outage in one process', () => {
       await until(() => other.heard.length === heardBefore + 1, 'the same deployment hearing it');
       await sleep(300);
       expect(stranger.heard).toEqual([]);
+      // Keys and the other channels are under the prefix too: rate-limit counts, credential announcements.
+      const client = new Redis(redis.url);
+      try {
+        expect((await client.keys('*')).every((key) => key.startsWith(prefix))).toBe(true);
+        expect(await client.keys(`${prefix}rate-limit:*`)).not.toEqual([]);
+        const channels = await client.pubsub('CHANNELS', '*');
+        expect(channels.filter((channel) => !String(channel).startsWith(prefix))).toEqual([]);
+        expect(channels).toContain(`${prefix}credential-invalidations`);
+      } finally {
+        client.disconnect();
+      }
     } finally {
       await stranger.bus.dispose();
     }
