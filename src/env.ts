@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseKey } from './lib/sealed.js';
+import { DEFAULT_REDIS_PREFIX } from './lib/redis.js';
 
 const flag = z
   .enum(['1', '0', 'true', 'false', 'yes', 'no', 'on', 'off'], { error: 'expected 1 or 0 (true/false, yes/no, on/off)' })
@@ -59,6 +60,12 @@ const envSchema = z.object({
   GRAPHQL_INTROSPECTION: flag.optional(),
   BODY_LIMIT_BYTES: wholeNumber(1, 1024 * 1024 * 1024, 'a whole number of bytes').default(1024 * 1024),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL').optional(),
+  /** Put before every Redis key and pub/sub channel, so that deployments may share one Redis. */
+  REDIS_PREFIX: z
+    .string()
+    .trim()
+    .regex(/^[A-Za-z0-9_.:{}-]{1,64}$/, 'expected 1 to 64 letters, digits or _ . : { } -, e.g. connect-staging:')
+    .default(DEFAULT_REDIS_PREFIX),
   DB_CONNECT_TIMEOUT_S: wholeNumber(0, 3600, 'a whole number of seconds').default(30),
   CORS_ORIGINS: z
     .string()
@@ -70,6 +77,7 @@ const envSchema = z.object({
   /** Each browser session's own budget (CONTRACT §7); unset: RATE_LIMIT_PER_MINUTE. */
   SESSION_RATE_LIMIT_PER_MINUTE: wholeNumber(0, 1_000_000, 'a whole number of requests').optional(),
   AUTH_CACHE_MS: wholeNumber(0, 60_000, 'a whole number of milliseconds').default(5000),
+  SUBSCRIPTION_MAX_PENDING: wholeNumber(1, 1_000_000, 'a whole number of events').default(1000),
   WS_KEEPALIVE_MS: wholeNumber(1000, 600_000, 'a whole number of milliseconds').default(12_000),
   WS_MAX_BUFFERED_BYTES: wholeNumber(1024, 1024 * 1024 * 1024, 'a whole number of bytes').default(4 * 1024 * 1024),
   DB_STATEMENT_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(10_000),
@@ -103,6 +111,10 @@ const envSchema = z.object({
   /** The inbound SMTP listener's port (unset: no listener) and address (unset: HOST). */
   SMTP_INBOUND_PORT: wholeNumber(0, 65535, 'a port number').optional(),
   SMTP_INBOUND_HOST: z.string().trim().min(1).optional(),
+  /** Connections the inbound SMTP listener holds at once; one more is answered 421. */
+  SMTP_MAX_CLIENTS: wholeNumber(1, 100_000, 'a whole number of connections').default(100),
+  /** How long one inbound SMTP connection may last, however slowly it sends. */
+  SMTP_SESSION_TIMEOUT_S: wholeNumber(10, 86_400, 'a whole number of seconds').default(120),
   /** PEM files of the certificate and key STARTTLS is offered with (both or neither). */
   SMTP_INBOUND_TLS_CERT: z.string().trim().min(1).optional(),
   SMTP_INBOUND_TLS_KEY: z.string().trim().min(1).optional(),
@@ -136,6 +148,20 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
   const pair = tlsPair(parsed.data);
   if (pair.length) throw new ConfigError(pair);
   return parsed.data;
+}
+
+/**
+ * The deadline of one provider attempt must end before the attempt's lease does (CONTRACT §10):
+ * otherwise another worker may claim and send a message while the first still waits for its
+ * provider. Checked when a server starts (its workers attempt deliveries), not by the admin
+ * commands. Null when the two agree.
+ */
+export function deliveryTimingProblem(env: Pick<Env, 'DELIVERY_TIMEOUT_MS' | 'DELIVERY_LEASE_MS'>): string | null {
+  if (env.DELIVERY_TIMEOUT_MS < env.DELIVERY_LEASE_MS) return null;
+  return (
+    `DELIVERY_TIMEOUT_MS (${env.DELIVERY_TIMEOUT_MS}) must be shorter than DELIVERY_LEASE_MS (${env.DELIVERY_LEASE_MS}): ` +
+    'an attempt still waiting for its provider when its lease ends could be sent again by another worker'
+  );
 }
 
 export function introspectionEnabled(env: Env): boolean {

@@ -4,9 +4,10 @@ import type { Database } from './db/database.js';
 import type { DeliveryWorker } from './modules/delivery/delivery.worker.js';
 import type { EventBus } from './events/bus.js';
 import type { RateLimiter } from './context/rate-limit.js';
-import { loadEnv, privateTargets, publicUrl, seedDemoEnabled, type Env } from './env.js';
+import { ConfigError, deliveryTimingProblem, loadEnv, privateTargets, publicUrl, seedDemoEnabled, type Env } from './env.js';
 import { createLogger } from './logger.js';
 import { OpenStreams } from './lib/streams.js';
+import { describeError } from './errors/log.js';
 
 // A full collection once the old generation has doubled, rather than V8's default of letting it
 // grow to four times what is live: under load that kept about 120 MB of garbage resident (RSS
@@ -34,10 +35,20 @@ async function step<T>(work: () => Promise<T>, prefix = ''): Promise<T> {
 let env: Env;
 try {
   env = loadEnv();
+  const timing = deliveryTimingProblem(env);
+  if (timing) throw new ConfigError([timing]);
 } catch (error) {
   fail((error as Error).message);
 }
 const logger = createLogger(env);
+
+// A rejected promise nobody handles is a defect of the code, never a reason to drop every request
+// and stream this process serves: it is logged as one, with its stack, and the process goes on.
+// Only the server installs this: the test runner, which loads the app without it, still fails a
+// test on any unhandled rejection.
+process.on('unhandledRejection', (reason) => {
+  logger.error({ err: describeError(reason) }, 'unhandled promise rejection (a defect): logged, the process goes on');
+});
 
 let db: Database | undefined;
 let server: http.Server | undefined;
@@ -182,7 +193,7 @@ async function start(env: Env) {
   });
   closeProviders = () => providers.close();
   // One bus for the app's subscriptions and the worker's inbound messages.
-  events = createEventBus({ redisUrl: env.REDIS_URL, logger });
+  events = createEventBus({ redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger, maxPending: env.SUBSCRIPTION_MAX_PENDING });
   const bus = events;
   worker = env.DELIVERY_WORKER
     ? new DeliveryWorker({
@@ -198,7 +209,7 @@ async function start(env: Env) {
         maxBackoffMs: env.DELIVERY_MAX_BACKOFF_MS,
       })
     : undefined;
-  rateLimiter = createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, logger });
+  rateLimiter = createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger });
   // Budgets are shared through Redis from the first request on: wait for it briefly before listening.
   if (rateLimiter && !(await rateLimiter.ready(3000))) logger.warn('rate limit store not reachable yet: counting in memory until it is');
   if (stopping) return;
@@ -254,7 +265,16 @@ async function startSmtp(env: Env, open: Database) {
         )
       : undefined;
   try {
-    smtpListener = await startSmtpListener({ prisma: open.prisma, logger, host, port, tls, onStored: () => worker?.nudge() });
+    smtpListener = await startSmtpListener({
+      db: open,
+      logger,
+      host,
+      port,
+      tls,
+      onStored: () => worker?.nudge(),
+      maxClients: env.SMTP_MAX_CLIENTS,
+      sessionTimeoutMs: env.SMTP_SESSION_TIMEOUT_S * 1000,
+    });
   } catch (error) {
     throw new StartError(`SMTP_INBOUND_PORT: ${listenError(error as NodeJS.ErrnoException, host, port).replace(/set PORT/g, 'set SMTP_INBOUND_PORT')}`);
   }

@@ -1,4 +1,8 @@
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { MIGRATIONS_DIR, migrate } from '../src/db/migrate.js';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import type { SMTPSentMessageInfo, SMTPTransportOptions } from 'nodemailer/lib/smtp-transport';
 import { generate } from 'selfsigned';
@@ -13,7 +17,7 @@ import { runAdminOn } from './helpers/admin.js';
 import { uniqueHost } from './helpers/factories.js';
 import { onPostgres } from './helpers/app.js';
 import { bearer } from './helpers/factories.js';
-import { appOnOwnDatabase } from './helpers/fresh-database.js';
+import { appOnOwnDatabase, freshDatabase } from './helpers/fresh-database.js';
 import { restClient } from './helpers/rest.js';
 import { SMTP_SINK_LOGIN, emailWorkspace, startSmtpSink, type SmtpSink } from './helpers/smtp-fake.js';
 import { appWorker, testProviders } from './helpers/worker.js';
@@ -35,7 +39,7 @@ beforeAll(async () => {
   app = await appOnOwnDatabase({ providers: testProviders({ email }) });
   worker = appWorker(app);
   worker.start();
-  listener = await startSmtpListener({ prisma: app.db.prisma, logger: app.logger, host: '127.0.0.1', port: 0, onStored: () => worker.nudge() });
+  listener = await startSmtpListener({ db: app.db, logger: app.logger, host: '127.0.0.1', port: 0, onStored: () => worker.nudge() });
 });
 afterAll(async () => {
   await listener?.close();
@@ -488,10 +492,39 @@ describe('inbound email', () => {
     expect(messages[1]!.providerIds[0]!.providerId).toMatch(/^sha256:[0-9a-f]{64}$/);
   });
 
+  it('never lets a forged or colliding Message-ID hide a mail: another sender’s, or the gateway’s own outbound one (CONTRACT §10)', async () => {
+    const s = await setup();
+    const processed = () => until(async () => (await app.db.prisma.delivery.count({ where: { inboundEvent: { channelId: s.channel.id }, status: 'pending' } })) === 0, 'all processed');
+    // Someone else claims the Message-ID that Ola's next mail will carry, first.
+    await deliver({ from: 'mallory@elsewhere.example', to: s.settings.inboundAddress, text: 'Squatting.', messageId: '<next-1@customer.example>' });
+    await deliver({ from: 'ola@customer.example', to: s.settings.inboundAddress, text: 'The real one.', messageId: '<next-1@customer.example>' });
+    // Ola claims the Message-ID of a message she never sent her: a mail with other content is no repeat of it.
+    await deliver({ from: 'ola@customer.example', to: s.settings.inboundAddress, text: 'Another one, same id.', messageId: '<next-1@customer.example>' });
+    await processed();
+    const bodies = async () => (await app.db.prisma.message.findMany({ where: { channelId: s.channel.id }, orderBy: { createdAt: 'asc' } })).map((m) => m.body.trim());
+    expect((await bodies()).sort()).toEqual(['Another one, same id.', 'Squatting.', 'The real one.']);
+
+    // The gateway's own outbound Message-ID, claimed by a mail: the mail is stored, the outbound message untouched.
+    const contact = (await app.db.prisma.message.findFirstOrThrow({ where: { channelId: s.channel.id, body: { startsWith: 'The real one.' } } })).contactId;
+    const sent = await s.api.post('/messages', { to: contact, message: 'Our answer.' });
+    const outboundId = sent.body.data.message.id as string;
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: outboundId } })).status === 'sent', 'sent');
+    const { providerId: ownMessageId } = await app.db.prisma.providerMessageId.findFirstOrThrow({ where: { messageId: outboundId } });
+    await deliver({ from: 'mallory@elsewhere.example', to: s.settings.inboundAddress, text: 'Pretending to be you.', messageId: `<${ownMessageId}>` });
+    // A real repeat (same sender, Message-ID and content, delivered again) is still one message.
+    await deliver({ from: 'ola@customer.example', to: s.settings.inboundAddress, text: 'The real one.', messageId: '<next-1@customer.example>' });
+    await processed();
+    expect((await bodies()).sort()).toEqual(['Another one, same id.', 'Our answer.', 'Pretending to be you.', 'Squatting.', 'The real one.']);
+    expect(await app.db.prisma.providerMessageId.findMany({ where: { messageId: outboundId } })).toHaveLength(1);
+    // Replies still thread by the Message-ID as written.
+    const real = await app.db.prisma.message.findFirstOrThrow({ where: { channelId: s.channel.id, body: { startsWith: 'The real one.' } } });
+    expect(real.providerMeta).toMatchObject({ messageId: 'next-1@customer.example' });
+  });
+
   it('offers STARTTLS with a certificate and takes mail over it', async () => {
     const pems = await generate([{ name: 'commonName', value: 'mx.acme.example' }], { keySize: 2048, algorithm: 'sha256' });
     const secure = await startSmtpListener({
-      prisma: app.db.prisma,
+      db: app.db,
       logger: app.logger,
       host: '127.0.0.1',
       port: 0,
@@ -514,7 +547,7 @@ describe('inbound email', () => {
   });
 
   it('stops taking connections when closed, letting a mail in flight finish', async () => {
-    const own = await startSmtpListener({ prisma: app.db.prisma, logger: app.logger, host: '127.0.0.1', port: 0, closeTimeoutMs: 2000 });
+    const own = await startSmtpListener({ db: app.db, logger: app.logger, host: '127.0.0.1', port: 0, closeTimeoutMs: 2000 });
     const s = await setup();
     const transport = mailer(own.port);
     // A mail whose DATA began before the close is taken to its end.
@@ -632,5 +665,80 @@ describe('admin commands for email channels', () => {
       expect(result.stderr).not.toContain('Hidden1');
     }
     expect(await count()).toBe(0);
+  });
+
+  it('gives an inbound address to one active channel, whatever its case: a second is refused with one line, and the database refuses it too', async () => {
+    const shared = `Shared-${Date.now()}@In.Acme.example`;
+    const [first, second] = [uniqueHost('mailone'), uniqueHost('mailtwo')];
+    for (const hostname of [first, second]) await admin('workspace:create', '--hostname', hostname, '--name', 'Acme');
+    const create = (hostname: string, inbound: string) =>
+      admin('channel:create', '--hostname', hostname, '--name', 'Mail', ...flags.map((item, i) => (flags[i - 1] === '--inbound-address' ? inbound : item)));
+    const holder = await create(first, shared);
+    expect(holder.code).toBe(0);
+
+    const refusal = `error: the inbound address ${shared.toLowerCase()} is already that of active channel ${holder.json.id}: an inbound address belongs to one active channel`;
+    const again = await create(second, shared.toUpperCase());
+    expect(again.code).toBe(1);
+    expect(again.stdout).toBe('');
+    expect(again.stderr).toBe(refusal);
+    expect(await app.db.prisma.channel.count({ where: { workspace: { hostname: second } } })).toBe(0);
+
+    // Another channel configured onto the address: refused the same way, its own address kept.
+    const other = await create(second, `elsewhere-${Date.now()}@in.acme.example`);
+    expect(other.code).toBe(0);
+    const moved = await admin('channel:configure', '--channel', other.json.id, '--inbound-address', shared);
+    expect(moved.stderr).toBe(refusal);
+    expect(((await app.db.prisma.channel.findUniqueOrThrow({ where: { id: other.json.id } })).providerSettings as Record<string, string>).inboundAddress).toMatch(/^elsewhere-/);
+    // Reconfiguring the holder with its own address is no conflict.
+    expect((await admin('channel:configure', '--channel', holder.json.id, '--inbound-address', shared)).code).toBe(0);
+
+    // The database holds the rule whatever writes the row.
+    await expect(
+      app.db.prisma.channel.update({ where: { id: other.json.id }, data: { providerSettings: { fromAddress: 'support@acme.example', inboundAddress: shared.toLowerCase() } } }),
+    ).rejects.toThrow();
+
+    // A mail to it is stored once, for the channel that has it.
+    const events = await app.db.prisma.inboundEvent.count();
+    expect('error' in (await deliver({ from: 'lee@customer.example', to: shared, text: 'Whose?', messageId: `<whose-${Date.now()}@customer.example>` }))).toBe(false);
+    expect(await app.db.prisma.inboundEvent.count()).toBe(events + 1);
+    expect(await app.db.prisma.inboundEvent.count({ where: { channelId: holder.json.id } })).toBe(1);
+
+    // Once the holder is deactivated, the address is free for another channel.
+    expect((await admin('channel:deactivate', '--channel', holder.json.id)).code).toBe(0);
+    expect((await admin('channel:configure', '--channel', other.json.id, '--inbound-address', shared)).code).toBe(0);
+  });
+
+  it('migrates a database whose channels share an address: the channel that had it first keeps it, the later ones lose it', async () => {
+    const database = await freshDatabase();
+    try {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'migrations-'));
+      fs.cpSync(MIGRATIONS_DIR, dir, { recursive: true });
+      fs.rmSync(path.join(dir, '20261201000000_one_channel_per_inbound_address'), { recursive: true });
+      await database.db.withSession((session) => migrate(session, { dir }));
+      fs.rmSync(dir, { recursive: true, force: true });
+      const ids = ['00000000-0000-7000-8000-000000000001', '00000000-0000-7000-8000-000000000002', '00000000-0000-7000-8000-000000000003', '00000000-0000-7000-8000-000000000004'];
+      await database.db.withSession((session) =>
+        session.exec(`
+          INSERT INTO workspaces (id, hostname, name) VALUES ('00000000-0000-7000-8000-0000000000aa', 'a.test', 'A'), ('00000000-0000-7000-8000-0000000000bb', 'b.test', 'B');
+          INSERT INTO channels (id, workspace_id, name, type, provider, provider_settings, created_at) VALUES
+            ('${ids[0]}', '00000000-0000-7000-8000-0000000000aa', 'first', 'email', 'smtp', '{"inboundAddress":"shared@in.example"}', '2026-01-01'),
+            ('${ids[1]}', '00000000-0000-7000-8000-0000000000bb', 'later', 'email', 'smtp', '{"inboundAddress":"Shared@In.Example"}', '2026-02-01'),
+            ('${ids[2]}', '00000000-0000-7000-8000-0000000000bb', 'own', 'email', 'smtp', '{"inboundAddress":"own@in.example"}', '2026-03-01');
+          INSERT INTO channels (id, workspace_id, name, type, status, provider, provider_settings, created_at) VALUES
+            ('${ids[3]}', '00000000-0000-7000-8000-0000000000aa', 'inactive', 'email', 'inactive', 'smtp', '{"inboundAddress":"shared@in.example"}', '2025-01-01');`),
+      );
+      await database.db.withSession((session) => migrate(session));
+      const rows = await database.db.withSession((session) =>
+        session.query<{ name: string; settings: Record<string, string> }>('SELECT name, provider_settings AS settings FROM channels ORDER BY created_at'),
+      );
+      expect(rows.map((row) => [row.name, row.settings.inboundAddress])).toEqual([
+        ['inactive', 'shared@in.example'],
+        ['first', 'shared@in.example'],
+        ['later', undefined],
+        ['own', 'own@in.example'],
+      ]);
+    } finally {
+      await database.drop();
+    }
   });
 });

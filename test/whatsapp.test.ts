@@ -277,6 +277,71 @@ describe('outbound', () => {
     expect(fake.sent.slice(before).map((send) => send.body.type)).toEqual(['text', 'image', 'image', 'document']);
     expect(await app.db.prisma.providerMessageId.count({ where: { messageId: id } })).toBe(3);
   });
+
+  it('a 2xx whose body is cut off, not JSON or without an id is sent: never retried, no provider id, logged (CONTRACT §10)', async () => {
+    const s = await setup();
+    await s.inbound('+31612345699', 'hello');
+    startWorker();
+    await until(async () => (await s.messages()).length === 1);
+    const contactId = (await s.messages())[0]!.contactId;
+    const cases = [
+      { answer: { status: 200, body: { messaging_product: 'whatsapp', messages: [{ id: 'wamid.cut' }] }, cutAfter: 12 }, why: 'a cut-off answer' },
+      { answer: { status: 200, body: '<html>OK</html>', raw: true }, why: 'an answer that is not JSON' },
+      { answer: { status: 201, body: { messaging_product: 'whatsapp' } }, why: 'no message id' },
+    ];
+    for (const { answer, why } of cases) {
+      const before = fake.sent.length;
+      fake.failNext(answer);
+      const sent = await s.api.post('/messages', { to: contactId, message: `answered with ${why}`, media_urls: ['https://cdn.example.com/a.png'] });
+      const id = sent.body.data.message.id as string;
+      await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id } })).status === 'sent', why);
+      await sleep(200);
+      // The text once (its answer unreadable), then the image: nothing sent again.
+      expect(fake.sent.slice(before).map((send) => send.body.type), why).toEqual(['text', 'image']);
+      expect(await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } }), why).toMatchObject({ status: 'succeeded', attempts: 1 });
+      const parts = await app.db.prisma.providerMessageId.findMany({ where: { messageId: id }, orderBy: { part: 'asc' } });
+      expect(parts.map((part) => part.providerId), why).toEqual([`unidentified:${id}:0`, expect.stringMatching(/^wamid\./)]);
+      const warned = app.logs.map((line) => JSON.parse(line)).find((line) => line.msg === 'delivered with a warning' && line.messageId === id);
+      expect(warned?.warning, why).toBe(`part 0: WhatsApp answered HTTP ${answer.status} with ${why}: sent, but its statuses cannot be matched`);
+    }
+  });
+
+  it('a provider error that echoes the access token is stored, shown, emitted and logged without it (CONTRACT §10)', async () => {
+    const s = await setup();
+    await s.inbound('+31612345698', 'hello');
+    startWorker();
+    await until(async () => (await s.messages()).length === 1);
+    const contactId = (await s.messages())[0]!.contactId;
+    // The receiver is never reached (port 9): only the stored event rows are looked at.
+    await createWebhook(app.db.prisma, { workspaceId: s.workspace.id, url: 'http://127.0.0.1:9/hook', events: ['message.status_changed'] }, testSealer);
+    const token = WHATSAPP_SETTINGS.accessToken;
+    const echo = `Invalid parameter: Bearer ${token} (token ${encodeURIComponent(token)})`;
+    fake.failNext({ status: 503, body: { error: { message: `retry later, ${token}`, code: 2 } } }, { status: 400, body: { error: { message: echo, code: 100, error_data: { details: `got ${token}` } } } });
+    const sent = await s.api.post('/messages', { to: contactId, message: 'echoed' });
+    const id = sent.body.data.message.id as string;
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id } })).status === 'failed', 'failed');
+    const view = (await s.api.get('/messages?limit=20')).body.data.find((m: { id: string }) => m.id === id);
+    expect(view.failureReason).toBe('100: Invalid parameter: Bearer *** (token ***): got ***');
+    const stored = await app.db.prisma.message.findUniqueOrThrow({ where: { id } });
+    expect(stored.failureReason).toBe(view.failureReason);
+    const events = await app.db.prisma.delivery.findMany({ where: { workspaceId: s.workspace.id, eventType: 'message.status_changed' } });
+    expect(events.length).toBeGreaterThan(0);
+    expect(JSON.stringify(events.map((event) => event.payload))).toContain('Bearer ***');
+    // Retried first: the retry's reason was kept and logged without it too.
+    const lines = app.logs.filter((line) => line.includes(id));
+    expect(lines.some((line) => line.includes('retry later, ***'))).toBe(true);
+    expect(JSON.stringify({ events, lines, stored })).not.toContain(token);
+
+    // A failed status whose text echoes the token: stored without it.
+    const ok = await s.api.post('/messages', { to: contactId, message: 'then a status' });
+    const okId = ok.body.data.message.id as string;
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: okId } })).status === 'sent', 'sent');
+    const { providerId: wamid } = await app.db.prisma.providerMessageId.findFirstOrThrow({ where: { messageId: okId } });
+    const failed = statusUpdate(wamid, 'failed', { error: { code: 131000, title: `Something went wrong with ${token}` } });
+    expect((await s.post(webhookBody([{ phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId, statuses: [failed] }]))).status).toBe(200);
+    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: okId } })).status === 'failed', 'the failed status');
+    expect((await app.db.prisma.message.findUniqueOrThrow({ where: { id: okId } })).failureReason).toBe('131000: Something went wrong with ***');
+  });
 });
 
 describe('a message sent in parts', () => {

@@ -101,7 +101,7 @@ export async function runAdmin(
     const change = command.invalidates?.(input, result);
     // Without Redis there is nobody to tell: servers stop trusting their copies within AUTH_CACHE_MS.
     if (change && env.REDIS_URL) {
-      await publishInvalidation(env.REDIS_URL, change).catch((error: Error) =>
+      await publishInvalidation(env.REDIS_URL, change, { prefix: env.REDIS_PREFIX }).catch((error: Error) =>
         io.stderr(`warning: done, but running servers were not told through Redis (${error.message.split('\n')[0]}); they refuse the old credential within AUTH_CACHE_MS`),
       );
     }

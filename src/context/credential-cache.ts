@@ -3,8 +3,8 @@ import type { Logger } from 'pino';
 import { describeError } from '../errors/log.js';
 import type { ResolvedCredential } from './types.js';
 import {
-  CREDENTIAL_INVALIDATION_CHANNEL,
   affectsCredential,
+  credentialInvalidationChannel,
   parseInvalidation,
   type CredentialInvalidation,
 } from './credential-invalidation.js';
@@ -59,6 +59,8 @@ function frozen(value: ResolvedCredential): ResolvedCredential {
 export function createCredentialCache(options: {
   ttlMs: number;
   redisUrl?: string | undefined;
+  /** REDIS_PREFIX: the announcements' channel is under it. */
+  redisPrefix?: string | undefined;
   logger: Logger;
   maxEntries?: number;
   now?: () => number;
@@ -79,7 +81,7 @@ export function createCredentialCache(options: {
   };
 
   const subscriber = options.redisUrl
-    ? subscribe(options.redisUrl, logger, {
+    ? subscribe(options.redisUrl, options.redisPrefix, logger, {
         change: invalidate,
         listening(active) {
           keeping = active;
@@ -138,18 +140,20 @@ export function createCredentialCache(options: {
  */
 function subscribe(
   redisUrl: string,
+  prefix: string | undefined,
   logger: Logger,
   on: { change: (change: CredentialInvalidation) => void; listening: (now: boolean) => void },
 ) {
   // Subscribed by hand on each connection, so that listening starts only once Redis confirms it.
   const redis = new Redis(redisUrl, { autoResubscribe: false, maxRetriesPerRequest: null });
+  const channelName = credentialInvalidationChannel(prefix);
   let listening = false;
   let outage = false;
   redis.on('message', (channel: string, message: string) => {
-    if (channel === CREDENTIAL_INVALIDATION_CHANNEL) on.change(parseInvalidation(message));
+    if (channel === channelName) on.change(parseInvalidation(message));
   });
   redis.on('ready', () => {
-    redis.subscribe(CREDENTIAL_INVALIDATION_CHANNEL).then(
+    redis.subscribe(channelName).then(
       () => {
         listening = true;
         on.listening(true);

@@ -1,7 +1,13 @@
 import { Redis } from 'ioredis';
+import { DEFAULT_REDIS_PREFIX } from '../lib/redis.js';
 
-/** The Redis channel on which changes to credentials are announced to every server process. */
-export const CREDENTIAL_INVALIDATION_CHANNEL = 'connect:credential-invalidations';
+/** The announcements of changes to credentials (the event bus puts it under REDIS_PREFIX). */
+export const CREDENTIAL_INVALIDATIONS = 'credential-invalidations';
+
+/** The Redis channel on which changes to credentials are announced to every server process, under REDIS_PREFIX. */
+export function credentialInvalidationChannel(prefix = DEFAULT_REDIS_PREFIX): string {
+  return `${prefix}${CREDENTIAL_INVALIDATIONS}`;
+}
 
 /**
  * A change after which a resolved credential may admit less than it did: every cached credential
@@ -66,7 +72,11 @@ export function parseInvalidation(message: string): CredentialInvalidation {
  * no memory with the servers (the admin commands). Gives up after `timeoutMs`: the change itself
  * is already committed, and servers that miss it stop trusting their copy within AUTH_CACHE_MS.
  */
-export async function publishInvalidation(redisUrl: string, change: CredentialInvalidation, timeoutMs = 3000): Promise<void> {
+export async function publishInvalidation(
+  redisUrl: string,
+  change: CredentialInvalidation,
+  { prefix = DEFAULT_REDIS_PREFIX, timeoutMs = 3000 }: { prefix?: string; timeoutMs?: number } = {},
+): Promise<void> {
   const redis = new Redis(redisUrl, {
     lazyConnect: true,
     connectTimeout: timeoutMs,
@@ -78,7 +88,7 @@ export async function publishInvalidation(redisUrl: string, change: CredentialIn
   redis.on('error', () => {});
   try {
     await redis.connect();
-    await redis.publish(CREDENTIAL_INVALIDATION_CHANNEL, JSON.stringify(change));
+    await redis.publish(credentialInvalidationChannel(prefix), JSON.stringify(change));
     await redis.quit();
   } finally {
     redis.disconnect();

@@ -5,7 +5,7 @@ import { describeError } from '../errors/log.js';
 import { liveCredentials, type LiveCredential } from '../modules/credentials/credentials.service.js';
 import type { CredentialCache } from './credential-cache.js';
 import {
-  CREDENTIAL_INVALIDATION_CHANNEL,
+  CREDENTIAL_INVALIDATIONS,
   affectsCredential,
   parseInvalidation,
   type CredentialInvalidation,
@@ -127,7 +127,7 @@ export function createCredentialWatch(options: {
     }
   }
 
-  const stopListening = bus.listen(CREDENTIAL_INVALIDATION_CHANNEL, (message) => {
+  const stopListening = bus.listen(CREDENTIAL_INVALIDATIONS, (message) => {
     const change = parseInvalidation(message);
     for (const target of watched) if (affectsCredential(target.auth, change)) suspect(target);
   });
@@ -153,7 +153,7 @@ export function createCredentialWatch(options: {
   return {
     async announce(change: CredentialInvalidation) {
       cache?.invalidate(change);
-      await bus.announce(CREDENTIAL_INVALIDATION_CHANNEL, JSON.stringify(change));
+      await bus.announce(CREDENTIAL_INVALIDATIONS, JSON.stringify(change));
     },
 
     watch(auth, onLapse): CredentialHold {

@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimitedError, type RateLimitState } from '../errors/domain.js';
-import { describeError } from '../errors/log.js';
+import { closeRedis, DEFAULT_REDIS_PREFIX, logRedisOutages } from '../lib/redis.js';
 
 const WINDOW_S = 60;
 
@@ -32,21 +32,24 @@ function state(limit: number, res: RateLimiterRes): RateLimitState {
  * A budget of `perMinute` requests per credential, per fixed minute — `sessionPerMinute` for each
  * browser session (default `perMinute`) —: shared by every server process through Redis when
  * `redisUrl` is given, in memory otherwise, behind the same code path. While Redis cannot be
- * reached each process counts in memory instead, so an outage of Redis never refuses service.
- * A budget of 0 turns its limit off.
+ * reached each process counts in memory instead, so an outage of Redis never refuses service; it
+ * is logged once each way. Counts are kept under `prefix` (REDIS_PREFIX). A budget of 0 turns its
+ * limit off.
  */
 export function createRateLimiter(options: {
   perMinute: number;
   sessionPerMinute?: number | undefined;
   redisUrl?: string | undefined;
+  prefix?: string | undefined;
   logger: Logger;
 }): RateLimiter | null {
   const { perMinute, sessionPerMinute = perMinute, logger } = options;
   if (perMinute === 0 && sessionPerMinute === 0) return null;
+  const keyPrefix = `${options.prefix ?? DEFAULT_REDIS_PREFIX}rate-limit`;
   let redis: Redis | undefined;
   if (options.redisUrl) {
     redis = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-    redis.on('error', (error) => logger.warn({ err: describeError(error) }, 'rate limit store unreachable; counting in memory'));
+    logRedisOutages([redis], logger, 'rate limit store (Redis)', 'each process counts its own requests until it returns');
   }
   const limiterOf = (points: number, keyPrefix: string): RateLimiterAbstract | null => {
     if (points === 0) return null;
@@ -56,8 +59,8 @@ export function createRateLimiter(options: {
       : new RateLimiterMemory(settings);
   };
   const budgets: Record<Budget, { limit: number; limiter: RateLimiterAbstract | null }> = {
-    backend: { limit: perMinute, limiter: limiterOf(perMinute, 'connect-rate') },
-    session: { limit: sessionPerMinute, limiter: limiterOf(sessionPerMinute, 'connect-rate-session') },
+    backend: { limit: perMinute, limiter: limiterOf(perMinute, keyPrefix) },
+    session: { limit: sessionPerMinute, limiter: limiterOf(sessionPerMinute, `${keyPrefix}-session`) },
   };
   return {
     ready(timeoutMs) {
@@ -85,7 +88,7 @@ export function createRateLimiter(options: {
       }
     },
     async dispose() {
-      redis?.disconnect();
+      if (redis) await closeRedis(redis);
     },
   };
 }

@@ -1,34 +1,44 @@
-import { createRedisEventTarget } from '@graphql-yoga/redis-event-target';
-import { createPubSub } from 'graphql-yoga';
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { describeError } from '../errors/log.js';
+import { closeRedis, DEFAULT_REDIS_PREFIX, logRedisOutages } from '../lib/redis.js';
 
 /** What happened, by id only: subscribers load the current state themselves. */
 export type DomainEvent =
   | { type: 'message.created'; messageId: string; conversationId: string; workspaceId: string; channelId: string }
   | { type: 'conversation.updated'; conversationId: string; workspaceId: string; channelId: string };
 
-type Topics = { [E in DomainEvent as E['type']]: [E] };
+/** Every topic: each process listens to all of them on Redis. */
+const TOPICS: readonly DomainEvent['type'][] = ['message.created', 'conversation.updated'];
 
 /** How long an announcement may wait for Redis before the caller goes on without it. */
 const ANNOUNCE_TIMEOUT_MS = 1000;
 
+/** Events a subscriber may leave unread before it is cut off (SUBSCRIPTION_MAX_PENDING). */
+export const DEFAULT_MAX_PENDING = 1000;
+
 export interface EventBus {
   publish(event: DomainEvent): void;
-  subscribe<T extends DomainEvent['type']>(type: T): AsyncIterable<Extract<DomainEvent, { type: T }>>;
   /**
-   * Listens on a channel of announcements beside the domain events (credential changes). The
-   * listener is called synchronously as each message arrives, over the same Redis connection as
-   * the events: by the time an event published after an announcement reaches a subscriber, every
-   * listener has heard that announcement. Announcements made in this process are heard at once.
+   * The events of one type, as this process hears them. Each subscriber has its own queue of at
+   * most `maxPending` unread events: one that falls further behind (a client that does not read)
+   * is cut off — its iteration ends — rather than held in memory.
+   */
+  subscribe<T extends DomainEvent['type']>(type: T): AsyncIterableIterator<Extract<DomainEvent, { type: T }>>;
+  /**
+   * Listens on a channel of announcements beside the domain events (credential changes), named
+   * without the prefix. The listener is called synchronously as each message arrives, over the
+   * same Redis connection as the events: by the time an event published after an announcement
+   * reaches a subscriber, every listener has heard that announcement. Announcements made in this
+   * process are heard at once.
    */
   listen(channel: string, listener: (message: string) => void): () => void;
   /**
    * Tells every listener of `channel`, in this process at once and in the others through Redis
-   * (this one hears it a second time from there).
-   * Resolves once Redis has taken the message, or after a short wait without it (logged): an
-   * outage of Redis never fails the change being announced.
+   * (this one may hear it a second time from there). Resolves once Redis has taken the message,
+   * or after a short wait without it (logged): an outage of Redis never fails the change being
+   * announced.
    */
   announce(channel: string, message: string): Promise<void>;
   /**
@@ -41,38 +51,84 @@ export interface EventBus {
   dispose(): Promise<void>;
 }
 
+/** What travels on Redis: the event and the process that published it (which heard it already). */
+interface Envelope {
+  origin: string;
+  event: DomainEvent;
+}
+
+/** One subscriber's queue: events pushed as published, taken as it reads. */
+class Subscription<E> implements AsyncIterableIterator<E> {
+  private readonly queue: E[] = [];
+  private waiting: ((result: IteratorResult<E>) => void) | undefined;
+  private ended = false;
+
+  constructor(
+    private readonly maxPending: number,
+    private readonly onEnd: (self: Subscription<E>, cutOff: boolean) => void,
+  ) {}
+
+  push(event: E): void {
+    if (this.ended) return;
+    if (this.waiting) {
+      const resolve = this.waiting;
+      this.waiting = undefined;
+      resolve({ done: false, value: event });
+      return;
+    }
+    if (this.queue.length >= this.maxPending) {
+      this.end(true);
+      return;
+    }
+    this.queue.push(event);
+  }
+
+  private end(cutOff: boolean): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.queue.length = 0;
+    this.onEnd(this, cutOff);
+    const resolve = this.waiting;
+    this.waiting = undefined;
+    resolve?.({ done: true, value: undefined });
+  }
+
+  next(): Promise<IteratorResult<E>> {
+    const event = this.queue.shift();
+    if (event !== undefined) return Promise.resolve({ done: false, value: event });
+    if (this.ended) return Promise.resolve({ done: true, value: undefined });
+    return new Promise((resolve) => (this.waiting = resolve));
+  }
+
+  return(): Promise<IteratorResult<E>> {
+    this.end(false);
+    return Promise.resolve({ done: true, value: undefined });
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+}
+
 /**
- * Domain events for subscriptions: in-process by default, shared by every process
- * through Redis pub/sub when `redisUrl` is given.
+ * Domain events for subscriptions, and announcements (credential changes) beside them. Each
+ * process hears its own at once, in process; with `redisUrl` they also reach every other process
+ * through Redis pub/sub, on channels under `prefix` (REDIS_PREFIX). Redis is an accelerator, never
+ * a dependency (CONTRACT §10): while it is unreachable, publishing drops what other processes would
+ * have heard (nothing waits, nothing throws, the process's own subscribers still hear everything),
+ * the outage is logged once each way, and listening resumes by itself when Redis returns.
  */
-export function createEventBus(options: { redisUrl?: string | undefined; logger: Logger }): EventBus {
-  const { logger } = options;
-  const clients: Redis[] = [];
+export function createEventBus(options: { redisUrl?: string | undefined; prefix?: string | undefined; logger: Logger; maxPending?: number }): EventBus {
+  const { logger, maxPending = DEFAULT_MAX_PENDING } = options;
+  const prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
+  const subscribers = new Map<DomainEvent['type'], Set<Subscription<DomainEvent>>>(TOPICS.map((type) => [type, new Set()]));
   const listeners = new Map<string, Set<(message: string) => void>>();
   const hearingListeners = new Set<(hearing: boolean) => void>();
   let hearing = false;
-  let publisher: Redis | undefined;
-  let subscriber: Redis | undefined;
-  let eventTarget;
-  if (options.redisUrl) {
-    // A subscriber's commands wait for Redis to come back rather than fail: nothing awaits them.
-    const connect = (maxRetriesPerRequest: number | null) => {
-      const client = new Redis(options.redisUrl!, { lazyConnect: false, maxRetriesPerRequest });
-      client.on('error', (error) => logger.warn({ err: describeError(error) }, 'redis event bus error'));
-      clients.push(client);
-      return client;
-    };
-    const publishing = (publisher = connect(3));
-    subscriber = connect(null);
-    // An event published while Redis is away is lost (CONTRACT §10), never an unhandled rejection.
-    const publishClient = {
-      publish: (channel: string, message: string) =>
-        publishing.publish(channel, message).catch((error: unknown) => logger.warn({ err: describeError(error) }, 'event not published: Redis out of reach')),
-    } as unknown as Redis;
-    eventTarget = createRedisEventTarget({ publishClient, subscribeClient: subscriber });
-  }
-  const pubsub = createPubSub<Topics>(eventTarget ? { eventTarget } : {});
 
+  const here = (event: DomainEvent) => {
+    for (const subscriber of [...(subscribers.get(event.type) ?? [])]) subscriber.push(event);
+  };
   const deliver = (channel: string, message: string) => {
     for (const listener of [...(listeners.get(channel) ?? [])]) listener(message);
   };
@@ -82,15 +138,39 @@ export function createEventBus(options: { redisUrl?: string | undefined; logger:
     for (const listener of [...hearingListeners]) listener(now);
   };
 
-  if (subscriber) {
+  const origin = randomUUID();
+  let publisher: Redis | undefined;
+  let subscriber: Redis | undefined;
+  if (options.redisUrl) {
+    // Without an offline queue a publish while Redis is away fails at once (and is dropped), rather
+    // than piling up in memory; one already written when the connection drops is tried once more.
+    publisher = new Redis(options.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
+    // Subscribed afresh on every connection (below), however long the outage.
+    subscriber = new Redis(options.redisUrl, { maxRetriesPerRequest: null, autoResubscribe: false });
+    logRedisOutages([publisher, subscriber], logger, 'event bus (Redis)', 'events and announcements reach only the process that made them until it returns');
     const client = subscriber;
-    client.on('message', (channel: string, message: string) => deliver(channel, message));
-    // Hearing starts once Redis confirms every channel listened on, on each new connection.
+    const topicOf = new Map(TOPICS.map((type) => [`${prefix}${type}`, type]));
+    client.on('message', (channel: string, message: string) => {
+      const type = topicOf.get(channel);
+      if (!type) {
+        if (channel.startsWith(prefix)) deliver(channel.slice(prefix.length), message);
+        return;
+      }
+      let envelope: Envelope;
+      try {
+        envelope = JSON.parse(message) as Envelope;
+      } catch {
+        return;
+      }
+      if (envelope?.origin === origin || envelope?.event?.type !== type) return;
+      here(envelope.event);
+    });
+    // Hearing starts once Redis confirms every channel, on each new connection.
     client.on('ready', () => {
-      const channels = [...listeners.keys()];
-      (channels.length ? client.subscribe(...channels) : Promise.resolve()).then(
+      const channels = [...topicOf.keys(), ...[...listeners.keys()].map((channel) => `${prefix}${channel}`)];
+      client.subscribe(...channels).then(
         () => setHearing(true),
-        (error: unknown) => logger.warn({ err: describeError(error) }, 'cannot subscribe to announcements'),
+        (error: unknown) => logger.warn({ err: describeError(error) }, 'event bus: could not subscribe'),
       );
     });
     client.on('close', () => setHearing(false));
@@ -98,16 +178,28 @@ export function createEventBus(options: { redisUrl?: string | undefined; logger:
 
   return {
     publish(event) {
-      (pubsub.publish as (topic: string, payload: DomainEvent) => void)(event.type, event);
+      here(event);
+      if (publisher?.status !== 'ready') return;
+      const envelope: Envelope = { origin, event };
+      // A publish that fails (Redis gone meanwhile) is dropped: the outage itself is what gets logged.
+      publisher.publish(`${prefix}${event.type}`, JSON.stringify(envelope)).catch(() => {});
     },
     subscribe(type) {
-      return pubsub.subscribe(type as never) as never;
+      const set = subscribers.get(type)!;
+      const subscription = new Subscription<DomainEvent>(maxPending, (self, cutOff) => {
+        set.delete(self);
+        if (cutOff) logger.warn({ type, maxPending }, 'subscription cut off: the client does not read');
+      });
+      set.add(subscription);
+      return subscription as never;
     },
     listen(channel, listener) {
       let set = listeners.get(channel);
       if (!set) {
         listeners.set(channel, (set = new Set()));
-        subscriber?.subscribe(channel).catch((error: unknown) => logger.warn({ err: describeError(error) }, 'cannot subscribe to announcements'));
+        if (subscriber?.status === 'ready') {
+          subscriber.subscribe(`${prefix}${channel}`).catch((error: unknown) => logger.warn({ err: describeError(error) }, 'event bus: could not subscribe'));
+        }
       }
       set.add(listener);
       return () => {
@@ -118,7 +210,7 @@ export function createEventBus(options: { redisUrl?: string | undefined; logger:
       deliver(channel, message);
       if (!publisher) return;
       let timer: NodeJS.Timeout | undefined;
-      const published = publisher.publish(channel, message);
+      const published = publisher.publish(`${prefix}${channel}`, message);
       const timeout = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new Error(`Redis did not take the announcement within ${ANNOUNCE_TIMEOUT_MS} ms`)), ANNOUNCE_TIMEOUT_MS);
       });
@@ -142,8 +234,8 @@ export function createEventBus(options: { redisUrl?: string | undefined; logger:
     },
     async dispose() {
       setHearing(false);
-      // A client that is not connected would wait for Redis to quit: it is let go of at once.
-      await Promise.all(clients.map((client) => (client.status === 'ready' ? client.quit().catch(() => client.disconnect()) : client.disconnect())));
+      for (const set of subscribers.values()) for (const subscription of [...set]) await subscription.return();
+      await Promise.all([publisher, subscriber].filter((client): client is Redis => !!client).map(closeRedis));
     },
   };
 }

@@ -139,13 +139,35 @@ function guardedLookup(policy: TargetPolicy, resolve: Resolver) {
   };
 }
 
+/** An answer read whole, within one deadline for its head and body together. */
+export interface OutboundExchange {
+  status: number;
+  headers: Headers;
+  /** The body as far as it was read. */
+  body: Buffer;
+  /** False when the body was cut off: the deadline passed, the connection dropped, or it went over the limit. */
+  complete: boolean;
+}
+
+/** The most of an answer's body `exchange` keeps: providers answer a few hundred bytes of JSON. */
+export const EXCHANGE_BODY_LIMIT = 1024 * 1024;
+
 export interface OutboundClient {
   /**
    * `fetch` for a URL the gateway did not choose: refused (OutboundTargetError) by its form or
    * policy before anything is sent, never redirected (a 3xx is answered as it is), aborted when
-   * its headers take longer than the client's timeout or when `init.signal` aborts.
+   * its headers take longer than the client's timeout or when `init.signal` aborts. The body then
+   * streams at its reader's pace (the agent's idle timeout ends a stalled one): for media handed
+   * on to a client.
    */
   fetch(url: string, init?: RequestInit): Promise<Response>;
+  /**
+   * One request and its whole answer within one deadline, the client's timeout, for the
+   * connection, the head and the body together: a server that trickles its body cannot stretch
+   * the attempt past it. Throws as `fetch` does when no head arrived in time; a body cut off by
+   * the deadline, the connection or `maxBytes` is returned as far as it came, `complete: false`.
+   */
+  exchange(url: string, init?: RequestInit, maxBytes?: number): Promise<OutboundExchange>;
   /** Closes the client's connections; a request still under way is abandoned. */
   close(): Promise<void>;
 }
@@ -158,31 +180,77 @@ export function createOutboundClient(options: { policy: TargetPolicy; timeoutMs:
     headersTimeout: options.timeoutMs,
     bodyTimeout: options.timeoutMs,
   });
+  /** The URL, once its form and (for an address written in it) the policy allow it. */
+  const target = (raw: string): URL => {
+    const problem = targetFormProblem(raw);
+    if (problem) throw new OutboundTargetError(`the URL ${problem}`);
+    const url = new URL(raw);
+    // A socket to an address written in the URL is opened without a lookup: judged here.
+    const literal = literalAddress(url);
+    const range = options.policy === 'deny' && literal ? nonPublicClass(literal) : null;
+    if (literal && range) throw refusal(url.hostname, literal, range);
+    return url;
+  };
+  /** A timer that aborts after the client's timeout, with `init.signal` joined to it. */
+  const deadline = (init: RequestInit, what: string) => {
+    const timeout = new AbortController();
+    const timer = setTimeout(() => timeout.abort(new DOMException(`${what} within ${options.timeoutMs} ms`, 'TimeoutError')), options.timeoutMs);
+    return { signal: init.signal ? AbortSignal.any([timeout.signal, init.signal]) : timeout.signal, clear: () => clearTimeout(timer) };
+  };
+  const send = async (url: URL, init: RequestInit, signal: AbortSignal) => {
+    try {
+      return await fetch(url, { ...init, redirect: 'manual', dispatcher, signal });
+    } catch (error) {
+      throw targetErrorOf(error) ?? error;
+    }
+  };
   return {
     async fetch(raw, init = {}) {
-      const problem = targetFormProblem(raw);
-      if (problem) throw new OutboundTargetError(`the URL ${problem}`);
-      const url = new URL(raw);
-      // A socket to an address written in the URL is opened without a lookup: judged here.
-      const literal = literalAddress(url);
-      const range = options.policy === 'deny' && literal ? nonPublicClass(literal) : null;
-      if (literal && range) throw refusal(url.hostname, literal, range);
-      // The timeout bounds the wait for the answer's head only: once headers arrive the timer is
-      // cleared, so a large body streams on (the agent's bodyTimeout still ends a stalled one).
-      const timeout = new AbortController();
-      const timer = setTimeout(() => timeout.abort(new DOMException(`no answer within ${options.timeoutMs} ms`, 'TimeoutError')), options.timeoutMs);
-      const signal = init.signal ? AbortSignal.any([timeout.signal, init.signal]) : timeout.signal;
+      const url = target(raw);
+      // The timer bounds the wait for the answer's head only: once headers arrive it is cleared.
+      const timer = deadline(init, 'no answer');
       try {
-        return await fetch(url, { ...init, redirect: 'manual', dispatcher, signal });
-      } catch (error) {
-        throw targetErrorOf(error) ?? error;
+        return await send(url, init, timer.signal);
       } finally {
-        clearTimeout(timer);
+        timer.clear();
+      }
+    },
+    async exchange(raw, init = {}, maxBytes = EXCHANGE_BODY_LIMIT) {
+      const url = target(raw);
+      const timer = deadline(init, 'no complete answer');
+      try {
+        const response = await send(url, init, timer.signal);
+        const { body, complete } = await readBody(response, maxBytes);
+        return { status: response.status, headers: response.headers as unknown as Headers, body, complete };
+      } finally {
+        timer.clear();
       }
     },
     // Its connections closed at once: a request still under way is abandoned, not waited for.
     close: () => dispatcher.destroy(),
   };
+}
+
+/** A body read to its end, or as far as it came before it failed (an abort included) or went over `maxBytes`. */
+async function readBody(response: Response, maxBytes: number): Promise<{ body: Buffer; complete: boolean }> {
+  if (!response.body) return { body: Buffer.alloc(0), complete: true };
+  const reader = response.body.getReader();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { body: Buffer.concat(chunks), complete: true };
+      size += value.byteLength;
+      if (size > maxBytes) {
+        reader.cancel().catch(() => {});
+        return { body: Buffer.concat(chunks), complete: false };
+      }
+      chunks.push(Buffer.from(value.buffer, value.byteOffset, value.byteLength));
+    }
+  } catch {
+    return { body: Buffer.concat(chunks), complete: false };
+  }
 }
 
 /** The policy's refusal behind a failed fetch (undici wraps the socket's error as the cause), if it was one. */

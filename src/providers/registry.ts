@@ -71,7 +71,7 @@ export function createProviders(options: ProviderOptions): Providers {
   // URLs an operator or a person typed go through the target policy; provider APIs are the operator's own settings.
   const guarded: OutboundClient = createOutboundClient({ policy: options.targets, timeoutMs: options.timeoutMs, ...(options.resolve ? { resolve: options.resolve } : {}) });
   const api: OutboundClient = createOutboundClient({ policy: 'allow', timeoutMs: options.timeoutMs });
-  const http = { fetch: api.fetch as never, timeoutMs: options.timeoutMs };
+  const http = { exchange: api.exchange, timeoutMs: options.timeoutMs };
   const webhook = webhookProvider({ timeoutMs: options.timeoutMs, client: guarded });
   const whatsapp = whatsappProvider({ ...options.whatsapp, http });
   const whatsappParser: InboundParser = {

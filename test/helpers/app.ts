@@ -58,7 +58,7 @@ export async function createTestApp(
   // The production logger (redaction included), writing into `logs`.
   const logger = createLogger({ ...env, LOG_LEVEL: 'debug' }, sink);
   const { providers = testProviders() } = parts;
-  const events = createEventBus({ redisUrl: env.REDIS_URL, logger });
+  const events = createEventBus({ redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger, maxPending: env.SUBSCRIPTION_MAX_PENDING });
   const yoga = createApp({ db, env, logger, sealer: testSealer, providers, events });
   return {
     db,

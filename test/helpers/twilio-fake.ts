@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import webhooks from 'twilio/lib/webhooks/webhooks.js';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { createChannel } from '../../src/modules/channels/channels.service.js';
@@ -42,7 +43,7 @@ export interface TwilioFake {
   mediaRequests: { path: string; authorization: string | undefined }[];
   failNext(...answers: TwilioAnswer[]): void;
   /** Media the fake serves: the URL to put in `MediaUrlN` (on the API, redirecting `redirects` times before the CDN). */
-  addMedia(bytes: Buffer, contentType: string, options?: { redirects?: number }): string;
+  addMedia(bytes: Buffer, contentType: string, options?: { redirects?: number; gzip?: boolean }): string;
   close(): Promise<void>;
 }
 
@@ -57,7 +58,7 @@ export async function startTwilioFake(options: { accountSid: string; authToken: 
   const cdnRequests: TwilioFake['cdnRequests'] = [];
   const mediaRequests: TwilioFake['mediaRequests'] = [];
   const queued: TwilioAnswer[] = [];
-  const media = new Map<string, { bytes: Buffer; contentType: string; redirects: number }>();
+  const media = new Map<string, { bytes: Buffer; contentType: string; redirects: number; gzip: boolean }>();
   const expected = `Basic ${Buffer.from(`${options.accountSid}:${options.authToken}`).toString('base64')}`;
   let base = '';
   let cdnBase = '';
@@ -67,6 +68,11 @@ export async function startTwilioFake(options: { accountSid: string; authToken: 
     const id = /^\/cdn\/([^/?]+)/.exec(req.url ?? '')?.[1];
     const item = id ? media.get(id) : undefined;
     if (!item) return res.writeHead(404).end();
+    // `gzip`: encoded on the way, as a CDN does: the Content-Length counts the encoded bytes.
+    if (item.gzip) {
+      const encoded = gzipSync(item.bytes);
+      return res.writeHead(200, { 'content-type': item.contentType, 'content-encoding': 'gzip', 'content-length': encoded.length }).end(encoded);
+    }
     res.writeHead(200, { 'content-type': item.contentType, 'content-length': item.bytes.length }).end(item.bytes);
   });
 
@@ -124,9 +130,9 @@ export async function startTwilioFake(options: { accountSid: string; authToken: 
     cdnRequests,
     mediaRequests,
     failNext: (...answers) => queued.push(...answers),
-    addMedia(bytes, contentType, { redirects = 1 } = {}) {
+    addMedia(bytes, contentType, { redirects = 1, gzip = false } = {}) {
       const id = `ME${randomBytes(16).toString('hex')}`;
-      media.set(id, { bytes, contentType, redirects });
+      media.set(id, { bytes, contentType, redirects, gzip });
       return `${base}/2010-04-01/Accounts/${options.accountSid}/Messages/MM${randomBytes(16).toString('hex')}/Media/${id}`;
     },
     close: async () => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import type { PrismaClient } from '../../src/generated/prisma/client.js';
 import { createChannel } from '../../src/modules/channels/channels.service.js';
 import { createWorkspace } from '../../src/modules/workspaces/workspaces.service.js';
@@ -21,8 +22,13 @@ export interface RecordedSend {
   body: any;
 }
 
-/** An answer the fake is told to give: a status and body, `drop` (close the connection unanswered), or `take` (answer as usual). */
-export type FakeAnswer = { status: number; body: unknown; delayMs?: number } | 'drop' | 'take';
+/**
+ * An answer the fake is told to give: a status and body, `drop` (close the connection unanswered),
+ * or `take` (answer as usual). `raw`: the body is a string sent as it is (not JSON-encoded);
+ * `trickleMs`: the head at once, then the body one byte every that many milliseconds;
+ * `cutAfter`: the head announcing the whole body, that many bytes of it, then the connection closed.
+ */
+export type FakeAnswer = { status: number; body: unknown; delayMs?: number; raw?: boolean; trickleMs?: number; cutAfter?: number } | 'drop' | 'take';
 
 export interface WhatsAppFake {
   /** The base URL to give the gateway as WHATSAPP_API_URL. */
@@ -39,17 +45,27 @@ export interface WhatsAppFake {
   onSend(listener: (send: RecordedSend, wamid: string) => void): void;
   /**
    * Media the fake serves: GET /{version}/{id} for its URL, then the URL for its bytes.
-   * `undeclared`: no `file_size`, and the bytes sent chunked without a Content-Length.
+   * `undeclared`: no `file_size`, and the bytes sent chunked without a Content-Length;
+   * `fileSize`: the `file_size` announced, whatever the bytes are; `gzip`: the bytes sent
+   * gzip-encoded, with the Content-Length of the encoded bytes; `url`: the URL the media answer
+   * names instead of the fake's own (another host).
    */
-  addMedia(id: string, bytes: Buffer, mimeType: string, options?: { undeclared?: boolean }): void;
+  addMedia(id: string, bytes: Buffer, mimeType: string, options?: MediaOptions): void;
   close(): Promise<void>;
+}
+
+export interface MediaOptions {
+  undeclared?: boolean;
+  fileSize?: number;
+  gzip?: boolean;
+  url?: string;
 }
 
 /** `token`: the only access token the fake accepts (like Graph, anything else is a 401 with code 190). */
 export async function startWhatsAppFake(options: { token: string }): Promise<WhatsAppFake> {
   const sent: RecordedSend[] = [];
   const mediaRequests: string[] = [];
-  const media = new Map<string, { bytes: Buffer; mimeType: string; undeclared?: boolean }>();
+  const media = new Map<string, { bytes: Buffer; mimeType: string } & MediaOptions>();
   const queued: FakeAnswer[] = [];
   const listeners: ((send: RecordedSend, wamid: string) => void)[] = [];
   let always: FakeAnswer | null = null;
@@ -57,6 +73,27 @@ export async function startWhatsAppFake(options: { token: string }): Promise<Wha
 
   const json = (res: http.ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  /** A told answer, whole, trickled or cut off. */
+  const give = (res: http.ServerResponse, answer: Exclude<FakeAnswer, 'drop' | 'take'>) => {
+    const bytes = Buffer.from(answer.raw ? String(answer.body) : JSON.stringify(answer.body));
+    res.on('error', () => {});
+    if (answer.trickleMs === undefined && answer.cutAfter === undefined) return void res.writeHead(answer.status, { 'content-type': 'application/json' }).end(bytes);
+    res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': bytes.length });
+    res.flushHeaders();
+    if (answer.cutAfter !== undefined) {
+      res.write(bytes.subarray(0, answer.cutAfter));
+      return void setTimeout(() => res.socket?.destroy(), 20);
+    }
+    let sent = 0;
+    const timer = setInterval(() => {
+      if (res.destroyed) return clearInterval(timer);
+      res.write(bytes.subarray(sent, sent + 1));
+      if (++sent < bytes.length) return;
+      clearInterval(timer);
+      res.end();
+    }, answer.trickleMs);
+    res.on('close', () => clearInterval(timer));
+  };
   const graphError = (res: http.ServerResponse, status: number, code: number, message: string) =>
     json(res, status, { error: { message, type: 'OAuthException', code, fbtrace_id: 'Afake' } });
 
@@ -79,7 +116,7 @@ export async function startWhatsAppFake(options: { token: string }): Promise<Wha
         if (!authorized) return graphError(res, 401, 190, 'Invalid OAuth access token.');
         const answer = queued.shift() ?? always;
         if (answer === 'drop') return req.socket.destroy();
-        if (answer && answer !== 'take') return void setTimeout(() => json(res, answer.status, answer.body), answer.delayMs ?? 0);
+        if (answer && answer !== 'take') return void setTimeout(() => give(res, answer), answer.delayMs ?? 0);
         const wamid = `wamid.${randomBytes(12).toString('hex')}`;
         json(res, 200, { messaging_product: 'whatsapp', contacts: [{ input: (body as any)?.to, wa_id: (body as any)?.to }], messages: [{ id: wamid }] });
         for (const listener of listeners) listener(record, wamid);
@@ -92,14 +129,18 @@ export async function startWhatsAppFake(options: { token: string }): Promise<Wha
         if (!authorized) return graphError(res, 401, 190, 'Invalid OAuth access token.');
         const item = media.get(id);
         if (!item) return graphError(res, 400, 100, `Unsupported get request. Object with ID '${id}' does not exist`);
-        const size = item.undeclared ? {} : { file_size: item.bytes.length };
-        return json(res, 200, { messaging_product: 'whatsapp', url: `${base}/media-bytes/${encodeURIComponent(id)}`, mime_type: item.mimeType, sha256: 'fake', ...size, id });
+        const size = item.fileSize !== undefined ? { file_size: item.fileSize } : item.undeclared ? {} : { file_size: item.bytes.length };
+        return json(res, 200, { messaging_product: 'whatsapp', url: item.url ?? `${base}/media-bytes/${encodeURIComponent(id)}`, mime_type: item.mimeType, sha256: 'fake', ...size, id });
       }
       const bytes = /^\/media-bytes\/([^/]+)$/.exec(url.pathname);
       if (req.method === 'GET' && bytes) {
         if (!authorized) return graphError(res, 401, 190, 'Invalid OAuth access token.');
         const item = media.get(decodeURIComponent(bytes[1]!));
         if (!item) return graphError(res, 404, 100, 'Not found');
+        if (item.gzip) {
+          const encoded = gzipSync(item.bytes);
+          return res.writeHead(200, { 'content-type': item.mimeType, 'content-encoding': 'gzip', 'content-length': encoded.length }).end(encoded);
+        }
         if (!item.undeclared) return res.writeHead(200, { 'content-type': item.mimeType, 'content-length': item.bytes.length }).end(item.bytes);
         res.writeHead(200, { 'content-type': item.mimeType });
         // Chunked, in pieces of 64 KiB, as a server streaming a file of unknown size sends it.

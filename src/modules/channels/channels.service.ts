@@ -5,6 +5,7 @@ import { sealProviderSecrets } from './channel-secrets.js';
 import type { RequestContext } from '../../context/types.js';
 import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 import { InputError } from '../../errors/domain.js';
+import { isUniqueViolation } from '../../db/errors.js';
 import { isUuid } from '../../lib/uuid.js';
 import { newWebhookSecret } from '../../lib/webhook-signature.js';
 import { issueChannelKey } from '../credentials/credentials.service.js';
@@ -43,24 +44,61 @@ export async function createChannel(
         }
       : {}),
   };
-  return prisma.$transaction(async (tx) => {
-    const channel = await tx.channel.create({ data });
-    const { token } = await issueChannelKey(tx, channel);
-    return { channel, apiKey: token, webhookSecret };
-  });
+  if (provider) await refuseTakenInboundAddress(prisma, provider, null);
+  try {
+    return await prisma.$transaction(async (tx) => {
+      const channel = await tx.channel.create({ data });
+      const { token } = await issueChannelKey(tx, channel);
+      return { channel, apiKey: token, webhookSecret };
+    });
+  } catch (error) {
+    throw takenInboundAddress(error, provider) ?? error;
+  }
 }
 
 /** Changes a channel's provider settings and credentials (a rotation included); credentials are stored sealed. */
 export async function configureChannel(prisma: PrismaClient, id: string, config: ProviderConfig, sealer?: Sealer | null): Promise<Channel> {
-  await channelById(prisma, id);
-  return prisma.channel.update({
-    where: { id },
-    data: {
-      provider: config.provider,
-      providerSettings: config.settings,
-      providerSecrets: Object.keys(config.secrets).length ? sealProviderSecrets(config.secrets, sealer) : null,
-    },
-  });
+  const channel = await channelById(prisma, id);
+  if (channel.status === 'active') await refuseTakenInboundAddress(prisma, config, channel.id);
+  try {
+    return await prisma.channel.update({
+      where: { id },
+      data: {
+        provider: config.provider,
+        providerSettings: config.settings,
+        providerSecrets: Object.keys(config.secrets).length ? sealProviderSecrets(config.secrets, sealer) : null,
+      },
+    });
+  } catch (error) {
+    throw takenInboundAddress(error, config) ?? error;
+  }
+}
+
+/** The refusal of an inbound address another active email channel has (CONTRACT §10: an address belongs to one). */
+function inboundAddressTaken(address: string, holder: string | null): InputError {
+  return new InputError(`the inbound address ${address} is already that of active channel ${holder ?? '(another)'}: an inbound address belongs to one active channel`);
+}
+
+/**
+ * Refuses an email channel's inbound address when another active channel has it, whatever the
+ * case it was written in: the database's unique index enforces the same (see
+ * `takenInboundAddress`), this names the channel that holds it.
+ */
+async function refuseTakenInboundAddress(prisma: PrismaClient, config: ProviderConfig, self: string | null): Promise<void> {
+  const address = config.provider === 'smtp' ? config.settings.inboundAddress : undefined;
+  if (!address) return;
+  const [holder] = await prisma.$queryRaw<{ id: string }[]>`
+    SELECT id FROM channels
+     WHERE inbound_address = lower(${address}) AND status = 'active' AND provider = 'smtp' AND id IS DISTINCT FROM ${self}::uuid`;
+  if (holder) throw inboundAddressTaken(address, holder.id);
+}
+
+/** The unique index's refusal (a channel given the address at the same moment), as the same one line. */
+function takenInboundAddress(error: unknown, config: ProviderConfig | undefined): InputError | null {
+  const address = config?.provider === 'smtp' ? config.settings.inboundAddress : undefined;
+  // The channel's other unique keys are fresh ids and token hashes: with an address given, its index is the one a write can meet.
+  if (!address || !isUniqueViolation(error)) return null;
+  return inboundAddressTaken(address, null);
 }
 
 export async function channelById(prisma: PrismaClient, id: string): Promise<Channel> {

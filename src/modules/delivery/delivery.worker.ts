@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { Prisma, type Channel, type PrismaClient } from '../../generated/prisma/client.js';
 import { describeError } from '../../errors/log.js';
 import { deriveE164 } from '../../lib/phone.js';
+import { redactSecrets } from '../../lib/redact.js';
 import type { Sealer } from '../../lib/sealed.js';
 import { deliveryAttempts } from '../../metrics/process.js';
 import type { SendJob, SendOutcome } from '../../providers/provider.js';
@@ -390,9 +391,16 @@ export class DeliveryWorker {
       },
     };
     if (job.sentParts.length) this.options.logger.warn({ ...context, parts: job.sentParts.length }, 'message partly sent by an earlier attempt: sending the rest');
+    // A provider's text may echo a credential it was sent: it is stored, shown and logged without it.
+    const credentials = [...Object.values(job.channel.secrets), job.channel.webhookSecret];
+    const clean = (text: string) => redactSecrets(text, credentials);
     const outcome: SendOutcome = await provider.send(job);
-    if (outcome.kind === 'failed') return { kind: 'failed', reason: `${outcome.code}: ${outcome.text}`.slice(0, 1000), failureReason: `${outcome.code}: ${outcome.text}` };
-    return outcome;
+    if (outcome.kind === 'failed') {
+      const reason = clean(`${outcome.code}: ${outcome.text}`);
+      return { kind: 'failed', reason: reason.slice(0, 1000), failureReason: reason };
+    }
+    if (outcome.kind === 'retry') return { kind: 'retry', reason: clean(outcome.reason) };
+    return outcome.warning ? { ...outcome, warning: clean(outcome.warning) } : outcome;
   }
 
   /** One workspace event to one endpoint, signed with the endpoint's secret. */
@@ -405,12 +413,41 @@ export class DeliveryWorker {
     return failure ? { kind: 'retry', reason: failure } : { kind: 'sent' };
   }
 
-  /** A stored inbound event: its messages and statuses applied (src/modules/inbound). */
+  /**
+   * A stored inbound event: its messages and statuses applied (src/modules/inbound). A big event
+   * (thousands of entries) may take longer than a lease: the lease is renewed while it runs, so
+   * that no other worker takes up an event that is still being processed.
+   */
   private async processInbound(row: Claimed, context: Record<string, unknown>): Promise<Outcome> {
     context.inboundEventId = row.inbound_event_id;
     if (!this.options.inbound) return { kind: 'retry', reason: 'this worker does not process inbound events' };
-    await this.options.inbound(row.inbound_event_id!);
+    const renewal = this.renewWhileRunning(row, context);
+    try {
+      await this.options.inbound(row.inbound_event_id!);
+    } finally {
+      renewal.stop();
+    }
     return { kind: 'sent' };
+  }
+
+  /**
+   * Renews this attempt's lease every third of it until stopped, only while the attempt still
+   * holds it (released by stop(), taken over after a stall): then renewing ends.
+   */
+  private renewWhileRunning(row: Claimed, context: Record<string, unknown>): { stop(): void } {
+    const { sql, logger, leaseMs } = this.options;
+    const timer = setInterval(() => {
+      sql<{ id: string }>(Prisma.sql`
+        UPDATE deliveries SET locked_until = now() + ${leaseMs} * interval '1 millisecond', updated_at = now()
+         WHERE id = ${row.id}::uuid AND locked_by = ${this.id} AND attempts = ${row.attempts} AND status = 'pending'
+        RETURNING id`).then(
+        (renewed) => {
+          if (!renewed.length) clearInterval(timer);
+        },
+        (error: unknown) => logger.warn({ ...context, err: describeError(error) }, 'could not renew the lease of an inbound event being processed'),
+      );
+    }, Math.max(10, Math.floor(leaseMs / 3)));
+    return { stop: () => clearInterval(timer) };
   }
 
   /**

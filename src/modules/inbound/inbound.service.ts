@@ -175,13 +175,19 @@ function storableMessage(message: InboundMessage): InboundMessage {
 /**
  * The conversation of the channel's message a reply answers: the first of `thread` (provider ids,
  * nearest first) that is a message of this channel, inbound or outbound, on a conversation of this
- * contact. Undefined when none is.
+ * contact. An outbound message is found by its provider id; an inbound email by its Message-ID as
+ * kept with it (its provider id identifies repeats, not threads). Undefined when none is.
  */
 async function threadConversation(tx: Prisma.TransactionClient, channelId: string, contactId: string, thread: string[]): Promise<string | undefined> {
   const found = await tx.$queryRaw<{ provider_id: string; conversation_id: string }[]>`
     SELECT p.provider_id, m.conversation_id
       FROM provider_message_ids p JOIN messages m ON m.id = p.message_id
-     WHERE p.channel_id = ${channelId}::uuid AND p.provider_id = ANY(${thread}::text[]) AND m.contact_id = ${contactId}::uuid`;
+     WHERE p.channel_id = ${channelId}::uuid AND p.provider_id = ANY(${thread}::text[]) AND m.contact_id = ${contactId}::uuid
+    UNION ALL
+    SELECT m.provider_meta->>'messageId', m.conversation_id
+      FROM messages m
+     WHERE m.contact_id = ${contactId}::uuid AND m.channel_id = ${channelId}::uuid AND m.direction = 'inbound'
+       AND m.provider_meta->>'messageId' = ANY(${thread}::text[])`;
   return thread.map((id) => found.find((row) => row.provider_id === id)?.conversation_id).find(Boolean);
 }
 

@@ -3,6 +3,7 @@ import type { Sealer } from '../../lib/sealed.js';
 import type { InboundEvent } from '../../providers/provider.js';
 import type { InboundParser, InboundParsers } from '../../providers/registry.js';
 import { inboundProcessed } from '../../metrics/process.js';
+import { redactSecrets } from '../../lib/redact.js';
 import { openProviderSecrets } from '../channels/channel-secrets.js';
 import { applyStatus, receiveMessage, type InboundContext } from './inbound.service.js';
 
@@ -56,13 +57,15 @@ export async function processInboundEvent(ctx: InboundContext & { parsers: Inbou
 }
 
 /** Applies one event; false for a status whose message is not stored yet. */
-async function apply(ctx: InboundContext, channel: Channel, item: InboundEvent, provider: string): Promise<boolean> {
+async function apply(ctx: InboundContext & { sealer: Sealer | null }, channel: Channel, item: InboundEvent, provider: string): Promise<boolean> {
   if (item.kind === 'message') {
     const result = await receiveMessage(ctx, channel, item);
     inboundProcessed.labels(provider, result === 'stored' ? 'message' : 'duplicate').inc();
     return true;
   }
-  const result = await applyStatus(ctx, channel, item);
+  // A provider's error text may echo a credential of the channel: it is stored and shown without it.
+  const status = item.error ? { ...item, error: { code: item.error.code, text: redactSecrets(item.error.text, Object.values(openProviderSecrets(channel, ctx.sealer))) } } : item;
+  const result = await applyStatus(ctx, channel, status);
   inboundProcessed.labels(provider, `status_${result.replace('-', '_')}`).inc();
   if (result === 'other-channel') ctx.logger.info({ channelId: channel.id }, 'status for another channel’s message: ignored');
   return result !== 'unknown';

@@ -32,6 +32,7 @@ export async function openMessageMedia(ctx: RequestContext, id: string, index: s
     const opened = await ctx.openMedia(channel, item.ref, MEDIA_LIMIT_BYTES);
     return {
       ...opened,
+      body: opened.length === null ? opened.body : exactly(opened.body, opened.length),
       contentType: opened.contentType ?? (typeof item.contentType === 'string' ? item.contentType : null),
       filename: typeof item.filename === 'string' ? item.filename : null,
     };
@@ -39,4 +40,30 @@ export async function openMessageMedia(ctx: RequestContext, id: string, index: s
     if (error instanceof MediaUnavailable) throw new ProviderUnavailableError(`The channel's provider could not hand the file over: ${error.message}.`);
     throw error;
   }
+}
+
+/**
+ * A body that yields exactly `length` bytes or fails (CONTRACT §10): the answer's Content-Length
+ * is then always the number of bytes sent, and a body that turns out longer or shorter ends the
+ * connection (src/lib/cut-off.ts) instead of corrupting the next answer on it.
+ */
+function exactly(body: ReadableStream<Uint8Array>, length: number): ReadableStream<Uint8Array> {
+  const reader = body.getReader();
+  let seen = 0;
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) {
+        if (seen === length) return controller.close();
+        return controller.error(new MediaUnavailable(`the provider sent ${seen} of the ${length} bytes it announced`));
+      }
+      seen += value.byteLength;
+      if (seen <= length) return controller.enqueue(value);
+      reader.cancel().catch(() => {});
+      controller.error(new MediaUnavailable(`the provider sent more than the ${length} bytes it announced`));
+    },
+    cancel(reason) {
+      return reader.cancel(reason).catch(() => {});
+    },
+  });
 }

@@ -55,6 +55,20 @@ function messageIds(value: string | string[] | undefined): string[] {
   return all.map(bareMessageId).filter((id) => id !== '' && id.length <= ID_LIMIT);
 }
 
+/**
+ * What identifies a repeat of an email (CONTRACT §10): its sender, its Message-ID and its content
+ * as decoded (subject, text, HTML, attachments), hashed. A Message-ID alone is whatever a sender
+ * writes: a mail claiming another sender's next one, or one of the gateway's own outbound ids,
+ * would otherwise make the real mail a "repeat" and drop it. A relay delivering the same mail
+ * again (another route, other Received headers, another transfer encoding) keeps all of these.
+ */
+function repeatKey(sender: string, messageId: string, mail: ParsedMail): string {
+  const attachments = mail.attachments.map((attachment) => createHash('sha256').update(attachment.content).digest('hex'));
+  const html = typeof mail.html === 'string' ? mail.html : '';
+  const identity = JSON.stringify([sender.toLowerCase(), messageId, mail.subject ?? '', mail.text ?? '', html, attachments]);
+  return `email:${createHash('sha256').update(identity).digest('hex')}`;
+}
+
 /** The `Date` header as a date, when it is one. */
 function dateHeader(mail: ParsedMail | null): Date | null {
   const line = mail?.headerLines.find((header) => header.key === 'date')?.line;
@@ -65,8 +79,9 @@ function dateHeader(mail: ParsedMail | null): Date | null {
 
 /**
  * The message an email stored by the SMTP listener carries (CONTRACT §6): from the `From` address
- * (the envelope sender when there is none), with the display name; its Message-ID as provider id
- * (a hash of the raw bytes when it has none); `In-Reply-To` then `References` (newest first) as
+ * (the envelope sender when there is none), with the display name; as provider id, what identifies
+ * a repeat of it (`repeatKey`; a hash of the raw bytes when it has no Message-ID), its Message-ID
+ * kept for threads; `In-Reply-To` then `References` (newest first) as
  * the thread to look for; the `Date` header, else the receipt time; the text (HTML converted when
  * there is no plain-text part, without trailing blank lines, at most 65 536 characters); every attachment as media, referred to
  * by the stored event and its position, since the stored email is where it is read back from.
@@ -80,7 +95,9 @@ export async function parseEmail(raw: { body: Buffer; headers: Record<string, st
   const name = sender?.name?.trim();
   const hash = `sha256:${createHash('sha256').update(raw.body).digest('hex')}`;
   const ownId = mail?.messageId ? bareMessageId(mail.messageId) : '';
-  const providerId = ownId && ownId.length <= ID_LIMIT ? ownId : ownId ? `sha256:${createHash('sha256').update(ownId).digest('hex')}` : hash;
+  // Threads are found by the Message-ID as written; a repeat is found by what identifies one.
+  const messageId = ownId && ownId.length <= ID_LIMIT ? ownId : ownId ? `sha256:${createHash('sha256').update(ownId).digest('hex')}` : hash;
+  const providerId = mail && ownId ? repeatKey(email, ownId, mail) : hash;
   const references = messageIds(mail?.references);
   const thread = [...new Set([...messageIds(mail?.inReplyTo), ...[...references].reverse()])];
   const media: InboundMedia[] = (mail?.attachments ?? []).map((attachment, index) => ({
@@ -89,7 +106,7 @@ export async function parseEmail(raw: { body: Buffer; headers: Record<string, st
     filename: attachment.filename ? cleanText(attachment.filename, 255) : null,
   }));
   const subject = mail?.subject ? cleanText(mail.subject, 998) : null;
-  const meta: EmailMeta = { messageId: providerId, references, subject };
+  const meta: EmailMeta = { messageId, references, subject };
   const message: InboundMessage = {
     kind: 'message',
     providerId,

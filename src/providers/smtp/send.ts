@@ -70,19 +70,32 @@ export function smtpProvider(options: { timeoutMs: number; store?: EmailStore | 
         disableFileAccess: true,
         disableUrlAccess: true,
       });
+      // One deadline for the whole exchange (CONTRACT §10): the transport's timeouts are per wait,
+      // so a relay that trickles its replies could otherwise hold the attempt past its lease.
+      let timer: NodeJS.Timeout | undefined;
+      const deadline = new Promise<never>((_resolve, reject) => {
+        timer = setTimeout(() => {
+          transport.close();
+          reject(Object.assign(new Error(`no complete answer within ${options.timeoutMs} ms`), { code: 'ETIMEDOUT' }));
+        }, options.timeoutMs);
+      });
       try {
-        await transport.sendMail({
-          from: { name: channel.name, address: from },
-          to: { name: recipient.name, address: recipient.email },
-          subject: replySubject(thread, channel.name),
-          text: emailText(message),
-          messageId: `<${messageId}>`,
-          date: message.createdAt,
-          ...(thread ? { inReplyTo: `<${thread.messageId}>`, references } : {}),
-        });
+        await Promise.race([
+          transport.sendMail({
+            from: { name: channel.name, address: from },
+            to: { name: recipient.name, address: recipient.email },
+            subject: replySubject(thread, channel.name),
+            text: emailText(message),
+            messageId: `<${messageId}>`,
+            date: message.createdAt,
+            ...(thread ? { inReplyTo: `<${thread.messageId}>`, references } : {}),
+          }),
+          deadline,
+        ]);
       } catch (error) {
         return smtpOutcome(error, relay.pass);
       } finally {
+        clearTimeout(timer);
         transport.close();
       }
       await job.recordPart(messageId, 0);

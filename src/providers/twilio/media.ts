@@ -1,5 +1,5 @@
 import { OutboundTargetError, type OutboundClient } from '../../lib/outbound-http.js';
-import { capped, MediaUnavailable, type MediaFetcher } from '../whatsapp/media.js';
+import { bodyLength, capped, MediaUnavailable, type MediaFetcher } from '../whatsapp/media.js';
 
 /** The most redirects a media download follows (Twilio's media URL answers one, to its CDN). */
 export const MEDIA_REDIRECTS = 3;
@@ -51,8 +51,7 @@ export function twilioMedia(options: { baseUrl: string; guarded: OutboundClient 
           await response.body?.cancel();
           throw new MediaUnavailable(`the provider answered HTTP ${response.status}`);
         }
-        const length = Number(response.headers.get('content-length'));
-        const declared = response.headers.has('content-length') && Number.isFinite(length) ? length : null;
+        const declared = bodyLength(response.headers as unknown as Headers);
         if (declared !== null && declared > limitBytes) {
           await response.body?.cancel();
           throw new MediaUnavailable(`the media is larger than ${limitBytes} bytes`);

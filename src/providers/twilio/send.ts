@@ -1,5 +1,5 @@
 import type { OutboundProvider, SendJob, SendOutcome } from '../provider.js';
-import { providerRequest, type ProviderHttp } from '../http.js';
+import { providerRequest, type ProviderAnswer, type ProviderHttp } from '../http.js';
 
 export interface TwilioOptions {
   /** TWILIO_API_URL, without a trailing slash. */
@@ -41,7 +41,7 @@ interface TwilioError {
  * statuses cannot be matched); a 429 or 5xx is tried again; any other 4xx fails with Twilio's
  * error code and message.
  */
-function outcomeOf(status: number, body: unknown): SendOutcome {
+function outcomeOf({ status, json: body }: ProviderAnswer): SendOutcome {
   if (status >= 200 && status < 300) {
     const sid = (body as { sid?: unknown } | null)?.sid;
     if (typeof sid === 'string' && sid) return { kind: 'sent', providerIds: [sid] };
@@ -79,7 +79,7 @@ export function twilioProvider(options: TwilioOptions): OutboundProvider {
         body: twilioForm(job, options.publicUrl).toString(),
       });
       if ('kind' in answer) return answer;
-      const outcome = outcomeOf(answer.status, answer.json);
+      const outcome = outcomeOf(answer);
       const sid = outcome.kind === 'sent' ? outcome.providerIds[0] : undefined;
       if (sid) await job.recordPart(sid, 0);
       return outcome;

@@ -5,7 +5,7 @@ import type { ProviderChannel } from '../provider.js';
 export interface OpenedMedia {
   body: ReadableStream<Uint8Array>;
   contentType: string | null;
-  /** The size the provider declared, when it did. */
+  /** The number of bytes `body` yields, when the provider's answer states it; null otherwise (never a size declared elsewhere). */
   length: number | null;
 }
 
@@ -43,23 +43,61 @@ export function capped(body: ReadableStream<Uint8Array>, limit: number): Readabl
 }
 
 /**
+ * The number of bytes a fetched answer's body yields, when its head states it: its Content-Length,
+ * unless the body is decoded on the way (`Content-Encoding: gzip`, `br`…), whose Content-Length
+ * counts the encoded bytes. Null when it cannot be known before the body is read.
+ */
+export function bodyLength(headers: Headers): number | null {
+  const encoding = headers.get('content-encoding')?.trim().toLowerCase();
+  if (encoding && encoding !== 'identity') return null;
+  const raw = headers.get('content-length')?.trim();
+  return raw && /^\d{1,15}$/.test(raw) ? Number(raw) : null;
+}
+
+/**
+ * Meta's hosts a media answer may name (the Graph API answers `https://lookaside.fbsbx.com/…`):
+ * the channel's access token is sent to these over HTTPS, and to the Graph API's own origin.
+ */
+const META_MEDIA_HOST = /(?:^|\.)(?:fbsbx\.com|facebook\.com|fbcdn\.net|whatsapp\.net)$/;
+
+/** Whether the channel's access token may go to `url`: the Graph API's origin (WHATSAPP_API_URL), or a Meta media host over HTTPS. */
+export function metaOrigin(url: string, apiOrigin: string | null): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  if (parsed.origin === apiOrigin) return true;
+  return parsed.protocol === 'https:' && parsed.port === '' && META_MEDIA_HOST.test(parsed.hostname);
+}
+
+/**
  * WhatsApp media by id: `GET {base}/{version}/{media id}` with the channel's access token answers
  * the file's URL, type and size; the URL (a provider-given link, fetched through the guarded
- * client) is then read with the same token.
+ * client) is then read, with the same token only when it is Meta's (CONTRACT §10): whatever a
+ * media answer names, the token goes nowhere else. The Graph API's `file_size` refuses a file
+ * too large before it is fetched, but never becomes the answer's length.
  */
 export function whatsappMedia(options: { baseUrl: string; version: string; api: OutboundClient; guarded: OutboundClient }): MediaFetcher {
+  let apiOrigin: string | null = null;
+  try {
+    apiOrigin = new URL(options.baseUrl).origin;
+  } catch {
+    apiOrigin = null;
+  }
   return {
     async open(channel, ref, limitBytes) {
       const authorization = `Bearer ${channel.secrets.accessToken ?? ''}`;
       const infoUrl = `${options.baseUrl.replace(/\/+$/, '')}/${options.version}/${encodeURIComponent(ref)}`;
-      const info = await request(options.api, infoUrl, authorization);
+      const info = await request(options.api, infoUrl, { authorization });
       const described = (await info.json().catch(() => null)) as { url?: unknown; mime_type?: unknown; file_size?: unknown } | null;
       if (typeof described?.url !== 'string') throw new MediaUnavailable('WhatsApp gave no URL for the media');
       const declared = typeof described.file_size === 'number' ? described.file_size : null;
       if (declared !== null && declared > limitBytes) throw new MediaUnavailable(`the media is larger than ${limitBytes} bytes`);
-      const file = await request(options.guarded, described.url, authorization);
-      const length = Number(file.headers.get('content-length'));
-      if (Number.isFinite(length) && length > limitBytes) {
+      const file = await request(options.guarded, described.url, metaOrigin(described.url, apiOrigin) ? { authorization } : {});
+      const length = bodyLength(file.headers as unknown as Headers);
+      if (length !== null && length > limitBytes) {
         await file.body?.cancel();
         throw new MediaUnavailable(`the media is larger than ${limitBytes} bytes`);
       }
@@ -67,16 +105,16 @@ export function whatsappMedia(options: { baseUrl: string; version: string; api: 
       return {
         body: capped(file.body as ReadableStream<Uint8Array>, limitBytes),
         contentType: file.headers.get('content-type') ?? (typeof described.mime_type === 'string' ? described.mime_type : null),
-        length: Number.isFinite(length) && file.headers.has('content-length') ? length : declared,
+        length,
       };
     },
   };
 }
 
-async function request(client: OutboundClient, url: string, authorization: string) {
+async function request(client: OutboundClient, url: string, headers: Record<string, string>) {
   let response: Awaited<ReturnType<OutboundClient['fetch']>>;
   try {
-    response = await client.fetch(url, { headers: { authorization } });
+    response = await client.fetch(url, { headers });
   } catch (error) {
     throw new MediaUnavailable(`the provider could not be reached (${(error as Error).message})`);
   }

@@ -1,5 +1,5 @@
 import type { OutboundProvider, SendJob, SendOutcome } from '../provider.js';
-import { providerRequest, type ProviderHttp } from '../http.js';
+import { providerRequest, type ProviderAnswer, type ProviderHttp } from '../http.js';
 
 /** The WhatsApp Cloud API's media message types, by the extension of the link's path. */
 const MEDIA_TYPES: [type: 'image' | 'video' | 'audio' | 'document', extensions: string[]][] = [
@@ -48,20 +48,37 @@ interface GraphError {
   error?: { message?: string; code?: number | string; error_subcode?: number; type?: string; error_data?: { details?: string } };
 }
 
+/** A part the Graph API took without naming its id (a cut-off or unreadable answer). */
+interface Unidentified {
+  unidentified: string;
+}
+
 /**
- * The Graph API's answer as an outcome: the first message id when taken; a 429 or 5xx is tried
- * again; any other 4xx fails with the error's code and message (its details when given).
+ * The Graph API's answer as an outcome: any 2xx is taken (CONTRACT §10), under the first message
+ * id when it names one — without one, sending again could deliver the part twice, so it counts
+ * as sent, with a warning, and its statuses cannot be matched; a 429 or 5xx is tried again; any
+ * other 4xx fails with the error's code and message (its details when given).
  */
-function outcomeOf(status: number, body: unknown): { id: string } | SendOutcome {
+function outcomeOf(answer: ProviderAnswer): { id: string } | Unidentified | SendOutcome {
+  const { status, json: body } = answer;
   if (status >= 200 && status < 300) {
     const id = (body as { messages?: { id?: unknown }[] } | null)?.messages?.[0]?.id;
     if (typeof id === 'string' && id) return { id };
-    return { kind: 'retry', reason: `WhatsApp answered HTTP ${status} without a message id` };
+    const why = !answer.complete ? 'a cut-off answer' : body === null ? 'an answer that is not JSON' : 'no message id';
+    return { unidentified: `WhatsApp answered HTTP ${status} with ${why}: sent, but its statuses cannot be matched` };
   }
   const error = (body as GraphError | null)?.error;
   const text = [error?.message, error?.error_data?.details].filter(Boolean).join(': ') || `HTTP ${status}`;
   if (status === 429 || status >= 500) return { kind: 'retry', reason: `WhatsApp answered HTTP ${status}: ${text}` };
   return { kind: 'failed', code: String(error?.code ?? status), text };
+}
+
+/**
+ * What is recorded for a part taken without an id: a later attempt then skips it like any part
+ * sent, and no status of WhatsApp's can ever name it.
+ */
+export function unidentifiedPart(messageId: string, part: number): string {
+  return `unidentified:${messageId}:${part}`;
 }
 
 /**
@@ -77,6 +94,7 @@ export function whatsappProvider(options: { baseUrl: string; version: string; ht
       const { settings, secrets } = job.channel;
       const url = `${options.baseUrl.replace(/\/+$/, '')}/${options.version}/${encodeURIComponent(settings.phoneNumberId ?? '')}/messages`;
       const ids = [...job.sentParts];
+      const warnings: string[] = [];
       const parts = whatsappParts(job);
       for (let part = ids.length; part < parts.length; part++) {
         const answer = await providerRequest(options.http, url, {
@@ -85,12 +103,14 @@ export function whatsappProvider(options: { baseUrl: string; version: string; ht
           body: JSON.stringify(parts[part]),
         });
         if ('kind' in answer) return answer;
-        const outcome = outcomeOf(answer.status, answer.json);
+        const outcome = outcomeOf(answer);
         if ('kind' in outcome) return outcome;
-        await job.recordPart(outcome.id, part);
-        ids.push(outcome.id);
+        const id = 'id' in outcome ? outcome.id : unidentifiedPart(job.message.id, part);
+        if ('unidentified' in outcome) warnings.push(parts.length > 1 ? `part ${part}: ${outcome.unidentified}` : outcome.unidentified);
+        await job.recordPart(id, part);
+        ids.push(id);
       }
-      return { kind: 'sent', providerIds: ids };
+      return { kind: 'sent', providerIds: ids, ...(warnings.length ? { warning: warnings.join('; ') } : {}) };
     },
   };
 }
