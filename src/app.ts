@@ -29,13 +29,16 @@ import { contactRoutes } from './modules/contacts/contacts.routes.js';
 import { conversationRoutes } from './modules/conversations/conversations.routes.js';
 import { messageRoutes } from './modules/messages/messages.routes.js';
 import { templateRoutes } from './modules/templates/templates.routes.js';
+import { documentRoutes } from './modules/documents/documents.routes.js';
+import { createDocumentStore } from './modules/documents/documents.service.js';
+import { trustedDocumentsPlugin } from './graphql/trusted-documents.js';
 import { createRateLimiter } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
 import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
 export const DOCUMENTED_ROUTES = {
-  rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes],
+  rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...documentRoutes],
   webhooks: webhookRoutes,
 };
 
@@ -143,9 +146,10 @@ function disposePlugin(dispose: () => Promise<void>): Plugin {
 /**
  * The server: yoga, with every route of the one table (REST, provider webhooks, GraphQL, probes,
  * documentation) served through its request hooks. node:http serves it through yoga's own node
- * adapter (src/http/server.ts); tests call its `fetch`.
+ * adapter (src/http/server.ts); tests call its `fetch`. `options.plugins` are yoga plugins run
+ * after the app's own, which see every stage of an operation (parse, validate, execute).
  */
-export function createApp(appDeps: AppDeps) {
+export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}) {
   const ownsEvents = !appDeps.events;
   const ownsRateLimiter = appDeps.rateLimiter === undefined;
   const ownsCredentialCache = appDeps.credentialCache === undefined;
@@ -158,6 +162,9 @@ export function createApp(appDeps: AppDeps) {
     credentialCache: ownsCredentialCache ? createCredentialCache({ ttlMs: env.AUTH_CACHE_MS, redisUrl: env.REDIS_URL, logger }) : appDeps.credentialCache,
   };
   const metrics = createAppMetrics(deps);
+  // Registered GraphQL documents, for every transport: yoga's HTTP pipeline through its plugin,
+  // one outside it (a WebSocket's subscribe) through operationParams (src/graphql/trusted-documents.ts).
+  const documents = createDocumentStore(deps.db.query);
   const table = new RouteTable().add(
     ...systemRoutes(deps, metrics),
     ...docsRoutes(deps),
@@ -175,6 +182,8 @@ export function createApp(appDeps: AppDeps) {
     // The one body limit is BODY_LIMIT_BYTES, applied by the GraphQL route as the body is read.
     maxRequestBodySize: false,
     maskedErrors: { maskError: maskGraphQLError() },
+    // A registered document named by id (GraphQL over HTTP's persisted documents) instead of a text.
+    extraParamNames: ['documentId'],
     plugins: [
       routingPlugin({
         table,
@@ -184,12 +193,14 @@ export function createApp(appDeps: AppDeps) {
         varyOnOrigin: Boolean(deps.env.CORS_ORIGINS?.length),
       }),
       readBodyOnce(),
+      trustedDocumentsPlugin(documents),
       operationLabelPlugin(metrics),
       documentLimitsPlugin({ hideSuggestions: !introspectionEnabled(deps.env) }),
       costLimitPlugin(),
       pageArgumentsPlugin(),
       compiledQueriesPlugin(),
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),
+      ...(options.plugins ?? []),
       // Streams still open end with the server: a disposed app answers nothing more.
       disposePlugin(async () => deps.streams!.endAll()),
       ...(ownsEvents ? [disposePlugin(() => deps.events!.dispose())] : []),

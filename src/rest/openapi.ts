@@ -44,6 +44,12 @@ const failures = {
     headers: z.object({ 'WWW-Authenticate': z.literal('Bearer') }),
     content: jsonContent(errorSchema.extend({ message: z.literal('Unauthenticated.') })),
   },
+  403: {
+    id: 'Forbidden',
+    description: 'The credential may not do this (a session token where a backend credential is required).',
+    headers: z.object(rateLimitHeaders),
+    content: jsonContent(errorSchema),
+  },
   404: {
     id: 'NotFound',
     description: 'The resource does not exist in this workspace (a malformed id included), or no route has this path.',
