@@ -319,9 +319,9 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description graphql-codegen client preset's `persisted-documents.json`: each GraphQL document's text under the lowercase hex SHA-256 of that text (`persistedDocuments: { hashAlgorithm: 'sha256' }`).
+         * @description graphql-codegen client preset's `persisted-documents.json` (`persistedDocuments: { hashAlgorithm: 'sha256' }`): each GraphQL document's text under its id, `sha256:` and the hex SHA-256 of the text (the bare hex is taken too).
          * @example {
-         *       "1dc20b906fcd8582c69f8e949587e177016f1ee173ce21c6d4e4f0ebbc87fcf4": "query Viewer { viewer { workspace { id name } } }"
+         *       "sha256:1dc20b906fcd8582c69f8e949587e177016f1ee173ce21c6d4e4f0ebbc87fcf4": "query Viewer { viewer { workspace { id name } } }"
          *     }
          */
         PersistedDocuments: {

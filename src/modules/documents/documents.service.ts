@@ -43,9 +43,10 @@ export function manifestDocuments(manifest: unknown, problemOf: DocumentProblem)
   const errors: Record<string, string[]> = {};
   const documents = new Map<string, string>();
   for (const [key, body] of entries) {
-    const hash = key.toLowerCase();
+    // The client preset writes keys as document ids (`sha256:<hex>`); a bare hex hash is taken too.
+    const hash = key.replace(/^sha256:/, '').toLowerCase();
     if (!DOCUMENT_HASH.test(hash)) {
-      errors[key] = ['The key must be the SHA-256 of its document: 64 hexadecimal characters.'];
+      errors[key] = ["The key must be the document's id: sha256: followed by the 64 hexadecimal characters of its SHA-256."];
     } else if (documentHash(body) !== hash) {
       errors[key] = ['The key is not the SHA-256 of its document.'];
     } else {

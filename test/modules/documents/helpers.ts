@@ -16,7 +16,7 @@ import { bearer } from '../../helpers/factories.js';
 
 export const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex');
 
-/** A manifest as graphql-codegen's client preset writes it: each text under its SHA-256. */
+/** A manifest of texts under their bare hex SHA-256 (the client preset writes `sha256:<hex>`; both are taken). */
 export const manifestOf = (...texts: string[]) => Object.fromEntries(texts.map((text) => [sha256(text), text]));
 
 export interface DocumentsApp {

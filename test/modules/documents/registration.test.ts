@@ -59,25 +59,30 @@ describe('POST /api/connect/graphql/documents', () => {
     expect(await storedDocuments(db, ws.workspace.id)).toEqual(manifestOf(A, B, C));
   });
 
-  it('takes the keys in any case of hex and stores them in lower case', async () => {
+  it('takes keys as the client preset writes them (sha256:<hex>) or as bare hex, in any case of hex', async () => {
     const ws = await freshWorkspace();
-    expect(await register(app, ws.host, ws.apiKey, { [sha256(A).toUpperCase()]: A })).toEqual({ status: 200, body: { data: { stored: 1 } } });
-    expect(await storedDocuments(db, ws.workspace.id)).toEqual(manifestOf(A));
+    const manifest = { [`sha256:${sha256(A)}`]: A, [sha256(B).toUpperCase()]: B, [`sha256:${sha256(C).toUpperCase()}`]: C };
+    expect(await register(app, ws.host, ws.apiKey, manifest)).toEqual({ status: 200, body: { data: { stored: 3 } } });
+    expect(await storedDocuments(db, ws.workspace.id)).toEqual(manifestOf(A, B, C));
+    // The same documents under the other spelling of their ids are the same documents.
+    expect(await register(app, ws.host, ws.apiKey, manifestOf(A, B, C))).toEqual({ status: 200, body: { data: { stored: 0 } } });
   });
 
   it('refuses a key that is not the SHA-256 of its document with a 422 naming the key, storing none of the manifest', async () => {
     const ws = await freshWorkspace();
     const notHex = 'RegA';
+    const otherPrefix = `md5:${sha256(A).slice(0, 32)}`;
     const wrong = sha256(`${A} `);
-    const answer = await register(app, ws.host, ws.apiKey, { ...manifestOf(B), [notHex]: A, [wrong]: A, [sha256(C).slice(0, 40)]: C });
+    const answer = await register(app, ws.host, ws.apiKey, { ...manifestOf(B), [notHex]: A, [otherPrefix]: A, [`sha256:${wrong}`]: A, [sha256(C).slice(0, 40)]: C });
     expect(answer).toEqual({
       status: 422,
       body: {
-        message: 'The key must be the SHA-256 of its document: 64 hexadecimal characters.',
+        message: "The key must be the document's id: sha256: followed by the 64 hexadecimal characters of its SHA-256.",
         errors: {
-          [notHex]: ['The key must be the SHA-256 of its document: 64 hexadecimal characters.'],
-          [wrong]: ['The key is not the SHA-256 of its document.'],
-          [sha256(C).slice(0, 40)]: ['The key must be the SHA-256 of its document: 64 hexadecimal characters.'],
+          [notHex]: ["The key must be the document's id: sha256: followed by the 64 hexadecimal characters of its SHA-256."],
+          [otherPrefix]: ["The key must be the document's id: sha256: followed by the 64 hexadecimal characters of its SHA-256."],
+          [`sha256:${wrong}`]: ['The key is not the SHA-256 of its document.'],
+          [sha256(C).slice(0, 40)]: ["The key must be the document's id: sha256: followed by the 64 hexadecimal characters of its SHA-256."],
         },
       },
     });
