@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Plugin } from 'graphql-yoga';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDocumentStore } from '../../../src/modules/documents/documents.service.js';
 import { openTestDatabase } from '../../helpers/app.js';
 import { addChannel, bearer, createConnection, workspaceWithChannel } from '../../helpers/factories.js';
 import type { Database } from '../../../src/db/database.js';
@@ -202,5 +203,32 @@ describe('X-Channel-Uuid', () => {
       body: JSON.stringify({ documentId: `sha256:${sha256(VIEWER)}` }),
     });
     expect(((await named.json()) as any).data.viewer.channel).toEqual({ id: second.channel.id });
+  });
+});
+
+describe('the document cache of a process', () => {
+  it('keeps at most its bound of documents and characters, the least recently used let go, and finds the others again', async () => {
+    const texts = ['query CacheA { viewer { workspace { id } } }', 'query CacheB { viewer { channel { id } } }', 'query CacheC { viewer { workspace { name } } }'];
+    const ws = await workspaceWithChannel(db.prisma);
+    expect((await register(app, ws.host, ws.apiKey, manifestOf(...texts))).status).toBe(200);
+    const [a, b, c] = texts.map(sha256) as [string, string, string];
+
+    const byCount = createDocumentStore(db.query, { entries: 2, characters: 10_000 });
+    expect(await byCount.get(ws.workspace.id, a)).toBe(texts[0]);
+    expect(await byCount.get(ws.workspace.id, b)).toBe(texts[1]);
+    expect(await byCount.get(ws.workspace.id, a)).toBe(texts[0]);
+    expect(await byCount.get(ws.workspace.id, c)).toBe(texts[2]);
+    expect(byCount.size).toBe(2);
+    // Another workspace's id, an unknown one and no id at all are found nowhere, and nothing is kept of them.
+    expect(await byCount.get(other.workspace.id, a)).toBeNull();
+    expect(await byCount.get(ws.workspace.id, sha256('unknown'))).toBeNull();
+    expect(await byCount.get(ws.workspace.id, 'not-a-hash')).toBeNull();
+    expect(byCount.size).toBe(2);
+
+    const byCharacters = createDocumentStore(db.query, { entries: 100, characters: texts[1]!.length + texts[2]!.length });
+    for (const hash of [a, b, c]) await byCharacters.get(ws.workspace.id, hash);
+    // A let go to make room for C: B and C fill the budget exactly.
+    expect(byCharacters.size).toBe(2);
+    expect(await byCharacters.get(ws.workspace.id, a)).toBe(texts[0]);
   });
 });
