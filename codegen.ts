@@ -2,7 +2,9 @@ import type { CodegenConfig } from '@graphql-codegen/cli';
 
 // Typed documents for GraphQL clients: the test suite, the first client, and the example
 // client in examples/graphql-client. Each target reads only its own documents, so an
-// operation in one never changes the other's generated code.
+// operation in one never changes the other's generated code. The example ships persisted
+// documents: ids only (SHA-256 of each text), the texts in gql/persisted-documents.json for
+// the deploy step that registers them with the gateway.
 // CODEGEN_OUT moves both targets under another root (the staleness check compares there).
 const root = process.env.CODEGEN_OUT ? `${process.env.CODEGEN_OUT}/` : '';
 const output = {
@@ -19,6 +21,7 @@ const config: CodegenConfig = {
     [`${root}test/gql/`]: { ...output, documents: ['test/**/*.ts', '!test/gql/**'] },
     [`${root}examples/graphql-client/gql/`]: {
       ...output,
+      presetConfig: { ...output.presetConfig, persistedDocuments: { mode: 'replaceDocumentWithHash', hashAlgorithm: 'sha256' } },
       documents: ['examples/graphql-client/**/*.ts', '!examples/graphql-client/gql/**'],
     },
   },

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { encodeCursor } from '../src/lib/pagination.js';
-import type { BenchContext } from './operations.js';
+import { DOCUMENTS, REGISTERED, type BenchContext } from './operations.js';
 import { BENCH_WHATSAPP, type Fixture } from './seed.js';
 
 /** How many different contacts the write operations cycle over: enough that 16 connections never wait on one row. */
@@ -30,6 +30,14 @@ export async function loadContext(
   const deep = await deepCursor(client, 'contacts', 'workspace_id = $1 AND deleted_at IS NULL', fixture.workspaceId);
   const deepMessages = await deepCursor(client, 'messages', 'channel_id = $1', fixture.channelId);
   if (!patch.rows.length || !send.rows.length) throw new Error('the seeded data has no contacts or no open conversations to run the writes on');
+  // The documents sent by id, registered for the workspace as a client's deploy step does.
+  for (const [name, hash] of Object.entries(REGISTERED)) {
+    await client.query(`INSERT INTO graphql_documents (workspace_id, hash, body) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+      fixture.workspaceId,
+      hash,
+      DOCUMENTS[name as keyof typeof REGISTERED],
+    ]);
+  }
   const phones = await client.query<{ phone: string }>(
     `SELECT phone FROM contacts WHERE id = ANY($1::uuid[]) AND phone IS NOT NULL AND NOT is_group ORDER BY md5(id::text) LIMIT $2`,
     [send.rows.map((r) => r.id), WHATSAPP_SENDERS],

@@ -2,6 +2,7 @@
  * The benchmarked operations: what each request looks like, how its answer is
  * judged, and its targets. The same requests go to the gateway and to the floor.
  */
+import { createHash } from 'node:crypto';
 import { signBody } from '../src/providers/whatsapp/inbound.js';
 import { SEARCH_TERMS } from './seed.js';
 
@@ -28,6 +29,11 @@ export const DOCUMENTS = {
 } as const;
 
 export type DocumentName = keyof typeof DOCUMENTS;
+
+/** The documents the bench registers for its workspace (trusted documents), by name, with their ids' hex. */
+export const REGISTERED = Object.fromEntries(
+  (['BenchContacts'] as const).map((name) => [name, createHash('sha256').update(DOCUMENTS[name]).digest('hex')]),
+) as Record<'BenchContacts', string>;
 
 /** What the operations need from the seeded data. */
 export interface BenchContext {
@@ -78,7 +84,10 @@ export interface Operation {
    * processes nothing, and the stored events are discarded after each window.
    */
   inbound?: boolean;
-  /** For a GraphQL operation: the REST operation it must keep up with, and how closely. */
+  /**
+   * For a GraphQL operation: the operation it must keep up with — the REST one, or the same query
+   * sent as text — and how closely.
+   */
   rest?: { id: string; target: number };
   /** The n-th request (n counts every request of the run, so writes never repeat). */
   request(ctx: BenchContext, n: number): BenchRequest;
@@ -102,6 +111,14 @@ const graphql = (ctx: BenchContext, operationName: DocumentName, variables: Reco
   path: '/graphql',
   headers: headers(ctx, true),
   body: JSON.stringify({ query: DOCUMENTS[operationName], operationName, variables }),
+});
+
+/** A registered document named by its id (`documentId`), with the operation name the floor knows it by. */
+const graphqlById = (ctx: BenchContext, operationName: keyof typeof REGISTERED, variables: Record<string, unknown>): BenchRequest => ({
+  method: 'POST',
+  path: '/graphql',
+  headers: headers(ctx, true),
+  body: JSON.stringify({ documentId: `sha256:${REGISTERED[operationName]}`, operationName, variables }),
 });
 
 /** A GraphQL answer is a failure when it carries errors, or a mutation's userErrors. */
@@ -242,6 +259,15 @@ export const OPERATIONS: Operation[] = [
     write: false,
     rest: { id: 'rest.list', target: 0.95 },
     request: (ctx) => graphql(ctx, 'BenchContacts', { first: 25 }),
+    fault: graphqlFault,
+  },
+  {
+    id: 'gql.contacts.byId',
+    title: 'GraphQL contacts(first: 25), registered, by id',
+    transport: 'graphql',
+    write: false,
+    rest: { id: 'gql.contacts', target: 1 },
+    request: (ctx) => graphqlById(ctx, 'BenchContacts', { first: 25 }),
     fault: graphqlFault,
   },
   {

@@ -39,9 +39,11 @@ import { startBenchWhatsAppFake, type BenchWhatsAppFake } from './whatsapp-fake.
  */
 function loadOrder(ops: Operation[], round: number): Operation[] {
   const follows = (op: Operation) => op.rest !== undefined && ops.some((other) => other.id === op.rest!.id);
+  // An operation judged against one that is itself judged against another joins their group.
+  const followers = (op: Operation): Operation[] => ops.filter((other) => follows(other) && other.rest!.id === op.id).flatMap((other) => [other, ...followers(other)]);
   return ops.flatMap((op) => {
     if (follows(op)) return [];
-    const pair = [op, ...ops.filter((other) => follows(other) && other.rest!.id === op.id)];
+    const pair = [op, ...followers(op)];
     return round % 2 === 0 ? pair : pair.reverse();
   });
 }

@@ -18,6 +18,7 @@ import { compiledQueriesPlugin, costLimitPlugin } from './graphql/jit.js';
 import { pageArgumentsPlugin } from './graphql/connection.js';
 import { graphqlOverWebSocket } from './graphql/websocket.js';
 import { singleConnectionSse, SSE_STREAM_PATH } from './graphql/sse.js';
+import { operationPreparer } from './graphql/operation.js';
 import { readBody } from './http/exchange.js';
 import { routingPlugin } from './http/plugin.js';
 import { RouteTable, type HttpRoute } from './http/routes.js';
@@ -33,13 +34,16 @@ import { conversationRoutes } from './modules/conversations/conversations.routes
 import { messageRoutes } from './modules/messages/messages.routes.js';
 import { templateRoutes } from './modules/templates/templates.routes.js';
 import { sessionRoutes } from './modules/sessions/sessions.routes.js';
+import { documentRoutes } from './modules/documents/documents.routes.js';
+import { createDocumentStore } from './modules/documents/documents.service.js';
+import { trustedDocumentsPlugin } from './graphql/trusted-documents.js';
 import { createRateLimiter } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
 import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
 export const DOCUMENTED_ROUTES = {
-  rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...sessionRoutes],
+  rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...sessionRoutes, ...documentRoutes],
   webhooks: webhookRoutes,
 };
 
@@ -173,9 +177,10 @@ function disposePlugin(dispose: () => Promise<void>): Plugin {
 /**
  * The server: yoga, with every route of the one table (REST, provider webhooks, GraphQL, probes,
  * documentation) served through its request hooks. node:http serves it through yoga's own node
- * adapter (src/http/server.ts); tests call its `fetch`.
+ * adapter (src/http/server.ts); tests call its `fetch`. `options.plugins` are yoga plugins run
+ * after the app's own, which see every stage of an operation (parse, validate, execute).
  */
-export function createApp(appDeps: AppDeps) {
+export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}) {
   const ownsEvents = !appDeps.events;
   const ownsRateLimiter = appDeps.rateLimiter === undefined;
   const ownsCredentialCache = appDeps.credentialCache === undefined;
@@ -192,6 +197,9 @@ export function createApp(appDeps: AppDeps) {
   const ownsCredentialWatch = !deps.credentialWatch;
   deps.credentialWatch ??= createCredentialWatch({ sql: deps.db.query, bus: deps.events!, cache: deps.credentialCache, logger });
   const metrics = createAppMetrics(deps);
+  // Registered GraphQL documents, for every transport: yoga's HTTP pipeline through its plugin,
+  // the others (a WebSocket's subscribe, a reserved SSE stream) through src/graphql/operation.ts.
+  const documents = createDocumentStore(deps.db.query);
   const table = new RouteTable().add(
     ...systemRoutes(deps, metrics),
     ...docsRoutes(deps),
@@ -210,6 +218,8 @@ export function createApp(appDeps: AppDeps) {
     // The one body limit is BODY_LIMIT_BYTES, applied by the GraphQL route as the body is read.
     maxRequestBodySize: false,
     maskedErrors: { maskError: maskGraphQLError() },
+    // A registered document named by id (GraphQL over HTTP's persisted documents) instead of a text.
+    extraParamNames: ['documentId'],
     plugins: [
       routingPlugin({
         table,
@@ -219,13 +229,15 @@ export function createApp(appDeps: AppDeps) {
         varyOnOrigin: Boolean(deps.env.CORS_ORIGINS?.length),
       }),
       readBodyOnce(),
-      singleConnectionSse(),
+      trustedDocumentsPlugin(documents),
+      singleConnectionSse(documents),
       operationLabelPlugin(metrics),
       documentLimitsPlugin({ hideSuggestions: !introspectionEnabled(deps.env) }),
       costLimitPlugin(),
       pageArgumentsPlugin(),
       compiledQueriesPlugin(),
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),
+      ...(options.plugins ?? []),
       // Streams still open end with the server: a disposed app answers nothing more.
       disposePlugin(async () => deps.streams!.endAll()),
       disposePlugin(() => closeWebSockets()),
@@ -243,7 +255,7 @@ export function createApp(appDeps: AppDeps) {
     },
   });
   const webSocket = graphqlOverWebSocket({
-    yoga: yoga as never,
+    prepare: operationPreparer(yoga as never, documents),
     logger,
     path: GRAPHQL_PATH,
     maxPayload: env.BODY_LIMIT_BYTES,

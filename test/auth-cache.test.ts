@@ -243,7 +243,7 @@ describe('revocation through the admin commands with Redis', () => {
 describe('the cache itself', () => {
   const logger = pino({ level: 'silent' });
   const credential = (id: string, expiresAt: Date | null = null): ResolvedCredential => ({
-    workspace: { id: 'w', hostname: 'h', name: 'n', createdAt: new Date(), updatedAt: new Date() },
+    workspace: { id: 'w', hostname: 'h', name: 'n', trustedDocumentsOnly: false, createdAt: new Date(), updatedAt: new Date() },
     credential: { id, kind: 'channel_key', scopes: BACKEND_SCOPES, user: null, origins: [], mintedById: null },
     channels: [],
     connectionId: null,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
-import { GraphQLRequestError, subscriptionClient, type ConnectOptions } from '../examples/graphql-client/client.js';
+import { GraphQLRequestError, registerDocuments, subscriptionClient, type ConnectOptions } from '../examples/graphql-client/client.js';
 import { getViewer, listContacts, onMessageAdded, sendMessage } from '../examples/graphql-client/operations.js';
 import {
   ConnectApiError,
@@ -66,6 +67,19 @@ describe.skipIf(onPostgres)('the typed GraphQL client example against a live ser
   });
 
   afterAll(() => stop(server));
+
+  // The tests after this one run on the documents it registers, as a deployed client does.
+  it('sends document ids only: unknown until the deploy step registers the manifest, which stores nothing new the second time', async () => {
+    const manifest = JSON.parse(readFileSync('examples/graphql-client/gql/persisted-documents.json', 'utf8')) as Record<string, string>;
+    const unknown = await getViewer(options).catch((error: unknown) => error);
+    expect(unknown).toBeInstanceOf(GraphQLRequestError);
+    expect((unknown as GraphQLRequestError).errors).toEqual([{ message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } }]);
+
+    expect(await registerDocuments(options, manifest)).toBe(Object.keys(manifest).length);
+    expect(await registerDocuments(options, manifest)).toBe(0);
+    const [id, text] = Object.entries(manifest)[0]!;
+    await expect(registerDocuments(options, { [id]: `${text} ` })).rejects.toThrow(`HTTP 422: ${id}: The key is not the SHA-256 of its document.`);
+  });
 
   it('queries the viewer: the demo workspace and its channel', async () => {
     const viewer = await getViewer(options);

@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   getNamedType,
   isInputObjectType,
@@ -216,7 +216,7 @@ const LIST_ROUTES: Record<string, { idFilters: Record<string, Resource>; search?
 };
 
 /** Routes without a path id that are not plain lists: each has its own test below. */
-const OTHER_ROUTES = ['GET /contacts/find', 'POST /contacts', 'POST /messages', 'POST /sessions', 'GET /sessions', 'DELETE /sessions', 'DELETE /sessions/:id'];
+const OTHER_ROUTES = ['GET /contacts/find', 'POST /contacts', 'POST /messages', 'POST /sessions', 'GET /sessions', 'DELETE /sessions', 'DELETE /sessions/:id', 'POST /graphql/documents'];
 
 const restRoutes = DOCUMENTED_ROUTES.rest
   .map((route) => `${route.method} ${route.path}`);
@@ -424,6 +424,29 @@ describe('REST: ids and references in bodies and headers', () => {
     expect(second.status, second.text).toBe(201);
     expect(second.headers.get('idempotent-replayed')).toBeNull();
     expect(second.json.data.contact.id).not.toBe(first.json.data.contact.id);
+  });
+
+  it('POST /graphql/documents: a document another workspace registered is unknown here, and stays its own', async () => {
+    const text = `query Isolated${randomBytes(4).toString('hex')} { viewer { workspace { id name } } }`;
+    const hash = createHash('sha256').update(text).digest('hex');
+    const registered = await rest(world.b.host, world.b.apiKey, 'POST', '/graphql/documents', { [hash]: text });
+    expect(registered.json).toEqual({ data: { stored: 1 } });
+    const byId = async (host: string, token: string) => {
+      const response = await app.fetch(host, '/graphql', {
+        method: 'POST',
+        headers: { ...bearer(token), 'content-type': 'application/json' },
+        body: JSON.stringify({ documentId: `sha256:${hash}` }),
+      });
+      return { status: response.status, text: await response.text() };
+    };
+    const here = await byId(world.a.host, world.a.apiKey);
+    expect(JSON.parse(here.text)).toEqual({ errors: [{ message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } }] });
+    expect(here.text).not.toContain(MARK);
+    expect(JSON.parse((await byId(world.b.host, world.b.apiKey)).text).data.viewer.workspace.id).toBe(world.b.workspace.id);
+    // Registering it here stores it here: the other workspace's copy does not make it known already.
+    const own = await world.asHome('POST', '/graphql/documents', { [hash]: text });
+    expect(own.json).toEqual({ data: { stored: 1 } });
+    expect(JSON.parse((await byId(world.a.host, world.a.apiKey)).text).data.viewer.workspace.id).toBe(world.a.workspace.id);
   });
 
   it('credentials and X-Channel-Uuid never cross a workspace', async () => {

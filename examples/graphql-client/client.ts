@@ -1,5 +1,5 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { print, type GraphQLFormattedError } from 'graphql';
+import type { GraphQLFormattedError } from 'graphql';
 import { createClient, type Client } from 'graphql-sse';
 
 /**
@@ -37,9 +37,43 @@ function endpoint(options: ConnectOptions): string {
 }
 
 /**
- * Runs a query or mutation. The result type comes from the document, so a caller reads
- * exactly the fields it selected. Refused mutation inputs are not errors here: they are
- * data (`userErrors`) for the caller to show.
+ * The id graphql-codegen's client preset gave a document (`persistedDocuments` in codegen.ts):
+ * `sha256:` and the SHA-256 of its text. The client ships ids only; the texts are registered with
+ * the gateway when the client is deployed (`registerDocuments`).
+ */
+export function documentId(document: TypedDocumentNode<unknown, never>): string {
+  const id = (document as { __meta__?: { hash?: unknown } }).__meta__?.hash;
+  if (typeof id !== 'string' || !id.startsWith('sha256:')) throw new Error('The document has no persisted id: generate it with persistedDocuments (codegen.ts).');
+  return id;
+}
+
+/**
+ * The deploy step: registers the client's documents (gql/persisted-documents.json) with the
+ * gateway for the workspace, with a backend credential (a channel API key or a connection token).
+ * Returns how many were new; registering the same documents again stores nothing. When the
+ * gateway refuses the manifest it stores none of it, and this throws an Error naming each
+ * refused document.
+ */
+export async function registerDocuments(options: ConnectOptions, manifest: Record<string, string>): Promise<number> {
+  const response = await fetch(new URL('/api/connect/graphql/documents', options.baseUrl), {
+    method: 'POST',
+    headers: { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json' },
+    body: JSON.stringify(manifest),
+  });
+  const body = (await response.json()) as { data?: { stored: number }; message?: string; errors?: Record<string, string[]> };
+  if (response.status !== 200 || !body.data) {
+    const refused = Object.entries(body.errors ?? {}).map(([key, messages]) => `${key}: ${messages.join(' ')}`);
+    throw new Error(`HTTP ${response.status}: ${refused.length ? refused.join('; ') : body.message}`);
+  }
+  return body.data.stored;
+}
+
+/**
+ * Runs a query or mutation, named by its id (GraphQL over HTTP's persisted documents). The
+ * result type comes from the document, so a caller reads exactly the fields it selected.
+ * Refused mutation inputs are not errors here: they are data (`userErrors`) for the caller to
+ * show. A document the gateway does not know throws PERSISTED_QUERY_NOT_FOUND: register the
+ * client's documents first (`registerDocuments`).
  */
 export async function execute<TData, TVariables extends Record<string, unknown>>(
   options: ConnectOptions,
@@ -49,7 +83,7 @@ export async function execute<TData, TVariables extends Record<string, unknown>>
   const response = await fetch(endpoint(options), {
     method: 'POST',
     headers: { ...headers(options), 'content-type': 'application/json', accept: 'application/graphql-response+json' },
-    body: JSON.stringify({ query: print(document), variables }),
+    body: JSON.stringify({ documentId: documentId(document), variables }),
   });
   const body = (await response.json()) as { data?: TData | null; errors?: GraphQLFormattedError[] };
   if (body.errors?.length || body.data == null) throw new GraphQLRequestError(response.status, body.errors ?? []);
@@ -97,8 +131,10 @@ export function subscribe<TData, TVariables extends Record<string, unknown>>(
     refused(error ?? new Error('subscription ended before it was accepted'));
     wake();
   };
+  // graphql-sse sends `query`: empty, the document named by its id as a persisted query.
+  const sha256Hash = documentId(document).slice('sha256:'.length);
   const dispose = client.subscribe<TData>(
-    { query: print(document), variables },
+    { query: '', variables, extensions: { persistedQuery: { version: 1, sha256Hash } } },
     {
       next(result) {
         if (result.errors?.length || result.data == null) return end(new GraphQLRequestError(200, result.errors ?? []));

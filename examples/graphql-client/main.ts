@@ -1,4 +1,5 @@
-// Walks through the client against a running gateway:
+// Walks through the client against a running gateway (its documents registered first, with
+// examples/graphql-client/register.ts):
 //   CONNECT_URL=http://localhost:4000 CONNECT_API_KEY=cak_… npx tsx examples/graphql-client/main.ts
 import { subscriptionClient, type ConnectOptions } from './client.js';
 import { getViewer, listContacts, onMessageAdded, sendMessage } from './operations.js';

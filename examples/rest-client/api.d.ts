@@ -316,6 +316,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/graphql/documents": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register GraphQL documents
+         * @description Registers the GraphQL documents of graphql-codegen client preset's `persisted-documents.json` for the workspace, so that requests may name them by id (`{"documentId":"sha256:<hex>"}` or `extensions.persistedQuery`) instead of sending their text. Each key must be the SHA-256 of its document and each document valid against the schema within the document limits, else a 422 names the key and nothing is stored. Registering the same manifest again stores nothing new. A backend credential only.
+         *
+         *     Scope: `credentials` (backend credentials only; a session is refused).
+         */
+        post: operations["registerGraphqlDocuments"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/whatsapp/{channelId}": {
         parameters: {
             query?: never;
@@ -384,6 +406,15 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description graphql-codegen client preset's `persisted-documents.json` (`persistedDocuments: { hashAlgorithm: 'sha256' }`): each GraphQL document's text under its id, `sha256:` and the hex SHA-256 of the text (the bare hex is taken too).
+         * @example {
+         *       "sha256:1dc20b906fcd8582c69f8e949587e177016f1ee173ce21c6d4e4f0ebbc87fcf4": "query Viewer { viewer { workspace { id name } } }"
+         *     }
+         */
+        PersistedDocuments: {
+            [key: string]: string;
+        };
         /** @description Every failure except a validation failure. */
         Error: {
             /** @constant */
@@ -1656,6 +1687,49 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    registerGraphqlDocuments: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PersistedDocuments"];
+            };
+        };
+        responses: {
+            /** @description The documents are registered. */
+            200: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description How many of the documents were new to the workspace; registering a manifest again stores none. */
+                            stored: number;
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];

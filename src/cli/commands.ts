@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { privateTargets, publicUrl, type Env } from '../env.js';
@@ -5,7 +6,7 @@ import type { Sealer } from '../lib/sealed.js';
 import { PROVIDERS, PROVIDER_FLAGS, inboundUrl, providerConfig, providerSchema, type ProviderName } from '../modules/channels/providers.schemas.js';
 import { openProviderSecrets } from '../modules/channels/channel-secrets.js';
 import { requireSealer, resealSecrets } from '../modules/secrets/secrets.service.js';
-import { InputError } from '../errors/domain.js';
+import { InputError, ValidationError } from '../errors/domain.js';
 import { OutboundTargetError, checkTarget, withoutCredentials, type Resolver } from '../lib/outbound-http.js';
 import { hostnameSchema, labelSchema } from '../modules/workspaces/workspaces.schemas.js';
 import { createWorkspace, workspaceByHostname } from '../modules/workspaces/workspaces.service.js';
@@ -22,6 +23,7 @@ import { contactEmailSchema, contactNameSchema } from '../modules/contacts/conta
 import { deleteContact, importContact } from '../modules/contacts/contacts.service.js';
 import { WEBHOOK_EVENTS, webhookEventSchema } from '../modules/webhooks/webhooks.schemas.js';
 import { createWebhook, deleteWebhook, listWebhooks } from '../modules/webhooks/webhooks.service.js';
+import { registerDocuments, setTrustedDocumentsOnly } from '../modules/documents/documents.service.js';
 
 type FlagKind = 'string' | 'boolean';
 
@@ -348,6 +350,51 @@ export const commands: Record<string, AdminCommand> = {
       const workspace = await workspaceByHostname(prisma, input.hostname);
       const webhooks = await listWebhooks(prisma, workspace.id);
       return { webhooks: webhooks.map((w) => ({ id: w.id, url: withoutCredentials(w.url), events: eventsOf(w.events) })) };
+    },
+  }),
+
+  'workspace:configure': define({
+    summary: '--hostname H --trusted-documents-only on|off',
+    flags: { hostname: 'string', 'trusted-documents-only': 'string' },
+    input: z.object({
+      hostname: hostnameSchema,
+      'trusted-documents-only': z.string().pipe(z.enum(['on', 'off'], { error: 'must be on or off' })),
+    }),
+    async run(prisma, input) {
+      const workspace = await workspaceByHostname(prisma, input.hostname);
+      const updated = await setTrustedDocumentsOnly(prisma, workspace.id, input['trusted-documents-only'] === 'on');
+      return { id: updated.id, hostname: updated.hostname, trustedDocumentsOnly: updated.trustedDocumentsOnly };
+    },
+    // Cached credentials carry their workspace, and with it this switch.
+    invalidates: (_input, result) => ({ workspaceId: result.id }),
+  }),
+
+  'graphql:documents': define({
+    summary: '--hostname H --file persisted-documents.json',
+    flags: { hostname: 'string', file: 'string' },
+    input: z.object({ hostname: hostnameSchema, file: z.string().trim().min(1, 'is required') }),
+    async run(prisma, input) {
+      const workspace = await workspaceByHostname(prisma, input.hostname);
+      const text = await readFile(input.file, 'utf8').catch((error: NodeJS.ErrnoException) => {
+        throw new InputError(`cannot read --file ${input.file}: ${error.code ?? error.message}`);
+      });
+      let manifest: unknown;
+      try {
+        manifest = JSON.parse(text);
+      } catch (error) {
+        throw new InputError(`--file ${input.file} is not JSON: ${(error as Error).message}`);
+      }
+      // The schema is built only for the command that checks documents against it.
+      const { documentProblem } = await import('../graphql/document-check.js');
+      try {
+        return { stored: await registerDocuments(prisma, workspace.id, manifest, documentProblem) };
+      } catch (error) {
+        // One line naming every refused document, as the REST answer does.
+        if (error instanceof ValidationError) {
+          throw new InputError(`nothing stored: ${Object.entries(error.errors).map(([key, messages]) => `${key}: ${messages.join(' ')}`).join('; ')}`);
+        }
+        throw error;
+      }
     },
   }),
 

@@ -37,7 +37,7 @@ const REFUSALS: Record<Scope, string> = {
   send: 'This session may not send messages: it lacks the send scope.',
   contacts: 'This session may not change contacts: it lacks the contacts scope.',
   conversations: 'This session may not change conversations: it lacks the conversations scope.',
-  credentials: 'Only a backend credential (a channel key or a connection token) may manage credentials; a session never can.',
+  credentials: 'Only a backend credential (a channel key or a connection token) may do this: managing credentials, registering documents. A session never can.',
 };
 
 /** Throws ForbiddenError (REST 403, GraphQL FORBIDDEN) unless the caller's credential holds `scope`. */

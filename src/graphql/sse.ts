@@ -1,8 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { useGraphQLSSE } from '@graphql-yoga/plugin-graphql-sse';
-import type { Plugin } from 'graphql-yoga';
+import { getOperationAST, type ExecutionArgs } from 'graphql';
+import { createHandler } from 'graphql-sse/lib/use/fetch';
+import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import type { RequestState, ServerContext } from '../http/state.js';
+import type { DocumentStore } from '../modules/documents/documents.service.js';
+import type { GraphQLContext } from './builder.js';
+import { operationPreparer, type PreparedOperation } from './operation.js';
 
-/** Where graphql-sse clients connect (the plugin's default). */
+/** Where graphql-sse clients connect. */
 export const SSE_STREAM_PATH = '/graphql/stream';
 
 const STREAM_TOKEN_HEADER = 'x-graphql-event-stream-token';
@@ -20,31 +25,58 @@ const holderOf = (headers: Headers) => createHash('sha256').update(`${headers.ge
  * `DELETE` to stop one), so one browser tab holds one connection for all its subscriptions. The
  * distinct connections mode stays on `/graphql` itself.
  *
- * Every request was authenticated by the route table before this plugin sees it, and its
- * operations run with its own credential through yoga's envelop (the same limits, masking and
- * context as any request). A reservation belongs to the credential that made it: a request
- * naming another's token is refused, so a token that leaks lets nobody push events into a stream
- * that is not theirs or read one.
+ * graphql-sse's own handler, on yoga's hooks as `@graphql-yoga/plugin-graphql-sse` puts it, but
+ * preparing each operation as every transport does (src/graphql/operation.ts): the trusted
+ * documents of the caller's workspace, then yoga's envelop. Every request was authenticated by
+ * the route table before this plugin sees it, and its operation runs with its own credential. A
+ * reservation belongs to the credential that made it: a request naming another's token is
+ * refused, so a token that leaks lets nobody push events into, or read, a stream not theirs.
  */
-export function singleConnectionSse(): Plugin {
+export function singleConnectionSse(documents: DocumentStore): Plugin<Record<string, unknown>, ServerContext> {
   const holders = new Map<string, string>();
-  return useGraphQLSSE({
-    endpoint: SSE_STREAM_PATH,
-    authenticate(request) {
-      const raw = request.raw as Request;
-      const holder = holderOf(raw.headers);
-      if (request.method === 'PUT') {
-        const token = randomUUID();
-        holders.set(token, holder);
-        if (holders.size > MAX_RESERVATIONS) holders.delete(holders.keys().next().value!);
-        return token;
-      }
-      const token = request.headers.get(STREAM_TOKEN_HEADER) ?? new URL(raw.url).searchParams.get('token');
-      if (!token) return null;
-      if (holders.get(token) !== holder) {
-        return [JSON.stringify({ status: 'error', message: 'This stream is not yours.' }), { status: 403, statusText: 'Forbidden', headers: { 'content-type': 'application/json; charset=utf-8' } }] as const;
-      }
-      return token;
+  // The library hands its callbacks the Request alone: the request's state is found by it.
+  const states = new WeakMap<Request, RequestState>();
+  let handler: (request: Request) => Promise<Response>;
+  return {
+    onYogaInit({ yoga }) {
+      const prepare = operationPreparer(yoga as unknown as YogaServerInstance<Record<string, unknown>, GraphQLContext>, documents);
+      handler = createHandler(
+        {
+          authenticate(request) {
+            const raw = request.raw;
+            const holder = holderOf(raw.headers);
+            if (request.method === 'PUT') {
+              const token = randomUUID();
+              holders.set(token, holder);
+              if (holders.size > MAX_RESERVATIONS) holders.delete(holders.keys().next().value!);
+              return token;
+            }
+            const token = request.headers.get(STREAM_TOKEN_HEADER) ?? new URL(raw.url).searchParams.get('token');
+            if (!token) return null;
+            if (holders.get(token) !== holder) {
+              return [
+                JSON.stringify({ status: 'error', message: 'This stream is not yours.' }),
+                { status: 403, statusText: 'Forbidden', headers: { 'content-type': 'application/json; charset=utf-8' } },
+              ] as const;
+            }
+            return token;
+          },
+          async onSubscribe(request, params) {
+            const prepared = await prepare(states.get(request.raw)!, params);
+            // A refusal is the operation's result: graphql-sse tells a result from arguments by its `data`.
+            if (Array.isArray(prepared)) return { data: null, errors: prepared };
+            const { args, execute, subscribe } = prepared as PreparedOperation;
+            const operation = getOperationAST(args.document, args.operationName);
+            return (operation?.operation === 'subscription' ? subscribe : execute)(args as ExecutionArgs) as never;
+          },
+        },
+        yoga.fetchAPI,
+      );
     },
-  }) as Plugin;
+    onRequest({ request, url, endResponse, serverContext }) {
+      if (url.pathname !== SSE_STREAM_PATH || !serverContext.state) return;
+      states.set(request, serverContext.state);
+      return handler(request).then(endResponse);
+    },
+  };
 }

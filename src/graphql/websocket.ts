@@ -1,9 +1,8 @@
 import type http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { GraphQLError, type ExecutionArgs } from 'graphql';
+import type { ExecutionArgs } from 'graphql';
 import { CloseCode } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
-import type { YogaServerInstance } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AuthContext } from '../context/types.js';
@@ -11,8 +10,8 @@ import { AuthenticationError, DomainError } from '../errors/domain.js';
 import { describeError } from '../errors/log.js';
 import type { RequestState } from '../http/state.js';
 import type { OpenStreams } from '../lib/streams.js';
-import type { GraphQLContext } from './builder.js';
 import { domainGraphQLError } from './errors.js';
+import type { PrepareOperation } from './operation.js';
 
 /** The codes of the error a stream ends with when its credential lapses. */
 const LAPSED = new Set(['TOKEN_EXPIRED', 'UNAUTHENTICATED']);
@@ -23,7 +22,8 @@ type SocketExtra = {
 };
 
 export interface WebSocketOptions {
-  yoga: YogaServerInstance<Record<string, unknown>, GraphQLContext>;
+  /** Prepares each operation as yoga's HTTP pipeline would (src/graphql/operation.ts). */
+  prepare: PrepareOperation;
   logger: Logger;
   path: string;
   /** The most one message may hold (BODY_LIMIT_BYTES, as for an HTTP body). */
@@ -71,7 +71,7 @@ function refuseUpgrade(socket: Duplex, status: number, message: string): void {
  * shutdown closes every socket at once (1001), so clients reconnect elsewhere.
  */
 export function graphqlOverWebSocket(options: WebSocketOptions) {
-  const { yoga, logger } = options;
+  const { logger } = options;
   const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload });
 
   const server = useServer<Record<string, unknown> | undefined, SocketExtra>(
@@ -110,18 +110,17 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
           if (error instanceof DomainError) return [domainGraphQLError(error)];
           throw error;
         }
-        const { schema, execute, subscribe, contextFactory, parse, validate } = yoga.getEnveloped({ state, params: payload });
-        let document;
-        try {
-          document = parse(payload.query);
-        } catch (error) {
-          return [error instanceof GraphQLError ? error : new GraphQLError('Syntax error.')];
-        }
-        const errors = validate(schema, document);
-        if (errors.length) return errors;
-        const contextValue = await contextFactory();
+        // A registered document travels as its id in extensions.persistedQuery, beside an empty query.
+        const prepared = await options.prepare(state, {
+          query: payload.query,
+          operationName: payload.operationName ?? undefined,
+          variables: payload.variables ?? undefined,
+          extensions: payload.extensions ?? undefined,
+        });
+        if (Array.isArray(prepared)) return prepared;
+        const { args, execute, subscribe } = prepared as Exclude<typeof prepared, readonly unknown[]>;
         options.observe(state.route ?? 'graphql', 'WS', 200, undefined);
-        return { schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue, rootValue: { execute, subscribe } };
+        return { ...args, rootValue: { execute, subscribe } };
       },
       onNext(ctx, _id, _payload, _args, result) {
         const socket = ctx.extra.socket;

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { createClient } from 'graphql-sse';
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -5,6 +6,8 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { messagingSetup } from '../helpers/messaging.js';
 import { fetchAs, requestOnPort, serveOnPort, type ServedApp } from '../helpers/real-port.js';
 import { graphql } from '../gql/index.js';
+import { sessionSetup } from '../helpers/sessions.js';
+import { runAdminOn } from '../helpers/admin.js';
 
 /** GraphQL over SSE in graphql-sse's single connection mode (CONTRACT §8): one stream for all of a tab's operations. */
 
@@ -74,6 +77,27 @@ describe('single connection SSE', () => {
       expect(received.b).toEqual([expected]);
       stopA();
       stopB();
+    } finally {
+      sse.dispose();
+    }
+  });
+
+  it('holds a restricted session to its workspace\'s registered documents, as every transport does', async () => {
+    const ss = await sessionSetup(app);
+    const text = 'query StreamRegistered { viewer { workspace { name } } }';
+    const hash = createHash('sha256').update(text).digest('hex');
+    expect((await ss.api.post('/graphql/documents', { [hash]: text })).status).toBe(200);
+    expect((await runAdminOn(app.db, ['workspace:configure', '--hostname', ss.host, '--trusted-documents-only', 'on'])).code).toBe(0);
+    const sse = client(ss.session.token, ss.host);
+    const run = (payload: { query: string; extensions?: Record<string, unknown> }) =>
+      new Promise<unknown>((resolve) => {
+        let result: unknown;
+        sse.subscribe(payload, { next: (value) => (result = value), error: (errors) => resolve({ errors }), complete: () => resolve(result) });
+      });
+    try {
+      expect(await run({ query: '', extensions: { persistedQuery: { version: 1, sha256Hash: hash } } })).toEqual({ data: { viewer: { workspace: { name: 'Test workspace' } } } });
+      const refused = await run({ query: text });
+      expect(refused).toMatchObject({ data: null, errors: [{ extensions: { code: 'PERSISTED_QUERY_ONLY' } }] });
     } finally {
       sse.dispose();
     }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +7,7 @@ import { messagingSetup } from '../helpers/messaging.js';
 import { requestOnPort, serveOnPort, type ServedApp } from '../helpers/real-port.js';
 import { socketClient } from '../helpers/websocket.js';
 import { sessionSetup } from '../helpers/sessions.js';
+import { runAdminOn } from '../helpers/admin.js';
 import { graphql } from '../gql/index.js';
 
 /** GraphQL over WebSocket (CONTRACT §8): the graphql-transport-ws protocol on /graphql, on a real port. */
@@ -157,6 +159,27 @@ describe('GraphQL over WebSocket', () => {
       await ss.send({ to: c.id, message: 'too late' });
       await new Promise((r) => setTimeout(r, 200));
       expect(JSON.stringify(subscription.received)).not.toContain('too late');
+    } finally {
+      await socket.dispose();
+    }
+  });
+
+  it('runs a registered document by id, and refuses a restricted session\'s text with PERSISTED_QUERY_ONLY', async () => {
+    const ss = await sessionSetup(app);
+    const text = 'query SocketRegistered { viewer { workspace { name } } }';
+    const hash = createHash('sha256').update(text).digest('hex');
+    expect((await ss.api.post('/graphql/documents', { [hash]: text })).status).toBe(200);
+    expect((await runAdminOn(app.db, ['workspace:configure', '--hostname', ss.host, '--trusted-documents-only', 'on'])).code).toBe(0);
+    const socket = socketClient(served.port, ss.host, { Authorization: `Bearer ${ss.session.token}` });
+    const raw = (payload: { query: string; extensions?: Record<string, unknown> }) =>
+      new Promise<unknown>((resolve) => {
+        let result: unknown;
+        socket.client.subscribe(payload, { next: (value) => (result = value), error: (errors) => resolve({ errors }), complete: () => resolve(result) });
+      });
+    try {
+      expect(await raw({ query: '', extensions: { persistedQuery: { version: 1, sha256Hash: hash } } })).toEqual({ data: { viewer: { workspace: { name: 'Test workspace' } } } });
+      expect(JSON.stringify(await raw({ query: text }))).toContain('PERSISTED_QUERY_ONLY');
+      expect(JSON.stringify(await raw({ query: '', extensions: { persistedQuery: { version: 1, sha256Hash: '0'.repeat(64) } } }))).toContain('PERSISTED_QUERY_NOT_FOUND');
     } finally {
       await socket.dispose();
     }

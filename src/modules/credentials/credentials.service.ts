@@ -146,6 +146,7 @@ interface CredentialRow {
   workspace_id: string;
   workspace_hostname: string;
   workspace_name: string;
+  workspace_trusted_documents_only: boolean;
   workspace_created_at: Date;
   workspace_updated_at: Date;
   id: string;
@@ -180,7 +181,7 @@ export async function resolveCredential(
            t.minted_by_id, p.expires_at AS minted_by_expires_at, t.scopes, t.origins,
            u.id AS user_id, u.name AS user_name, u.email AS user_email,
            w.id AS workspace_id, w.hostname AS workspace_hostname, w.name AS workspace_name,
-           w.created_at AS workspace_created_at, w.updated_at AS workspace_updated_at,
+           w.trusted_documents_only AS workspace_trusted_documents_only, w.created_at AS workspace_created_at, w.updated_at AS workspace_updated_at,
            c.id, c.name, c.type::text AS type, c.status::text AS status, c.webhook_url, c.webhook_secret,
            c.provider::text AS provider, c.provider_settings, c.provider_secrets, c.created_at, c.updated_at
       FROM access_tokens t
@@ -205,6 +206,7 @@ export async function resolveCredential(
       id: first.workspace_id,
       hostname: first.workspace_hostname,
       name: first.workspace_name,
+      trustedDocumentsOnly: first.workspace_trusted_documents_only,
       createdAt: first.workspace_created_at,
       updatedAt: first.workspace_updated_at,
     },
