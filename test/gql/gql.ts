@@ -14,19 +14,6 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
-    "\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.EdgeSendMessageDocument,
-    "\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n": typeof types.EdgeCreateContactDocument,
-    "\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n": typeof types.EdgeUpdateContactDocument,
-    "\n  mutation EdgeCloseConversation($id: ID!) {\n    closeConversation(id: $id) {\n      conversation {\n        id\n        contact { id name }\n        stateChanges { type actor { type name } }\n        messages(first: 50) { edges { node { id sender { name } contact { id } conversation { id } } } }\n      }\n      userErrors { field message code }\n    }\n  }\n": typeof types.EdgeCloseConversationDocument,
-    "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.EdgeReopenConversationDocument,
-    "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n": typeof types.EdgeMessageAddedDocument,
-    "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n": typeof types.EdgeConversationUpdatedDocument,
-    "\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n": typeof types.MessageAddedDocument,
-    "\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n": typeof types.ConversationUpdatedDocument,
-    "\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n": typeof types.ConversationsDeepDocument,
-    "\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n": typeof types.MessagesDeepDocument,
-    "query Ping { viewer { workspace { name } } }": typeof types.PingDocument,
-    "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n": typeof types.ViewerDocument,
     "\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n": typeof types.ContactDocument,
     "\n  query FindContact($email: String, $phone: String) {\n    findContact(email: $email, phone: $phone) { id name }\n  }\n": typeof types.FindContactDocument,
     "\n  query Contacts($first: Int, $after: String, $search: String) {\n    contacts(first: $first, after: $after, search: $search) {\n      edges { cursor node { id name } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": typeof types.ContactsDocument,
@@ -39,12 +26,28 @@ type Documents = {
     "\n  query Messages($search: String, $conversationId: ID, $first: Int) {\n    messages(search: $search, conversationId: $conversationId, first: $first) {\n      edges { node { id body placeholder isEncrypted } }\n      pageInfo { hasNextPage }\n    }\n  }\n": typeof types.MessagesDocument,
     "\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n": typeof types.ConversationsDocument,
     "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": typeof types.TemplatesDocument,
+    "\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.EdgeSendMessageDocument,
+    "\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n": typeof types.EdgeCreateContactDocument,
+    "\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n": typeof types.EdgeUpdateContactDocument,
+    "\n  mutation EdgeCloseConversation($id: ID!) {\n    closeConversation(id: $id) {\n      conversation {\n        id\n        contact { id name }\n        stateChanges { type actor { type name } }\n        messages(first: 50) { edges { node { id sender { name } contact { id } conversation { id } } } }\n      }\n      userErrors { field message code }\n    }\n  }\n": typeof types.EdgeCloseConversationDocument,
+    "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.EdgeReopenConversationDocument,
+    "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n": typeof types.EdgeMessageAddedDocument,
+    "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n": typeof types.EdgeConversationUpdatedDocument,
     "\n  subscription SingleStreamMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n    }\n  }\n": typeof types.SingleStreamMessageAddedDocument,
     "\n  query SingleStreamViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n": typeof types.SingleStreamViewerDocument,
+    "\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n": typeof types.MessageAddedDocument,
+    "\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n": typeof types.ConversationUpdatedDocument,
+    "\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n": typeof types.ConversationsDeepDocument,
+    "\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n": typeof types.MessagesDeepDocument,
+    "query Ping { viewer { workspace { name } } }": typeof types.PingDocument,
+    "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n": typeof types.ViewerDocument,
     "\n  query SocketViewer {\n    viewer {\n      workspace {\n        name\n      }\n      channel {\n        id\n      }\n    }\n  }\n": typeof types.SocketViewerDocument,
     "\n  mutation SocketRename($id: ID!, $name: String) {\n    updateContact(id: $id, input: { name: $name }) {\n      contact {\n        id\n        name\n      }\n      userErrors {\n        message\n      }\n    }\n  }\n": typeof types.SocketRenameDocument,
     "\n  subscription SocketMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n      conversationId\n    }\n  }\n": typeof types.SocketMessageAddedDocument,
     "\n  query SocketTooDeep {\n    conversations {\n      edges {\n        node {\n          messages {\n            edges {\n              node {\n                conversation {\n                  messages {\n                    edges {\n                      node {\n                        conversation {\n                          id\n                        }\n                      }\n                    }\n                  }\n                }\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n": typeof types.SocketTooDeepDocument,
+    "\n    mutation IdempotentSend($input: SendMessageInput!) {\n      sendMessage(input: $input) { message { id body conversation { id } } userErrors { field message code } }\n    }\n  ": typeof types.IdempotentSendDocument,
+    "\n    mutation IdempotentCreateContact($input: CreateContactInput!) {\n      createContact(input: $input) { contact { id email } userErrors { field message } }\n    }\n  ": typeof types.IdempotentCreateContactDocument,
+    "\n      mutation IdempotentSendReplay($input: SendMessageInput!) {\n        sendMessage(input: $input) { message { id body } userErrors { field message } }\n      }\n    ": typeof types.IdempotentSendReplayDocument,
     "\n  mutation CreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) {\n      session { id token user { id name email } scopes channelIds origins expiresAt createdAt }\n      userErrors { field message code }\n    }\n  }\n": typeof types.CreateSessionDocument,
     "\n  subscription StreamMessageAdded {\n    messageAdded { id body sender { type id name } }\n  }\n": typeof types.StreamMessageAddedDocument,
     "\n  subscription StreamConversationUpdated {\n    conversationUpdated { id status }\n  }\n": typeof types.StreamConversationUpdatedDocument,
@@ -54,19 +57,6 @@ type Documents = {
     "\n  mutation SessionClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id name } } } userErrors { field message } }\n  }\n": typeof types.SessionCloseDocument,
 };
 const documents: Documents = {
-    "\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeSendMessageDocument,
-    "\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n": types.EdgeCreateContactDocument,
-    "\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n": types.EdgeUpdateContactDocument,
-    "\n  mutation EdgeCloseConversation($id: ID!) {\n    closeConversation(id: $id) {\n      conversation {\n        id\n        contact { id name }\n        stateChanges { type actor { type name } }\n        messages(first: 50) { edges { node { id sender { name } contact { id } conversation { id } } } }\n      }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeCloseConversationDocument,
-    "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeReopenConversationDocument,
-    "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n": types.EdgeMessageAddedDocument,
-    "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n": types.EdgeConversationUpdatedDocument,
-    "\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n": types.MessageAddedDocument,
-    "\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n": types.ConversationUpdatedDocument,
-    "\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n": types.ConversationsDeepDocument,
-    "\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n": types.MessagesDeepDocument,
-    "query Ping { viewer { workspace { name } } }": types.PingDocument,
-    "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n": types.ViewerDocument,
     "\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n": types.ContactDocument,
     "\n  query FindContact($email: String, $phone: String) {\n    findContact(email: $email, phone: $phone) { id name }\n  }\n": types.FindContactDocument,
     "\n  query Contacts($first: Int, $after: String, $search: String) {\n    contacts(first: $first, after: $after, search: $search) {\n      edges { cursor node { id name } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": types.ContactsDocument,
@@ -79,12 +69,28 @@ const documents: Documents = {
     "\n  query Messages($search: String, $conversationId: ID, $first: Int) {\n    messages(search: $search, conversationId: $conversationId, first: $first) {\n      edges { node { id body placeholder isEncrypted } }\n      pageInfo { hasNextPage }\n    }\n  }\n": types.MessagesDocument,
     "\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n": types.ConversationsDocument,
     "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": types.TemplatesDocument,
+    "\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeSendMessageDocument,
+    "\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n": types.EdgeCreateContactDocument,
+    "\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n": types.EdgeUpdateContactDocument,
+    "\n  mutation EdgeCloseConversation($id: ID!) {\n    closeConversation(id: $id) {\n      conversation {\n        id\n        contact { id name }\n        stateChanges { type actor { type name } }\n        messages(first: 50) { edges { node { id sender { name } contact { id } conversation { id } } } }\n      }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeCloseConversationDocument,
+    "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeReopenConversationDocument,
+    "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n": types.EdgeMessageAddedDocument,
+    "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n": types.EdgeConversationUpdatedDocument,
     "\n  subscription SingleStreamMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n    }\n  }\n": types.SingleStreamMessageAddedDocument,
     "\n  query SingleStreamViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n": types.SingleStreamViewerDocument,
+    "\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n": types.MessageAddedDocument,
+    "\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n": types.ConversationUpdatedDocument,
+    "\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n": types.ConversationsDeepDocument,
+    "\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n": types.MessagesDeepDocument,
+    "query Ping { viewer { workspace { name } } }": types.PingDocument,
+    "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n": types.ViewerDocument,
     "\n  query SocketViewer {\n    viewer {\n      workspace {\n        name\n      }\n      channel {\n        id\n      }\n    }\n  }\n": types.SocketViewerDocument,
     "\n  mutation SocketRename($id: ID!, $name: String) {\n    updateContact(id: $id, input: { name: $name }) {\n      contact {\n        id\n        name\n      }\n      userErrors {\n        message\n      }\n    }\n  }\n": types.SocketRenameDocument,
     "\n  subscription SocketMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n      conversationId\n    }\n  }\n": types.SocketMessageAddedDocument,
     "\n  query SocketTooDeep {\n    conversations {\n      edges {\n        node {\n          messages {\n            edges {\n              node {\n                conversation {\n                  messages {\n                    edges {\n                      node {\n                        conversation {\n                          id\n                        }\n                      }\n                    }\n                  }\n                }\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n": types.SocketTooDeepDocument,
+    "\n    mutation IdempotentSend($input: SendMessageInput!) {\n      sendMessage(input: $input) { message { id body conversation { id } } userErrors { field message code } }\n    }\n  ": types.IdempotentSendDocument,
+    "\n    mutation IdempotentCreateContact($input: CreateContactInput!) {\n      createContact(input: $input) { contact { id email } userErrors { field message } }\n    }\n  ": types.IdempotentCreateContactDocument,
+    "\n      mutation IdempotentSendReplay($input: SendMessageInput!) {\n        sendMessage(input: $input) { message { id body } userErrors { field message } }\n      }\n    ": types.IdempotentSendReplayDocument,
     "\n  mutation CreateSession($input: CreateSessionInput!) {\n    createSession(input: $input) {\n      session { id token user { id name email } scopes channelIds origins expiresAt createdAt }\n      userErrors { field message code }\n    }\n  }\n": types.CreateSessionDocument,
     "\n  subscription StreamMessageAdded {\n    messageAdded { id body sender { type id name } }\n  }\n": types.StreamMessageAddedDocument,
     "\n  subscription StreamConversationUpdated {\n    conversationUpdated { id status }\n  }\n": types.StreamConversationUpdatedDocument,
@@ -108,58 +114,6 @@ const documents: Documents = {
  */
 export function graphql(source: string): unknown;
 
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n"): (typeof documents)["\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n"): (typeof documents)["\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  mutation EdgeCloseConversation($id: ID!) {\n    closeConversation(id: $id) {\n      conversation {\n        id\n        contact { id name }\n        stateChanges { type actor { type name } }\n        messages(first: 50) { edges { node { id sender { name } contact { id } conversation { id } } } }\n      }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation EdgeCloseConversation($id: ID!) {\n    closeConversation(id: $id) {\n      conversation {\n        id\n        contact { id name }\n        stateChanges { type actor { type name } }\n        messages(first: 50) { edges { node { id sender { name } contact { id } conversation { id } } } }\n      }\n      userErrors { field message code }\n    }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n"): (typeof documents)["\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n"): (typeof documents)["\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n"): (typeof documents)["\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n"): (typeof documents)["\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n"): (typeof documents)["\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "query Ping { viewer { workspace { name } } }"): (typeof documents)["query Ping { viewer { workspace { name } } }"];
-/**
- * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
- */
-export function graphql(source: "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n"): (typeof documents)["\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -211,11 +165,63 @@ export function graphql(source: "\n  query Templates {\n    templates { edges { 
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
+export function graphql(source: "\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n"): (typeof documents)["\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n"): (typeof documents)["\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation EdgeCloseConversation($id: ID!) {\n    closeConversation(id: $id) {\n      conversation {\n        id\n        contact { id name }\n        stateChanges { type actor { type name } }\n        messages(first: 50) { edges { node { id sender { name } contact { id } conversation { id } } } }\n      }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation EdgeCloseConversation($id: ID!) {\n    closeConversation(id: $id) {\n      conversation {\n        id\n        contact { id name }\n        stateChanges { type actor { type name } }\n        messages(first: 50) { edges { node { id sender { name } contact { id } conversation { id } } } }\n      }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n"): (typeof documents)["\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n"): (typeof documents)["\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
 export function graphql(source: "\n  subscription SingleStreamMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n    }\n  }\n"): (typeof documents)["\n  subscription SingleStreamMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query SingleStreamViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n"): (typeof documents)["\n  query SingleStreamViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n"): (typeof documents)["\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n"): (typeof documents)["\n  subscription ConversationUpdated {\n    conversationUpdated { id status }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query ConversationsDeep($first: Int) {\n    conversations(first: $first) {\n      edges {\n        node {\n          id\n          contact { id name }\n          stateChanges { type actor { type id name } }\n          messages(first: 3) {\n            edges { node { id body sender { type name } contact { id } conversation { id } } }\n          }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n"): (typeof documents)["\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "query Ping { viewer { workspace { name } } }"): (typeof documents)["query Ping { viewer { workspace { name } } }"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n"): (typeof documents)["\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -232,6 +238,18 @@ export function graphql(source: "\n  subscription SocketMessageAdded($conversati
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query SocketTooDeep {\n    conversations {\n      edges {\n        node {\n          messages {\n            edges {\n              node {\n                conversation {\n                  messages {\n                    edges {\n                      node {\n                        conversation {\n                          id\n                        }\n                      }\n                    }\n                  }\n                }\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n"): (typeof documents)["\n  query SocketTooDeep {\n    conversations {\n      edges {\n        node {\n          messages {\n            edges {\n              node {\n                conversation {\n                  messages {\n                    edges {\n                      node {\n                        conversation {\n                          id\n                        }\n                      }\n                    }\n                  }\n                }\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n    mutation IdempotentSend($input: SendMessageInput!) {\n      sendMessage(input: $input) { message { id body conversation { id } } userErrors { field message code } }\n    }\n  "): (typeof documents)["\n    mutation IdempotentSend($input: SendMessageInput!) {\n      sendMessage(input: $input) { message { id body conversation { id } } userErrors { field message code } }\n    }\n  "];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n    mutation IdempotentCreateContact($input: CreateContactInput!) {\n      createContact(input: $input) { contact { id email } userErrors { field message } }\n    }\n  "): (typeof documents)["\n    mutation IdempotentCreateContact($input: CreateContactInput!) {\n      createContact(input: $input) { contact { id email } userErrors { field message } }\n    }\n  "];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n      mutation IdempotentSendReplay($input: SendMessageInput!) {\n        sendMessage(input: $input) { message { id body } userErrors { field message } }\n      }\n    "): (typeof documents)["\n      mutation IdempotentSendReplay($input: SendMessageInput!) {\n        sendMessage(input: $input) { message { id body } userErrors { field message } }\n      }\n    "];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -1,0 +1,76 @@
+import { describe, expect, inject, it } from 'vitest';
+import { createTestApp, onPostgres } from '../helpers/app.js';
+import { messagingSetup } from '../helpers/messaging.js';
+import { openDatabase, preparedStatementNames } from '../../src/db/database.js';
+
+describe('the names of prepared statements', () => {
+  it('one name per distinct text, none for a plan that depends on the value searched for, none past the limit', () => {
+    const name = preparedStatementNames(3);
+    const first = name({ sql: 'SELECT id FROM contacts WHERE id = $1' });
+    expect(first).toMatch(/^connect_/);
+    expect(name({ sql: 'SELECT id FROM contacts WHERE id = $1' })).toBe(first);
+    const second = name({ sql: 'SELECT id FROM contacts WHERE email = $1' });
+    expect(second).toMatch(/^connect_/);
+    expect(second).not.toBe(first);
+    expect(name({ sql: 'SELECT id FROM contacts WHERE name ILIKE $1' })).toBeUndefined();
+    expect(name({ sql: 'SELECT id FROM contacts WHERE phone LIKE $1' })).toBeUndefined();
+    expect(name({ sql: `SELECT id FROM messages WHERE search_vector @@ plainto_tsquery('simple', $1)` })).toBeUndefined();
+    // The limit counts every text seen, named or not.
+    expect(name({ sql: 'SELECT 4' })).toBeUndefined();
+    expect(name({ sql: 'SELECT id FROM contacts WHERE id = $1' })).toBe(first);
+  });
+});
+
+describe.skipIf(!onPostgres)('prepared statements on PostgreSQL', () => {
+  /** The app on a one-connection pool, and the statements that connection holds prepared. */
+  async function appOnOneConnection(preparedStatements?: boolean) {
+    const db = await openDatabase({ databaseUrl: inject('databaseUrl'), poolSize: 1, preparedStatements });
+    const app = await createTestApp({}, db);
+    const prepared = () => db.withSession((session) => session.query<{ statement: string }>(`SELECT statement FROM pg_prepared_statements`));
+    return { app, prepared };
+  }
+
+  it('keeps the hot statements prepared on their connection, and answers the same from them', async () => {
+    const { app, prepared } = await appOnOneConnection();
+    try {
+      const s = await messagingSetup(app);
+      const c = await s.contact({ email: 'prepared@example.com' });
+      for (const name of ['First', 'Second', 'Third', 'Fourth', 'Fifth', 'Sixth', 'Seventh']) {
+        const updated = await s.api.patch(`/contacts/${c.id}`, { name });
+        expect(updated.status).toBe(200);
+        expect(updated.body.data.contact.name).toBe(name);
+      }
+      const statements = (await prepared()).map((row) => row.statement);
+      expect(statements.some((sql) => /WITH previous AS/.test(sql) && /UPDATE contacts/.test(sql))).toBe(true);
+      // A search is planned for its term every time.
+      expect((await s.api.get('/contacts?search=prep')).body.data).toHaveLength(1);
+      expect((await prepared()).some((row) => /ILIKE/.test(row.statement))).toBe(false);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('keeps a statement run through execute (the webhooks’ store) prepared as well', async () => {
+    const db = await openDatabase({ databaseUrl: inject('databaseUrl'), poolSize: 1 });
+    try {
+      const sql = `UPDATE workspaces SET updated_at = updated_at WHERE id = $1::uuid`;
+      expect(await db.execute(sql, ['00000000-0000-7000-8000-000000000000'])).toBe(0);
+      const statements = await db.withSession((session) => session.query<{ statement: string }>(`SELECT statement FROM pg_prepared_statements`));
+      expect(statements.map((row) => row.statement)).toContain(sql);
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('prepares nothing with DB_PREPARED_STATEMENTS=0', async () => {
+    const { app, prepared } = await appOnOneConnection(false);
+    try {
+      const s = await messagingSetup(app);
+      const c = await s.contact({ email: 'unprepared@example.com' });
+      expect((await s.api.patch(`/contacts/${c.id}`, { name: 'Renamed' })).status).toBe(200);
+      expect(await prepared()).toEqual([]);
+    } finally {
+      await app.close();
+    }
+  });
+});

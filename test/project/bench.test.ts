@@ -1,0 +1,143 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { OPERATIONS } from '../../bench/operations.js';
+import type { Report } from '../../bench/report.js';
+import { onPostgres } from '../helpers/app.js';
+
+// The harness end to end on tiny data: its structure and that nothing failed, never its timings
+// (the performance targets live in the benchmark itself). PostgreSQL only: the bench needs a server.
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    if (entry.isFile()) newest = Math.max(newest, fs.statSync(path.join(entry.parentPath, entry.name)).mtimeMs);
+  }
+  return newest;
+}
+
+/** A dist/ built after every change to src/ and prisma/ is used as it is; otherwise the runner builds it. */
+function distIsFresh(): boolean {
+  const main = path.join(root, 'dist/main.js');
+  if (!fs.existsSync(main)) return false;
+  const built = fs.statSync(main).mtimeMs;
+  return built > newestMtime(path.join(root, 'src')) && built > newestMtime(path.join(root, 'prisma'));
+}
+
+function runBench(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bench/run.ts', ...args], {
+      cwd: root,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (chunk) => (stdout += chunk));
+    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+describe.skipIf(!onPostgres)('npm run bench', () => {
+  it(
+    'runs every operation on the gateway and the floor and prints one JSON report without errors',
+    async () => {
+      // The loaded floor keeps its statements prepared (its unnamed path serves the statement counts).
+      const args = ['--contacts', '2000', '--messages', '4000', '--rounds', '1', '--duration', '1', '--warmup', '0', '--floor-prepared', '--json', '--database', inject('databaseUrl')];
+      const { code, stdout, stderr } = await runBench(distIsFresh() ? [...args, '--no-build'] : args);
+      // 0: every target met, 1: some missed (timings on tiny data mean nothing); anything else is a failure.
+      expect([0, 1], stderr.slice(-3000)).toContain(code);
+      const lines = stdout.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      const report = JSON.parse(lines[0]!) as Report;
+
+      expect(report.version).toBe(1);
+      expect(report.settings).toMatchObject({ floorPrepared: true });
+      expect(report.commit).toMatch(/^[0-9a-f]{40}$|^unknown$/);
+      expect(report.seed).toMatchObject({ contacts: 2000 });
+      expect(report.seed.messages).toBeGreaterThanOrEqual(4000);
+      expect(report.operations.map((o) => o.id)).toEqual(OPERATIONS.map((o) => o.id));
+      for (const op of report.operations) {
+        for (const side of [op.gateway, op.floor]) {
+          expect(side.rps, op.id).toBeGreaterThan(0);
+          expect(side.errors, `${op.id}: ${side.samples.join('; ')}`).toBe(0);
+          expect(Number.isFinite(side.p50) && Number.isFinite(side.p99), op.id).toBe(true);
+        }
+        expect(Number.isFinite(op.ratio), op.id).toBe(true);
+        expect(op.rounds).toHaveLength(1);
+        const [round] = op.rounds;
+        for (const window of [round!.gateway, round!.floor]) {
+          for (const figure of [window.p50, window.p90, window.p99, window.max]) expect(Number.isFinite(figure), op.id).toBe(true);
+        }
+        // The gateway's event-loop delay during each window, from its /metrics.
+        expect(round!.gateway.eventLoop, op.id).toMatchObject({ p50: expect.any(Number), p99: expect.any(Number), max: expect.any(Number) });
+        expect(round!.floor.eventLoop).toBeNull();
+        if (OPERATIONS.find((o) => o.id === op.id)!.rest) expect(op.restRatio, op.id).toBeGreaterThan(0);
+      }
+
+      const statements = report.statements!;
+      for (const op of OPERATIONS) {
+        expect(statements.gateway[op.id]!.perRequest, op.id).toBeGreaterThan(0);
+        expect(statements.floor[op.id]!.perRequest, op.id).toBeGreaterThan(0);
+      }
+      expect(statements.workerPerMessage.gateway).toBeGreaterThan(0);
+      expect(statements.workerPerMessage.floor).toBeGreaterThan(0);
+      expect(statements.workerPerInbound).toBeGreaterThan(0);
+      // The floor answers with the gateway's JSON shapes.
+      expect(statements.shapeMismatches).toEqual({});
+
+      expect(report.pages!.gateway.deep.n).toBeGreaterThan(0);
+      expect(Object.keys(report.search!)).toEqual(['rare', 'medium', 'common']);
+      expect(report.contactSearch!.sql).toMatch(/contacts/);
+      expect(typeof report.contactSearch!.indexBacked).toBe('boolean');
+      expect(report.rssMb).toBeGreaterThan(0);
+
+      // Inbound acceptance is a row like the others (above); processing and delivery run once per round.
+      expect(report.operations.find((o) => o.id === 'wa.accept')!.floor.rps).toBeGreaterThan(0);
+      expect(report.rounds).toHaveLength(1);
+      const [extras] = report.rounds;
+      const processing = extras!.processing!;
+      expect(processing.accepted).toBeGreaterThan(0);
+      expect(processing.processedPerS).toBeGreaterThan(0);
+      expect(processing.steadySent).toBeGreaterThan(0);
+      expect(processing.lag.n).toBe(processing.steadySent);
+      expect(processing.missing).toBe(0);
+      expect(processing.errors).toBe(0);
+      for (const name of ['gateway', 'floor'] as const) {
+        const side = extras!.delivery![name];
+        expect(side.delivered, name).toBeGreaterThan(0);
+        expect(side.deliveredPerS, name).toBeGreaterThan(0);
+        expect(side.errors, `${name}: ${side.samples.join('; ')}`).toBe(0);
+        expect(Number.isFinite(side.lag.p99), name).toBe(true);
+      }
+      expect(extras!.rssMb).toBeGreaterThan(0);
+      expect(extras!.heapUsedMb).toBeGreaterThan(0);
+      expect(extras!.fullCollections).toBeGreaterThanOrEqual(0);
+      expect(report.whatsapp!.delivery!.ratio).toBeGreaterThan(0);
+      expect(report.whatsapp!.processing!.lagP99).toBeGreaterThanOrEqual(0);
+
+      const targets = new Map(report.targets.map((t) => [t.id, t]));
+      for (const id of ['rest.patch.floor', 'rest.send.floor', 'rest.list.floor', 'rest.deep.floor', 'rest.search.floor', 'gql.updateContact.rest', 'gql.sendMessage.rest', 'gql.contacts.rest', 'gql.contacts.byId.rest', 'deep-page', 'contact-search', 'errors', 'rss', 'wa.accept.floor', 'heap-growth']) {
+        expect(targets.get(id), id).toBeDefined();
+      }
+      // Issue 22's tail targets: the gateway's p99 and p50 against the floor's, for the four operations they name.
+      for (const op of ['rest.patch', 'rest.send', 'rest.list', 'gql.updateContact']) {
+        for (const percentile of ['p99', 'p50']) {
+          const target = targets.get(`${op}.${percentile}`);
+          expect(target?.target, `${op}.${percentile}`).toBe(percentile === 'p99' ? '≤ 1.50' : '≤ 1.20');
+          expect(typeof target?.value === 'number' && target.value > 0, `${op}.${percentile}`).toBe(true);
+        }
+      }
+      expect(targets.get('errors')!.pass).toBe(true);
+      expect(report.passed).toBe(report.targets.every((t) => t.pass !== false));
+      expect(code).toBe(report.passed ? 0 : 1);
+    },
+    300_000,
+  );
+});
