@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { defineConfig } from 'vitest/config';
 
 // Every test file runs twice: on an embedded in-memory PGlite and on a fresh
@@ -7,6 +8,9 @@ export default defineConfig({
   // the same copy instead of Vite picking the ESM one ("module" field).
   resolve: { alias: [{ find: /^graphql$/, replacement: 'graphql/index.js' }] },
   test: {
+    // Test files spend most of their time waiting on PostgreSQL, sockets and child processes,
+    // so two run at once even on a 2-core machine (vitest's default there is one).
+    maxWorkers: Math.max(2, availableParallelism() - 1),
     testTimeout: 30_000,
     hookTimeout: 60_000,
     include: ['test/**/*.test.ts'],

@@ -601,7 +601,7 @@ describe('inbound email', () => {
     } finally {
       if (server.child.exitCode === null) server.child.kill('SIGKILL');
     }
-  }, 30_000);
+  }, 90_000);
 });
 
 describe('admin commands for email channels', () => {
