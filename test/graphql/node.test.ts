@@ -53,6 +53,17 @@ const NodesDeep = graphql(`
   }
 `);
 
+const NodeInterpreted = graphql(`
+  query NodeInterpreted($id: ID!, $withContact: Boolean!) {
+    node(id: $id) {
+      __typename
+      id
+      ... on Conversation { contact @include(if: $withContact) { name } }
+      ... on Message { body placeholder }
+    }
+  }
+`);
+
 const NodesWithMessages = graphql(`
   query NodesWithMessages($ids: [ID!]!) {
     nodes(ids: $ids) {
@@ -162,6 +173,17 @@ describe('node(id:)', () => {
     expect(await node(w.a.channel.id)).toEqual({ __typename: 'Channel', id: w.a.channel.id, name: w.a.channel.name, type: 'whatsapp' });
     expect(await node(w.a.template.id)).toEqual({ __typename: 'Template', id: w.a.template.id, name: 'order_ready', language: 'en' });
     expect(await node(w.a.user.id)).toEqual({ __typename: 'User', id: w.a.user.id, name: 'Agent Smith', userEmail: 'Agent@Example.com' });
+  });
+
+  it('answers the same on the interpreter (a document with @include is not compiled)', async () => {
+    const w = await world();
+    const gql = w.gqlAs(w.a.apiKey);
+    const conversation = await gql(NodeInterpreted, { id: w.plainMessage.conversationId, withContact: true });
+    expect(conversation.errors).toBeUndefined();
+    expect(conversation.data).toEqual({ node: { __typename: 'Conversation', id: w.plainMessage.conversationId, contact: { name: 'Ann Node' } } });
+    const secret = await gql(NodeInterpreted, { id: w.secretMessage.id, withContact: false });
+    expect(secret.data).toEqual({ node: { __typename: 'Message', id: w.secretMessage.id, body: null, placeholder: 'Encrypted message hidden' } });
+    expect((await gql(NodeInterpreted, { id: w.bMessage.id, withContact: true })).data).toEqual({ node: null });
   });
 
   it('is null for another workspace’s objects, another channel’s, a deleted contact, an unknown or malformed id', async () => {
