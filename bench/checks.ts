@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import { sequentialLatency, type Latency } from './measure.js';
-import type { BenchContext, BenchRequest } from './operations.js';
+import { graphql, type BenchContext, type BenchRequest } from './operations.js';
 import type { Statement } from './pg-proxy.js';
 import { SEARCH_TERMS } from './seed.js';
 import type { ServerProcess } from './servers.js';
@@ -23,6 +23,12 @@ export interface PageLatency {
   gateway: Pages;
   floor: Pages;
   messages: { rows: number; gateway: Pages; floor: Pages };
+  /**
+   * GraphQL `messages(conversationId:)` of the longest conversation: its last page (`last: 25`,
+   * the oldest messages, read backward) against its first (`first: 25`), on the gateway (`deep` is
+   * the last page). Absent from reports made before backward pages.
+   */
+  conversation?: { messages: number; gateway: Pages };
 }
 
 /**
@@ -47,11 +53,16 @@ export async function pageLatency(servers: ServerProcess[], ctx: BenchContext, n
       messages: { first: r.firstMessages!, deep: r.deepMessages!, ratio: r.deepMessages!.p50 / r.firstMessages!.p50 },
     };
   }
+  // Backward pages are the gateway's alone (the floor answers only the GraphQL documents the load sends).
+  const gateway = servers.find((server) => server.name === 'gateway')!;
+  const page = (variables: Record<string, unknown>) => () => graphql(ctx, 'BenchConversationPage', { id: ctx.longConversation.id, ...variables });
+  const c = await sequentialLatency(gateway.base, { first: page({ first: 25 }), last: page({ last: 25 }) }, n);
   return {
     rows: ctx.deepRows,
     gateway: out.gateway!.contacts,
     floor: out.floor!.contacts,
     messages: { rows: ctx.deepMessagesRows, gateway: out.gateway!.messages, floor: out.floor!.messages },
+    conversation: { messages: ctx.longConversation.messages, gateway: { first: c.first!, deep: c.last!, ratio: c.last!.p50 / c.first!.p50 } },
   };
 }
 

@@ -29,6 +29,10 @@ export async function loadContext(
   );
   const deep = await deepCursor(client, 'contacts', 'workspace_id = $1 AND deleted_at IS NULL', fixture.workspaceId);
   const deepMessages = await deepCursor(client, 'messages', 'channel_id = $1', fixture.channelId);
+  const long = await client.query<{ id: string; n: string }>(
+    `SELECT conversation_id AS id, count(*) AS n FROM messages WHERE channel_id = $1 GROUP BY conversation_id ORDER BY count(*) DESC LIMIT 1`,
+    [fixture.channelId],
+  );
   if (!patch.rows.length || !send.rows.length) throw new Error('the seeded data has no contacts or no open conversations to run the writes on');
   // The documents sent by id, registered for the workspace as a client's deploy step does.
   for (const [name, hash] of Object.entries(REGISTERED)) {
@@ -51,6 +55,7 @@ export async function loadContext(
     deepRows: deep.rows,
     deepMessagesCursor: deepMessages.cursor,
     deepMessagesRows: deepMessages.rows,
+    longConversation: { id: long.rows[0]!.id, messages: Number(long.rows[0]!.n) },
     run,
     whatsapp: { ...whatsapp, appSecret: BENCH_WHATSAPP.appSecret, phoneNumberId: BENCH_WHATSAPP.phoneNumberId, phones: phones.rows.map((r) => r.phone) },
   };

@@ -26,6 +26,13 @@ export const DOCUMENTS = {
     pageInfo { hasNextPage endCursor }
   }
 }`,
+  /** The gateway's own page checks (bench/checks.ts): a conversation's messages from either end. */
+  BenchConversationPage: `query BenchConversationPage($id: ID, $first: Int, $last: Int) {
+  messages(conversationId: $id, first: $first, last: $last) {
+    edges { cursor node { id body status sender { type name } createdAt } }
+    pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+  }
+}`,
 } as const;
 
 export type DocumentName = keyof typeof DOCUMENTS;
@@ -50,6 +57,8 @@ export interface BenchContext {
   /** The same deep in the channel's messages. */
   deepMessagesCursor: string;
   deepMessagesRows: number;
+  /** The channel's longest conversation and how many messages it holds. */
+  longConversation: { id: string; messages: number };
   /** Distinguishes this run's names and idempotency keys from any other's. */
   run: string;
   /** The bench's whatsapp_cloud channel: where signed webhooks go, and who writes them. */
@@ -106,7 +115,7 @@ const pick = <T>(list: T[], n: number): T => list[n % list.length]!;
 
 const TERMS = [SEARCH_TERMS.rare, SEARCH_TERMS.medium, SEARCH_TERMS.common];
 
-const graphql = (ctx: BenchContext, operationName: DocumentName, variables: Record<string, unknown>): BenchRequest => ({
+export const graphql = (ctx: BenchContext, operationName: DocumentName, variables: Record<string, unknown>): BenchRequest => ({
   method: 'POST',
   path: '/graphql',
   headers: headers(ctx, true),

@@ -221,6 +221,13 @@ export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'i
     target: '≤ 2.00',
     pass: report.pages ? report.pages.messages.gateway.ratio <= 2 : null,
   });
+  targets.push({
+    id: 'backward-page.conversation',
+    description: `GraphQL messages(conversationId:) of a ${report.pages?.conversation ? report.pages.conversation.messages.toLocaleString('en-US') : '?'}-message conversation: last page / first page (p50, gateway)`,
+    value: report.pages?.conversation?.gateway.ratio ?? null,
+    target: '≤ 1.50',
+    pass: report.pages?.conversation ? report.pages.conversation.gateway.ratio <= 1.5 : null,
+  });
   for (const [kind, growth] of Object.entries(report.searchAtScale?.growth ?? { rare: null, medium: null, common: null })) {
     targets.push({
       id: `search-growth.${kind}`,
@@ -400,6 +407,11 @@ export function render(report: Report): string {
     const m = p.messages;
     latency.push(['GET /messages first page', pair(m.gateway.first.p50, m.floor.first.p50, 1), pair(m.gateway.first.p95, m.floor.first.p95, 1)]);
     latency.push([`GET /messages ${m.rows.toLocaleString('en-US')} rows deep`, pair(m.gateway.deep.p50, m.floor.deep.p50, 1), pair(m.gateway.deep.p95, m.floor.deep.p95, 1)]);
+    if (p.conversation) {
+      const c = p.conversation;
+      latency.push([`GraphQL conversation messages, first page (${c.messages.toLocaleString('en-US')})`, `${fixed(c.gateway.first.p50, 1)} / —`, `${fixed(c.gateway.first.p95, 1)} / —`]);
+      latency.push([`GraphQL conversation messages, last page (${c.messages.toLocaleString('en-US')})`, `${fixed(c.gateway.deep.p50, 1)} / —`, `${fixed(c.gateway.deep.p95, 1)} / —`]);
+    }
   }
   const searchRows = (label: string, search: SearchLatency) => {
     for (const [kind, r] of Object.entries(search)) {

@@ -14,7 +14,9 @@
  * - conversations: contact 2k has conversation k (open, or closed for 1 in 5);
  *   contact 20q also has an older closed one. C conversations in all.
  * - message j goes to conversation ((j − 1) mod C) + 1, in rounds seven minutes
- *   apart; a third are inbound. Bodies mix a greeting, a phrase (30 % mention an
+ *   apart; a third are inbound. Conversation 1 also holds a long history of its
+ *   own (`longConversationMessages`: a tenth of the messages, at most 20 000, a
+ *   minute apart), where a page from the far end is measured against its first. Bodies mix a greeting, a phrase (30 % mention an
  *   "order"), one of 100 topic words (1 % each) and one of 20 000 SKU codes, so
  *   full-text search has common, medium and rare terms.
  */
@@ -36,6 +38,8 @@ export interface Fixture {
   /** Messages generated so far. */
   messages: number;
   conversations: number;
+  /** Messages of conversation 1's long history, beside `messages`. */
+  longConversation: number;
   /** The instant generated times are laid out from (ISO). */
   anchor: string;
 }
@@ -227,7 +231,7 @@ export async function seedData(
 ): Promise<Fixture> {
   const anchor = new Date(Math.floor(Date.now() / 1000) * 1000 - 86_400_000).toISOString();
   const plan = conversationPlan(counts.contacts);
-  const fixture: Fixture = { ...tenant, contacts: counts.contacts, messages: 0, conversations: plan.total, anchor };
+  const fixture: Fixture = { ...tenant, contacts: counts.contacts, messages: 0, conversations: plan.total, longConversation: longConversationMessages(counts.messages), anchor };
   await Promise.all(sessions.map((s) => defineGenerators(s, fixture)));
   const ws = sqlText(fixture.workspaceId);
   const channel = sqlText(fixture.channelId);
@@ -269,8 +273,20 @@ export async function seedData(
       INSERT INTO contact_channels (contact_id, channel_id, created_at)
       SELECT pg_temp.contact_id(2 * k), ${channel}::uuid, pg_temp.ts(pg_temp.conversation_ms(k))
         FROM generate_series(${lo}::bigint, ${hi}::bigint) AS k`);
+  await inChunks(sessions, 'long conversation', fixture.longConversation, 0, (lo, hi) => `
+      INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, type, body, sender_type,
+                            sender_channel_id, sender_name, status, delivery_attempts, created_at, updated_at)
+      SELECT pg_temp.uuid7(ms, 'l' || j), ${ws}::uuid, ${channel}::uuid, pg_temp.conversation_id(1), pg_temp.contact_id(pg_temp.conversation_contact(1)),
+             'outbound', 'text', 'Update ' || j || ' on your order, ' || pg_temp.first_name(pg_temp.conversation_contact(1)) || '.',
+             'channel', ${channel}::uuid, ${channelName}, 'delivered', 1, pg_temp.ts(ms), pg_temp.ts(ms)
+        FROM generate_series(${lo}::bigint, ${hi}::bigint) AS j, LATERAL (SELECT pg_temp.conversation_ms(1) + j * 60000 AS ms) AS v`);
   await addMessages(sessions, fixture, counts.messages, { prepared: true });
   return fixture;
+}
+
+/** How long conversation 1's own history is for a data set of `messages` messages: a tenth of them, 100 to 20 000. */
+export function longConversationMessages(messages: number): number {
+  return Math.max(100, Math.min(20_000, Math.floor(messages / 10)));
 }
 
 /**

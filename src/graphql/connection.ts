@@ -3,15 +3,22 @@ import { BREAK, GraphQLError, TypeInfo, getArgumentValues, getOperationAST, visi
 import type { Plugin } from 'graphql-yoga';
 import { domainGraphQLError } from './errors.js';
 import { ValidationError } from '../errors/domain.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decodeCursor, encodeCursor, type Cursor, type Page } from '../lib/pagination.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decodeCursor, encodeCursor, type Cursor, type Page, type PageRequest } from '../lib/pagination.js';
 import { builder } from './builder.js';
 
-export const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
-  fields: (t) => ({
-    hasNextPage: t.exposeBoolean('hasNextPage'),
-    endCursor: t.exposeString('endCursor', { nullable: true }),
-  }),
-});
+export const PageInfo = builder
+  .objectRef<{ hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null }>('PageInfo')
+  .implement({
+    description:
+      'Relay page info. Pages are newest first. The far side of a page is known exactly (`hasNextPage` of a `first` page, `hasPreviousPage` of a `last` page); ' +
+      'the near side is true exactly when the page starts at a cursor (`after`, `before`).',
+    fields: (t) => ({
+      hasNextPage: t.exposeBoolean('hasNextPage'),
+      hasPreviousPage: t.exposeBoolean('hasPreviousPage'),
+      startCursor: t.exposeString('startCursor', { nullable: true }),
+      endCursor: t.exposeString('endCursor', { nullable: true }),
+    }),
+  });
 
 /**
  * A Relay connection over a keyset page. Cursors are the same opaque keyset
@@ -37,25 +44,53 @@ export function connectionType<T extends Cursor>(name: string, node: ObjectRef<a
       pageInfo: t.field({
         type: PageInfo,
         resolve: (page) => {
+          const first = page.items[0];
           const last = page.items[page.items.length - 1];
-          return { hasNextPage: page.hasMore, endCursor: last ? encodeCursor(last) : null };
+          return {
+            hasNextPage: page.hasMore,
+            hasPreviousPage: page.hasPrevious,
+            startCursor: first ? encodeCursor(first) : null,
+            endCursor: last ? encodeCursor(last) : null,
+          };
         },
       }),
     }),
   });
 }
 
-/** `first` (1–100, default 25) and `after`, validated like REST's `limit` and `cursor`. */
-export function pageFromArgs(args: { first?: number | null; after?: string | null }): { limit: number; cursor: Cursor | undefined } {
-  const limit = args.first ?? DEFAULT_PAGE_SIZE;
-  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
-    throw ValidationError.field('first', `first must be an integer between 1 and ${MAX_PAGE_SIZE}.`);
+/** A connection's page arguments as the schema declares them (`pageArgs`). */
+export interface PageArgs {
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+  last?: number | null | undefined;
+  before?: string | null | undefined;
+}
+
+/**
+ * The page the arguments ask for, validated like REST's `limit` and `cursor`: `first` (1–100,
+ * default 25) rows after `after`, or the `last` rows before `before` (a backward page; `before`
+ * alone is one too). Both cursors bound the rows either way; `first` with `last` is refused.
+ */
+export function pageFromArgs(args: PageArgs): PageRequest {
+  if (args.first != null && args.last != null) {
+    throw ValidationError.field('last', 'first and last cannot be used together: ask for the first rows or the last ones.');
   }
-  return { limit, cursor: args.after ? decodeCursor(args.after, 'after') : undefined };
+  const backward = args.last != null || (args.first == null && args.before != null);
+  const name = args.last != null ? 'last' : 'first';
+  const limit = args.first ?? args.last ?? DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
+    throw ValidationError.field(name, `${name} must be an integer between 1 and ${MAX_PAGE_SIZE}.`);
+  }
+  return {
+    limit,
+    cursor: args.after ? decodeCursor(args.after, 'after') : undefined,
+    before: args.before ? decodeCursor(args.before, 'before') : undefined,
+    backward,
+  };
 }
 
 /** The page `args` ask for, or null when they are invalid (the field's resolver refuses them). */
-function pageOrNull(args: { first?: number | null; after?: string | null }): ReturnType<typeof pageFromArgs> | null {
+function pageOrNull(args: PageArgs): PageRequest | null {
   try {
     return pageFromArgs(args);
   } catch {
@@ -67,8 +102,8 @@ function pageOrNull(args: { first?: number | null; after?: string | null }): Ret
  * The page to load ahead of a connection's resolver (a relation selected with its parent): an
  * invalid one loads the default page, which the resolver then refuses at its own field.
  */
-export function pageToLoad(args: { first?: number | null; after?: string | null }): ReturnType<typeof pageFromArgs> {
-  return pageOrNull(args) ?? { limit: DEFAULT_PAGE_SIZE, cursor: undefined };
+export function pageToLoad(args: PageArgs): PageRequest {
+  return pageOrNull(args) ?? { limit: DEFAULT_PAGE_SIZE };
 }
 
 /**
@@ -77,7 +112,7 @@ export function pageToLoad(args: { first?: number | null; after?: string | null 
  * located there and the operation's other fields keep their data (a mutation is refused whole
  * before it runs: `pageArgumentsPlugin`).
  */
-export function connectionComplexity(args: { first?: number | null; after?: string | null }) {
+export function connectionComplexity(args: PageArgs) {
   return { field: 1, multiplier: pageOrNull(args)?.limit ?? 1 };
 }
 
@@ -108,7 +143,7 @@ function invalidPage(schema: GraphQLSchema, document: DocumentNode, variables: R
         const field = typeInfo.getFieldDef();
         if (!field || !field.args.some((arg) => arg.name === 'first') || !field.args.some((arg) => arg.name === 'after')) return undefined;
         try {
-          pageFromArgs(getArgumentValues(field, node, variables) as { first?: number | null; after?: string | null });
+          pageFromArgs(getArgumentValues(field, node, variables) as PageArgs);
         } catch (error) {
           if (!(error instanceof ValidationError)) return undefined;
           refusal = domainGraphQLError(error, new GraphQLError(error.message, { nodes: [node] }));
@@ -122,6 +157,8 @@ function invalidPage(schema: GraphQLSchema, document: DocumentNode, variables: R
 }
 
 export const pageArgs = builder.args((t) => ({
-  first: t.int({ description: `Page size, 1–${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}).` }),
-  after: t.string({ description: 'The endCursor of the previous page.' }),
+  first: t.int({ description: `Page size from the start, 1–${MAX_PAGE_SIZE} (default ${DEFAULT_PAGE_SIZE}); not with last.` }),
+  after: t.string({ description: 'The endCursor of the previous page: rows after it.' }),
+  last: t.int({ description: `Page size from the end, 1–${MAX_PAGE_SIZE}: the last rows (the oldest), or the rows just before \`before\`; not with first.` }),
+  before: t.string({ description: 'The startCursor of the next page: rows before it.' }),
 }));

@@ -10,6 +10,8 @@ import '../modules/templates/templates.graphql.js';
 import '../modules/conversations/conversations.graphql.js';
 import '../modules/messages/messages.graphql.js';
 import '../modules/sessions/sessions.graphql.js';
+import '../modules/users/users.graphql.js';
+import '../modules/nodes/nodes.graphql.js';
 
 builder.queryType({});
 builder.mutationType({});

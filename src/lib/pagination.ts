@@ -53,21 +53,76 @@ export function afterCursor(cursor: Cursor | undefined) {
   };
 }
 
+/** Prisma `where` for rows strictly before the cursor in (createdAt desc, id desc) order: newer ones. */
+export function beforeCursor(cursor: Cursor | undefined) {
+  if (!cursor) return {};
+  return {
+    OR: [{ createdAt: { gt: cursor.createdAt } }, { createdAt: cursor.createdAt, id: { gt: cursor.id } }],
+  };
+}
+
 export const NEWEST_FIRST = [{ createdAt: 'desc' as const }, { id: 'desc' as const }];
+export const OLDEST_FIRST = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
+
+/**
+ * A page asked for, of a list ordered newest first: `limit` rows within the bounds, from the
+ * bounded list's start (forward) or from its end (`backward`). A backward page is read oldest
+ * first, the keyset walked the other way, and flipped (`toPage`), so both directions are one walk
+ * of the same index.
+ */
+export interface PageRequest {
+  limit: number;
+  /** Only rows after this position (older ones): REST's `cursor`, GraphQL's `after`. */
+  cursor?: Cursor | undefined;
+  /** Only rows before this position (newer ones): GraphQL's `before`. */
+  before?: Cursor | undefined;
+  /** The last `limit` rows within the bounds rather than the first (GraphQL's `last`). */
+  backward?: boolean | undefined;
+}
+
+/** Prisma `where` for the rows within a page's bounds. */
+export function keysetWhere(page: PageRequest) {
+  if (!page.before) return afterCursor(page.cursor);
+  if (!page.cursor) return beforeCursor(page.before);
+  return { AND: [afterCursor(page.cursor), beforeCursor(page.before)] };
+}
+
+/** The order a page's rows are read in: newest first, or oldest first for a backward page. */
+export function keysetOrder(page: PageRequest) {
+  return page.backward ? OLDEST_FIRST : NEWEST_FIRST;
+}
 
 export interface Page<T> {
+  /** Newest first, whichever way the page was read. */
   items: T[];
   nextCursor: string | null;
+  /** Rows follow the page (older ones). */
   hasMore: boolean;
+  /** Rows precede the page (newer ones). */
+  hasPrevious: boolean;
   perPage: number;
 }
 
-/** Turns `limit + 1` fetched rows into a page and the cursor after its last row. */
-export function toPage<T extends Cursor>(rows: T[], limit: number): Page<T> {
-  const hasMore = rows.length > limit;
-  const items = hasMore ? rows.slice(0, limit) : rows;
+/**
+ * Turns the `limit + 1` rows read for a page, in the order they were read (`keysetOrder`), into
+ * the page, newest first. The extra row tells whether more follow in the direction of reading;
+ * the other way, rows lie beyond the page exactly when it starts at a cursor (Relay's
+ * `hasPreviousPage` of a forward page, `hasNextPage` of a backward one): the cursor's own row at
+ * least, unless it was deleted since.
+ */
+export function toPage<T extends Cursor>(rows: T[], page: PageRequest | number): Page<T> {
+  const request: PageRequest = typeof page === 'number' ? { limit: page } : page;
+  const { limit } = request;
+  const beyond = rows.length > limit;
+  if (request.backward) {
+    const items = rows.slice(0, limit).reverse();
+    const hasMore = request.before !== undefined;
+    const last = items[items.length - 1];
+    return { items, hasMore, hasPrevious: beyond, perPage: limit, nextCursor: hasMore && last ? encodeCursor(last) : null };
+  }
+  const items = beyond ? rows.slice(0, limit) : rows;
   const last = items[items.length - 1];
-  return { items, hasMore, perPage: limit, nextCursor: hasMore && last ? encodeCursor(last) : null };
+  return { items, hasMore: beyond, hasPrevious: request.cursor !== undefined, perPage: limit, nextCursor: beyond && last ? encodeCursor(last) : null };
 }
 
 /** `?cursor=`: the opaque position a previous page handed out; empty means the first page. */

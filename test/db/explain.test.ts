@@ -111,8 +111,10 @@ beforeAll(async () => {
       [ws.workspace.id],
     );
     const [conversation] = await session.query<{ id: string }>(`SELECT id FROM conversations WHERE contact_id = $1`, [contact!.id]);
+    const [message] = await session.query<{ id: string }>(`SELECT id FROM messages WHERE conversation_id = $1 LIMIT 1`, [conversation!.id]);
     known.contactId = contact!.id;
     known.conversationId = conversation!.id;
+    known.messageId = message!.id;
     for (const table of ['contacts', 'messages', 'conversations']) {
       const live = table === 'contacts' ? 'AND deleted_at IS NULL' : '';
       const [row] = await session.query<{ id: string; created_at: Date }>(
@@ -120,6 +122,12 @@ beforeAll(async () => {
         [ws.workspace.id, Math.floor(CONTACTS * 0.9)],
       );
       known[`${table}Deep`] = encodeCursor({ createdAt: row!.created_at, id: row!.id });
+      // A cursor near the start, for a backward page that walks towards the newest rows.
+      const [early] = await session.query<{ id: string; created_at: Date }>(
+        `SELECT id, created_at FROM ${table} WHERE workspace_id = $1 ${live} ORDER BY created_at DESC, id DESC OFFSET $2 LIMIT 1`,
+        [ws.workspace.id, Math.floor(CONTACTS * 0.1)],
+      );
+      known[`${table}Early`] = encodeCursor({ createdAt: early!.created_at, id: early!.id });
     }
   });
 }, 300_000);
@@ -248,6 +256,37 @@ const cases: [string, () => Promise<void>, { uses?: string[] }?][] = [
   ],
   ['GraphQL conversations(contactId:)', operation(`query($k: ID) { conversations(contactId: $k) { edges { node { id status } } } }`, () => ({ k: known.contactId }))],
   ['GraphQL templates and channels', operation('{ templates(first: 25) { edges { node { id name } } } channels { id name } }')],
+  // Backward pages: the same keyset walked the other way, from the end or from a cursor.
+  ['GraphQL contacts, the last page', operation(`{ contacts(last: 25) { ${CONTACT_FIELDS} } }`)],
+  ['GraphQL contacts, a backward page', operation(`query($before: String) { contacts(last: 25, before: $before) { ${CONTACT_FIELDS} } }`, () => ({ before: known.contactsEarly }))],
+  [
+    'GraphQL contacts(search:), the last page',
+    operation(`{ contacts(last: 25, search: "jansen.1200@") { ${CONTACT_FIELDS} } }`),
+    { uses: ['contacts_email_trgm_idx'] },
+  ],
+  ['GraphQL contacts(search:) a common term, a backward page', operation(`query($before: String) { contacts(last: 25, before: $before, search: "example") { ${CONTACT_FIELDS} } }`, () => ({ before: known.contactsDeep }))],
+  ['GraphQL messages, the last page', operation(`{ messages(last: 25) { ${MESSAGE_FIELDS} } }`)],
+  ['GraphQL messages, a backward page of ids and bodies', operation(`query($before: String) { messages(last: 25, before: $before) { edges { node { id body } } } }`, () => ({ before: known.messagesEarly }))],
+  ['GraphQL messages(search:), the last page', operation(`{ messages(last: 25, search: "shipped") { ${MESSAGE_FIELDS} } }`)],
+  [
+    'GraphQL messages(conversationId:), the last page',
+    operation(`query($c: ID) { messages(conversationId: $c, last: 25) { edges { node { id body sender { name } } } pageInfo { hasPreviousPage startCursor } } }`, () => ({ c: known.conversationId })),
+  ],
+  ['GraphQL conversations, a backward page', operation(`query($before: String) { conversations(last: 25, before: $before) { edges { node { id status } } } }`, () => ({ before: known.conversationsEarly }))],
+  [
+    'GraphQL conversations(status:), the last page, with their last messages',
+    operation(`{ conversations(last: 25, status: closed) { edges { node { id contact { id name } messages(last: 2) { edges { node { id body } } } } } } }`),
+  ],
+  ['GraphQL templates, the last page', operation('{ templates(last: 25) { edges { node { id name } } } }')],
+  // Object identification: each id looked up by primary key in every table a node may be stored in.
+  [
+    'GraphQL node and nodes',
+    operation(
+      `query($c: ID!, $ids: [ID!]!) { node(id: $c) { id ... on Contact { name } }
+         nodes(ids: $ids) { id ... on Conversation { status contact { name } messages(first: 5) { edges { node { id body } } } } ... on Message { body sender { name } } } }`,
+      () => ({ c: known.contactId, ids: [known.conversationId, known.messageId, known.contactId, ws.channel.id] }),
+    ),
+  ],
   [
     'the delivery worker claiming due deliveries',
     async () => {

@@ -14,6 +14,12 @@ import type { TypedDocumentNode as DocumentNode } from '@graphql-typed-document-
  * Learn more about it here: https://the-guild.dev/graphql/codegen/plugins/presets/preset-client#reducing-bundle-size
  */
 type Documents = {
+    "\n  query PageContacts($first: Int, $after: String, $last: Int, $before: String, $search: String) {\n    contacts(first: $first, after: $after, last: $last, before: $before, search: $search) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.PageContactsDocument,
+    "\n  query PageConversations($first: Int, $after: String, $last: Int, $before: String) {\n    conversations(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.PageConversationsDocument,
+    "\n  query PageMessages($conversationId: ID, $first: Int, $after: String, $last: Int, $before: String, $search: String) {\n    messages(conversationId: $conversationId, first: $first, after: $after, last: $last, before: $before, search: $search) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.PageMessagesDocument,
+    "\n  query PageMessagesWithSender($conversationId: ID, $last: Int, $before: String) {\n    messages(conversationId: $conversationId, last: $last, before: $before) {\n      edges { cursor node { id body sender { type name } } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.PageMessagesWithSenderDocument,
+    "\n  query PageConversationMessages($id: ID!, $first: Int, $after: String, $last: Int, $before: String) {\n    conversation(id: $id) {\n      messages(first: $first, after: $after, last: $last, before: $before) {\n        edges { cursor node { id } }\n        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      }\n    }\n  }\n": typeof types.PageConversationMessagesDocument,
+    "\n  query PageTemplates($first: Int, $after: String, $last: Int, $before: String) {\n    templates(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.PageTemplatesDocument,
     "\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n": typeof types.ContactDocument,
     "\n  query FindContact($email: String, $phone: String) {\n    findContact(email: $email, phone: $phone) { id name }\n  }\n": typeof types.FindContactDocument,
     "\n  query Contacts($first: Int, $after: String, $search: String) {\n    contacts(first: $first, after: $after, search: $search) {\n      edges { cursor node { id name } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": typeof types.ContactsDocument,
@@ -33,6 +39,11 @@ type Documents = {
     "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.EdgeReopenConversationDocument,
     "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n": typeof types.EdgeMessageAddedDocument,
     "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n": typeof types.EdgeConversationUpdatedDocument,
+    "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Contact { name email }\n      ... on Conversation { status contact { id name } messages(first: 5) { edges { node { id body } } pageInfo { hasNextPage } } }\n      ... on Message { body placeholder isEncrypted sender { type name } conversation { id } }\n      ... on Channel { name type }\n      ... on Template { name language }\n      ... on User { name userEmail: email }\n    }\n  }\n": typeof types.NodeByIdDocument,
+    "\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      __typename\n      id\n      ... on Contact { name }\n      ... on Message { body }\n      ... on Conversation { contact { name } }\n    }\n  }\n": typeof types.NodesByIdsDocument,
+    "\n  query NodesDeep($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      id\n      ... on Contact { name }\n      ... on Conversation { status contact { name } messages(first: 5) { edges { node { body contact { name } } } } }\n      ... on Message { body sender { name } conversation { status } }\n    }\n  }\n": typeof types.NodesDeepDocument,
+    "\n  query NodeInterpreted($id: ID!, $withContact: Boolean!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Conversation { contact @include(if: $withContact) { name } }\n      ... on Message { body placeholder }\n    }\n  }\n": typeof types.NodeInterpretedDocument,
+    "\n  query NodesWithMessages($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      id\n      ... on Conversation { messages(first: 100) { edges { node { id body } } } }\n    }\n  }\n": typeof types.NodesWithMessagesDocument,
     "\n  subscription SingleStreamMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n    }\n  }\n": typeof types.SingleStreamMessageAddedDocument,
     "\n  query SingleStreamViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n": typeof types.SingleStreamViewerDocument,
     "\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n": typeof types.MessageAddedDocument,
@@ -57,6 +68,12 @@ type Documents = {
     "\n  mutation SessionClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id name } } } userErrors { field message } }\n  }\n": typeof types.SessionCloseDocument,
 };
 const documents: Documents = {
+    "\n  query PageContacts($first: Int, $after: String, $last: Int, $before: String, $search: String) {\n    contacts(first: $first, after: $after, last: $last, before: $before, search: $search) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.PageContactsDocument,
+    "\n  query PageConversations($first: Int, $after: String, $last: Int, $before: String) {\n    conversations(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.PageConversationsDocument,
+    "\n  query PageMessages($conversationId: ID, $first: Int, $after: String, $last: Int, $before: String, $search: String) {\n    messages(conversationId: $conversationId, first: $first, after: $after, last: $last, before: $before, search: $search) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.PageMessagesDocument,
+    "\n  query PageMessagesWithSender($conversationId: ID, $last: Int, $before: String) {\n    messages(conversationId: $conversationId, last: $last, before: $before) {\n      edges { cursor node { id body sender { type name } } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.PageMessagesWithSenderDocument,
+    "\n  query PageConversationMessages($id: ID!, $first: Int, $after: String, $last: Int, $before: String) {\n    conversation(id: $id) {\n      messages(first: $first, after: $after, last: $last, before: $before) {\n        edges { cursor node { id } }\n        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      }\n    }\n  }\n": types.PageConversationMessagesDocument,
+    "\n  query PageTemplates($first: Int, $after: String, $last: Int, $before: String) {\n    templates(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.PageTemplatesDocument,
     "\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n": types.ContactDocument,
     "\n  query FindContact($email: String, $phone: String) {\n    findContact(email: $email, phone: $phone) { id name }\n  }\n": types.FindContactDocument,
     "\n  query Contacts($first: Int, $after: String, $search: String) {\n    contacts(first: $first, after: $after, search: $search) {\n      edges { cursor node { id name } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": types.ContactsDocument,
@@ -76,6 +93,11 @@ const documents: Documents = {
     "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeReopenConversationDocument,
     "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n": types.EdgeMessageAddedDocument,
     "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n": types.EdgeConversationUpdatedDocument,
+    "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Contact { name email }\n      ... on Conversation { status contact { id name } messages(first: 5) { edges { node { id body } } pageInfo { hasNextPage } } }\n      ... on Message { body placeholder isEncrypted sender { type name } conversation { id } }\n      ... on Channel { name type }\n      ... on Template { name language }\n      ... on User { name userEmail: email }\n    }\n  }\n": types.NodeByIdDocument,
+    "\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      __typename\n      id\n      ... on Contact { name }\n      ... on Message { body }\n      ... on Conversation { contact { name } }\n    }\n  }\n": types.NodesByIdsDocument,
+    "\n  query NodesDeep($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      id\n      ... on Contact { name }\n      ... on Conversation { status contact { name } messages(first: 5) { edges { node { body contact { name } } } } }\n      ... on Message { body sender { name } conversation { status } }\n    }\n  }\n": types.NodesDeepDocument,
+    "\n  query NodeInterpreted($id: ID!, $withContact: Boolean!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Conversation { contact @include(if: $withContact) { name } }\n      ... on Message { body placeholder }\n    }\n  }\n": types.NodeInterpretedDocument,
+    "\n  query NodesWithMessages($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      id\n      ... on Conversation { messages(first: 100) { edges { node { id body } } } }\n    }\n  }\n": types.NodesWithMessagesDocument,
     "\n  subscription SingleStreamMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n    }\n  }\n": types.SingleStreamMessageAddedDocument,
     "\n  query SingleStreamViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n": types.SingleStreamViewerDocument,
     "\n  subscription MessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) { id body placeholder conversationId sender { type name } }\n  }\n": types.MessageAddedDocument,
@@ -114,6 +136,30 @@ const documents: Documents = {
  */
 export function graphql(source: string): unknown;
 
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query PageContacts($first: Int, $after: String, $last: Int, $before: String, $search: String) {\n    contacts(first: $first, after: $after, last: $last, before: $before, search: $search) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"): (typeof documents)["\n  query PageContacts($first: Int, $after: String, $last: Int, $before: String, $search: String) {\n    contacts(first: $first, after: $after, last: $last, before: $before, search: $search) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query PageConversations($first: Int, $after: String, $last: Int, $before: String) {\n    conversations(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"): (typeof documents)["\n  query PageConversations($first: Int, $after: String, $last: Int, $before: String) {\n    conversations(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query PageMessages($conversationId: ID, $first: Int, $after: String, $last: Int, $before: String, $search: String) {\n    messages(conversationId: $conversationId, first: $first, after: $after, last: $last, before: $before, search: $search) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"): (typeof documents)["\n  query PageMessages($conversationId: ID, $first: Int, $after: String, $last: Int, $before: String, $search: String) {\n    messages(conversationId: $conversationId, first: $first, after: $after, last: $last, before: $before, search: $search) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query PageMessagesWithSender($conversationId: ID, $last: Int, $before: String) {\n    messages(conversationId: $conversationId, last: $last, before: $before) {\n      edges { cursor node { id body sender { type name } } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"): (typeof documents)["\n  query PageMessagesWithSender($conversationId: ID, $last: Int, $before: String) {\n    messages(conversationId: $conversationId, last: $last, before: $before) {\n      edges { cursor node { id body sender { type name } } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query PageConversationMessages($id: ID!, $first: Int, $after: String, $last: Int, $before: String) {\n    conversation(id: $id) {\n      messages(first: $first, after: $after, last: $last, before: $before) {\n        edges { cursor node { id } }\n        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      }\n    }\n  }\n"): (typeof documents)["\n  query PageConversationMessages($id: ID!, $first: Int, $after: String, $last: Int, $before: String) {\n    conversation(id: $id) {\n      messages(first: $first, after: $after, last: $last, before: $before) {\n        edges { cursor node { id } }\n        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query PageTemplates($first: Int, $after: String, $last: Int, $before: String) {\n    templates(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"): (typeof documents)["\n  query PageTemplates($first: Int, $after: String, $last: Int, $before: String) {\n    templates(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -190,6 +236,26 @@ export function graphql(source: "\n  subscription EdgeMessageAdded {\n    messag
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n"): (typeof documents)["\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Contact { name email }\n      ... on Conversation { status contact { id name } messages(first: 5) { edges { node { id body } } pageInfo { hasNextPage } } }\n      ... on Message { body placeholder isEncrypted sender { type name } conversation { id } }\n      ... on Channel { name type }\n      ... on Template { name language }\n      ... on User { name userEmail: email }\n    }\n  }\n"): (typeof documents)["\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Contact { name email }\n      ... on Conversation { status contact { id name } messages(first: 5) { edges { node { id body } } pageInfo { hasNextPage } } }\n      ... on Message { body placeholder isEncrypted sender { type name } conversation { id } }\n      ... on Channel { name type }\n      ... on Template { name language }\n      ... on User { name userEmail: email }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      __typename\n      id\n      ... on Contact { name }\n      ... on Message { body }\n      ... on Conversation { contact { name } }\n    }\n  }\n"): (typeof documents)["\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      __typename\n      id\n      ... on Contact { name }\n      ... on Message { body }\n      ... on Conversation { contact { name } }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query NodesDeep($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      id\n      ... on Contact { name }\n      ... on Conversation { status contact { name } messages(first: 5) { edges { node { body contact { name } } } } }\n      ... on Message { body sender { name } conversation { status } }\n    }\n  }\n"): (typeof documents)["\n  query NodesDeep($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      id\n      ... on Contact { name }\n      ... on Conversation { status contact { name } messages(first: 5) { edges { node { body contact { name } } } } }\n      ... on Message { body sender { name } conversation { status } }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query NodeInterpreted($id: ID!, $withContact: Boolean!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Conversation { contact @include(if: $withContact) { name } }\n      ... on Message { body placeholder }\n    }\n  }\n"): (typeof documents)["\n  query NodeInterpreted($id: ID!, $withContact: Boolean!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Conversation { contact @include(if: $withContact) { name } }\n      ... on Message { body placeholder }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query NodesWithMessages($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      id\n      ... on Conversation { messages(first: 100) { edges { node { id body } } } }\n    }\n  }\n"): (typeof documents)["\n  query NodesWithMessages($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      id\n      ... on Conversation { messages(first: 100) { edges { node { id body } } } }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

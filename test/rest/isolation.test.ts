@@ -497,6 +497,8 @@ type Expectation =
   | { kind: 'visible' }
   | { kind: 'empty' }
   | { kind: 'nonEmpty' }
+  | { kind: 'allNull' }
+  | { kind: 'allVisible' }
   | { kind: 'userError'; object: string; code: 'NOT_FOUND' | 'INVALID'; field: readonly string[]; message: string }
   | { kind: 'success'; object: string };
 
@@ -520,7 +522,47 @@ const payloadErrors = 'userErrors { field message code }';
 
 const each = <T>(ids: string[], f: (id: string) => T[]) => ids.flatMap((id) => [...f(id), ...f(id.toUpperCase())]);
 
+/** Every kind of node, each with what the others' fragments select without a conflict. */
+const nodeSelection = `id __typename ... on Contact { ${contactSelection} } ... on Conversation { ${conversationSelection} } ... on Message { ${messageSelection} }
+  ... on Template { name language } ... on Channel { name type } ... on User { name }`;
+
+/** Ids of every kind of node the home channel's key may see, and of those it may not: another workspace's, the sibling channel's. */
+function nodeIds(w: World) {
+  return {
+    visible: [w.ids.own.contact, w.ids.own.conversation, w.ids.own.message, ...w.ids.sibling.contact, w.a.channel.id, w.homeUser.id],
+    invisible: [
+      ...w.ids.foreign.contact,
+      ...w.ids.foreign.conversation,
+      ...w.ids.foreign.message,
+      w.foreignTemplate.id,
+      w.foreignUser.id,
+      w.b.channel.id,
+      ...w.ids.sibling.conversation,
+      ...w.ids.sibling.message,
+      w.siblingTemplate.id,
+      w.a2.channel.id,
+    ],
+  };
+}
+
 const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
+  'Query.node': {
+    idPaths: ['id'],
+    document: `query ($id: ID!) { node(id: $id) { ${nodeSelection} } }`,
+    cases: (w) => [
+      ...each(nodeIds(w).visible, (id) => [{ label: `visible ${id}`, variables: { id }, expect: { kind: 'visible' } as const }]),
+      ...each(nodeIds(w).invisible, (id) => [{ label: `invisible ${id}`, variables: { id }, expect: { kind: 'null' } as const }]),
+    ],
+  },
+  'Query.nodes': {
+    idPaths: ['ids'],
+    document: `query ($ids: [ID!]!) { nodes(ids: $ids) { ${nodeSelection} } }`,
+    cases: (w) => [
+      { label: 'visible', variables: { ids: nodeIds(w).visible }, expect: { kind: 'allVisible' } },
+      { label: 'invisible', variables: { ids: nodeIds(w).invisible }, expect: { kind: 'allNull' } },
+      { label: 'invisible, upper case', variables: { ids: nodeIds(w).invisible.map((id) => id.toUpperCase()) }, expect: { kind: 'allNull' } },
+    ],
+  },
   'Query.contact': {
     idPaths: ['id'],
     document: `query ($id: ID!) { contact(id: $id) { ${contactSelection} } }`,
@@ -680,7 +722,8 @@ describe('GraphQL: every id-taking field with another workspace\'s and another c
     it(coordinate, async () => {
       const before = await world.invisibleState();
       const cases = entry.cases(world);
-      expect(cases.some((c) => c.expect.kind !== 'visible' && c.expect.kind !== 'nonEmpty' && c.expect.kind !== 'success')).toBe(true);
+      const shows = (kind: Expectation['kind']) => kind === 'visible' || kind === 'nonEmpty' || kind === 'success' || kind === 'allVisible';
+      expect(cases.some((c) => !shows(c.expect.kind))).toBe(true);
       for (const c of cases) {
         const what = `${coordinate} ${c.label}`;
         const result = await gql(entry.document, c.variables);
@@ -700,6 +743,12 @@ describe('GraphQL: every id-taking field with another workspace\'s and another c
           case 'nonEmpty':
             expect(value?.edges?.length, what).toBeGreaterThan(0);
             break;
+          case 'allNull':
+            expect(value, what).toEqual((c.variables.ids as string[]).map(() => null));
+            break;
+          case 'allVisible':
+            expect(value?.map((node: { id: string } | null) => node?.id), what).toEqual(c.variables.ids);
+            break;
           case 'success':
             expect(value?.userErrors, `${what}: ${result.text}`).toEqual([]);
             expect(value?.[c.expect.object]?.id, what).toEqual(expect.any(String));
@@ -709,7 +758,7 @@ describe('GraphQL: every id-taking field with another workspace\'s and another c
             expect(value?.userErrors, `${what}: ${result.text}`).toEqual([{ field: c.expect.field, message: c.expect.message, code: c.expect.code }]);
             break;
         }
-        if (c.expect.kind !== 'visible' && c.expect.kind !== 'nonEmpty' && c.expect.kind !== 'success') {
+        if (!shows(c.expect.kind)) {
           expectNoLeak(what, result.text, JSON.stringify(c.variables));
         }
       }

@@ -1,10 +1,12 @@
 import { builder } from '../../graphql/builder.js';
+import { NodeInterface } from '../../graphql/node.js';
 import { ChannelStatus, ChannelType } from '../../generated/prisma/enums.js';
 
 export const ChannelTypeEnum = builder.enumType(ChannelType, { name: 'ChannelType' });
 export const ChannelStatusEnum = builder.enumType(ChannelStatus, { name: 'ChannelStatus' });
 
 export const ChannelObject = builder.prismaObject('Channel', {
+  interfaces: [NodeInterface],
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),

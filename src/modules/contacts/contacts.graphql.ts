@@ -1,5 +1,6 @@
 import type { Contact } from '../../generated/prisma/client.js';
 import { builder } from '../../graphql/builder.js';
+import { NodeInterface } from '../../graphql/node.js';
 import { pageLoader } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { payloadType } from '../../graphql/user-errors.js';
@@ -8,6 +9,7 @@ import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency
 import { createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
 
 export const ContactObject = builder.prismaObject('Contact', {
+  interfaces: [NodeInterface],
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),

@@ -5,7 +5,8 @@ import { actingChannel } from '../../context/request.js';
 import { InputError, NotFoundError, ValidationError } from '../../errors/domain.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { deriveE164, phoneKey, phoneSearchDigits, toE164 } from '../../lib/phone.js';
-import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
+import { keysetOrder, keysetWhere, toPage, type Page, type PageRequest } from '../../lib/pagination.js';
+import { keysetSql } from '../../db/keyset.js';
 import { isUuid } from '../../lib/uuid.js';
 import { parseInput } from '../../lib/validation.js';
 import type { PrismaQuery } from '../../db/query.js';
@@ -243,30 +244,31 @@ export async function findContact(
  * trigram (one or two characters) can use no index to match: it is answered by
  * the walk, or by reading the table when PostgreSQL finds that cheaper.
  */
-async function searchContactIds(prisma: Db, workspaceId: string, term: string, params: { limit: number; cursor?: Cursor | undefined }) {
+async function searchContactIds(prisma: Db, workspaceId: string, term: string, params: PageRequest) {
   // A literal substring: LIKE wildcards in the term match only themselves.
   const pattern = `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
   const digits = phoneSearchDigits(term);
   const take = params.limit + 1;
   const liveRow = Prisma.sql`c.workspace_id = ${workspaceId}::uuid AND c.deleted_at IS NULL`;
-  // One row comparison, so that the walk starts at the cursor in the page index.
-  const after = params.cursor ? Prisma.sql`AND (c.created_at, c.id) < (${params.cursor.createdAt}, ${params.cursor.id}::uuid)` : Prisma.empty;
+  // One row comparison per bound, so that the walk starts at the cursor in the page index; a
+  // backward page walks each way of matching oldest first.
+  const { bounds, order } = keysetSql(params, 'c');
   const byPhone =
     digits
       ? Prisma.sql`UNION
         (SELECT c.id, c.created_at FROM contacts c
-          WHERE ${liveRow} ${after}
+          WHERE ${liveRow}${bounds}
             AND EXISTS (SELECT FROM contact_phones p WHERE p.contact_id = c.id AND NOT p.contact_deleted AND p.number LIKE ${`%${digits}%`})
-          ORDER BY c.created_at DESC, c.id DESC LIMIT ${take})`
+          ORDER BY ${order} LIMIT ${take})`
       : Prisma.empty;
   const rows = await prisma.$queryRaw<{ id: string }[]>`
     SELECT id FROM (
       (SELECT c.id, c.created_at FROM contacts c
-        WHERE ${liveRow} ${after} AND (c.name ILIKE ${pattern} OR c.email ILIKE ${pattern})
-        ORDER BY c.created_at DESC, c.id DESC LIMIT ${take})
+        WHERE ${liveRow}${bounds} AND (c.name ILIKE ${pattern} OR c.email ILIKE ${pattern})
+        ORDER BY ${order} LIMIT ${take})
       ${byPhone}
     ) AS found
-    ORDER BY created_at DESC, id DESC LIMIT ${take}`;
+    ORDER BY ${keysetSql(params).order} LIMIT ${take}`;
   return rows.map((row) => row.id);
 }
 
@@ -280,7 +282,7 @@ const CONTACT_VIEW: RowLoad<Contact> = { columns: contactTable.columns };
  */
 export async function listContacts(
   ctx: RequestContext,
-  params: { limit: number; cursor?: Cursor | undefined; search?: string | null },
+  params: PageRequest & { search?: string | null },
   load: RowLoad<Contact> = CONTACT_VIEW,
 ): Promise<Page<Contact>> {
   actingChannel(ctx.auth);
@@ -292,18 +294,18 @@ export async function listContacts(
         ? await contactPage(ctx.sql, workspaceId, load.columns, params)
         : await ctx.prisma.contact.findMany({
             ...load.query,
-            where: { AND: [live(workspaceId), afterCursor(params.cursor)] },
-            orderBy: NEWEST_FIRST,
+            where: { AND: [live(workspaceId), keysetWhere(params)] },
+            orderBy: keysetOrder(params),
             take: params.limit + 1,
           });
-    return toPage(rows, params.limit);
+    return toPage(rows, params);
   }
   // The search finds the page's ids; the rows are read with the caller's selection.
   const ids = await searchContactIds(ctx.prisma, workspaceId, term, params);
   const rows = ids.length
-    ? ((await ctx.prisma.contact.findMany({ ...pageArgs(load), where: { id: { in: ids }, ...live(workspaceId) }, orderBy: NEWEST_FIRST })) as Contact[])
+    ? ((await ctx.prisma.contact.findMany({ ...pageArgs(load), where: { id: { in: ids }, ...live(workspaceId) }, orderBy: keysetOrder(params) })) as Contact[])
     : [];
-  return toPage(rows, params.limit);
+  return toPage(rows, params);
 }
 
 /**

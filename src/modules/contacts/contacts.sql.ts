@@ -1,7 +1,8 @@
 import { Prisma, type Contact } from '../../generated/prisma/client.js';
 import type { RunSql } from '../../db/database.js';
 import { Columns, KEYSET, viewFields, viewTable } from '../../db/view.js';
-import type { Cursor } from '../../lib/pagination.js';
+import type { PageRequest } from '../../lib/pagination.js';
+import { keysetSql } from '../../db/keyset.js';
 import { queueEventsSql } from '../events/events.service.js';
 import type { ContactView } from './contacts.schemas.js';
 
@@ -38,21 +39,16 @@ export const CONTACT_ROW = new Columns<Contact>(
 
 /**
  * GET /contacts without a search (and a GraphQL page of them): a page of the workspace's live
- * contacts with `columns`, newest first, one past the limit, in one statement. One row
- * comparison, so that the walk starts at the cursor in the page index.
+ * contacts with `columns`, one past the limit, in the order `keysetSql` walks them (newest first,
+ * or oldest first for a backward page), in one statement.
  */
-export async function contactPage(
-  sql: RunSql,
-  workspaceId: string,
-  columns: Columns<Contact>,
-  params: { limit: number; cursor?: Cursor | undefined },
-): Promise<Contact[]> {
-  const after = params.cursor ? Prisma.sql`AND (created_at, id) < (${params.cursor.createdAt}::timestamptz, ${params.cursor.id}::uuid)` : Prisma.empty;
+export async function contactPage(sql: RunSql, workspaceId: string, columns: Columns<Contact>, params: PageRequest): Promise<Contact[]> {
+  const keyset = keysetSql(params);
   return sql<Contact>(Prisma.sql`
     SELECT ${columns.with(KEYSET).sql()}
       FROM contacts
-     WHERE workspace_id = ${workspaceId}::uuid AND deleted_at IS NULL ${after}
-     ORDER BY created_at DESC, id DESC
+     WHERE workspace_id = ${workspaceId}::uuid AND deleted_at IS NULL${keyset.bounds}
+     ORDER BY ${keyset.order}
      LIMIT ${params.limit + 1}`);
 }
 

@@ -1,5 +1,6 @@
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
+import { NodeInterface } from '../../graphql/node.js';
 import { pageLoader } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { asPayload, orNull } from '../../graphql/results.js';
@@ -33,6 +34,7 @@ const StateChange = builder.prismaObject('ConversationStateChange', {
 });
 
 export const ConversationObject = builder.prismaObject('Conversation', {
+  interfaces: [NodeInterface],
   fields: (t) => ({
     id: t.exposeID('id'),
     status: t.expose('status', { type: ConversationStatusEnum }),

@@ -3,7 +3,7 @@ import type { Db } from '../../db/types.js';
 import type { RequestContext } from '../../context/types.js';
 import { actingChannel } from '../../context/request.js';
 import { NotFoundError, ValidationError } from '../../errors/domain.js';
-import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
+import { keysetOrder, keysetWhere, toPage, type Page, type PageRequest } from '../../lib/pagination.js';
 import { isUuid } from '../../lib/uuid.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { PrismaQuery } from '../../db/query.js';
@@ -154,10 +154,10 @@ export async function setConversationStatus(
 /** What GET /conversations reads of each conversation: what its view reads. */
 const CONVERSATION_VIEW: RowLoad<ConversationRow> = { query: conversationTable.query };
 
-/** Conversations of the acting channel, newest first, each with what `load` says. */
+/** Conversations of the acting channel, newest first (a backward page from the end), each with what `load` says. */
 export async function listConversations(
   ctx: RequestContext,
-  params: { limit: number; cursor?: Cursor | undefined; status?: string | null; contactId?: string | null },
+  params: PageRequest & { status?: string | null; contactId?: string | null },
   load: RowLoad<ConversationRow> = CONVERSATION_VIEW,
 ): Promise<Page<ConversationRow>> {
   const channel = actingChannel(ctx.auth);
@@ -169,11 +169,11 @@ export async function listConversations(
         { workspaceId: ctx.auth.workspace.id, channelId: channel.id },
         filters.status ? { status: filters.status } : {},
         filters.contact_id ? { contactId: filters.contact_id.toLowerCase() } : {},
-        afterCursor(params.cursor),
+        keysetWhere(params),
       ],
     },
-    orderBy: NEWEST_FIRST,
+    orderBy: keysetOrder(params),
     take: params.limit + 1,
   });
-  return toPage(rows as ConversationRow[], params.limit);
+  return toPage(rows as ConversationRow[], params);
 }

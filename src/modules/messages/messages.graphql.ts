@@ -1,12 +1,13 @@
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
+import { NodeInterface } from '../../graphql/node.js';
 import { pageLoader, viewField } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel } from '../../context/request.js';
 import { MessageDirection, MessageStatus, MessageType } from '../../generated/prisma/enums.js';
-import { NEWEST_FIRST, afterCursor, toPage } from '../../lib/pagination.js';
+import { keysetOrder, keysetWhere, toPage } from '../../lib/pagination.js';
 import { Actor } from '../conversations/conversations.graphql.js';
 import { listMessages, sendMessage } from './messages.service.js';
 import { ENCRYPTED_PLACEHOLDER, MESSAGE_RELATIONS, messageSender, messageTable, type MessageRow } from './messages.sql.js';
@@ -25,6 +26,7 @@ const MessageMedia = builder.objectRef<MediaView>('MessageMedia').implement({
 });
 
 export const MessageObject = builder.prismaObject('Message', {
+  interfaces: [NodeInterface],
   fields: (t) => ({
     id: t.exposeID('id'),
     conversationId: t.exposeID('conversationId'),
@@ -81,14 +83,14 @@ builder.prismaObjectField('Conversation', 'messages', (t) =>
     args: pageArgs,
     complexity: connectionComplexity,
     select: (args, _ctx, nestedSelection) => {
-      const { limit, cursor } = pageToLoad(args);
-      const nested = nestedSelection({ where: afterCursor(cursor), orderBy: NEWEST_FIRST, take: limit + 1 }, ['edges', 'node']);
+      const page = pageToLoad(args);
+      const nested = nestedSelection({ where: keysetWhere(page), orderBy: keysetOrder(page), take: page.limit + 1 }, ['edges', 'node']);
       // The page's cursors need each row's keyset even when no node field is selected
       // (`messages { pageInfo { … } }`), and Prisma refuses an empty select.
       const select = (nested as { select?: Record<string, unknown> }).select;
       return { messages: (select ? { ...nested, select: { ...KEYSET, ...select } } : nested) as typeof nested };
     },
-    resolve: (conversation, args) => toPage(conversation.messages, pageFromArgs(args).limit),
+    resolve: (conversation, args) => toPage(conversation.messages, pageFromArgs(args)),
   }),
 );
 

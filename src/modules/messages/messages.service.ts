@@ -6,7 +6,7 @@ import type { RequestContext } from '../../context/types.js';
 import { actingChannel } from '../../context/request.js';
 import { isLockTimeout, isUniqueViolation } from '../../db/errors.js';
 import { ForbiddenError, ValidationError } from '../../errors/domain.js';
-import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
+import { keysetOrder, keysetWhere, toPage, type Page, type PageRequest } from '../../lib/pagination.js';
 import { deriveE164 } from '../../lib/phone.js';
 import { isUuid, uuid7 } from '../../lib/uuid.js';
 import { characterCount, parseInput } from '../../lib/validation.js';
@@ -191,13 +191,13 @@ const MESSAGE_VIEW: MessageLoad = { columns: messageTable.columns, senders: true
 /** GET /messages: the acting channel's messages, newest first, with what `load` says; search never sees encrypted content. */
 export async function listMessages(
   ctx: RequestContext,
-  params: { limit: number; cursor?: Cursor | undefined; filters: Record<string, string | undefined> },
+  params: PageRequest & { filters: Record<string, string | undefined> },
   load: MessageLoad = MESSAGE_VIEW,
 ): Promise<Page<MessageRow>> {
   const channel = actingChannel(ctx.auth);
   const parsed = parseInput(messageFiltersSchema, params.filters);
   const filters = { conversationId: parsed.conversation_id?.toLowerCase(), contactId: parsed.contact_id?.toLowerCase(), search: parsed.search };
-  if ('columns' in load) return toPage(await messagePage(ctx.sql, channel.id, filters, params, load.columns, 'senders' in load), params.limit);
+  if ('columns' in load) return toPage(await messagePage(ctx.sql, channel.id, filters, params, load.columns, 'senders' in load), params);
   const { conversationId, contactId } = filters;
   const ids = filters.search ? await messagePageIds(ctx.sql, channel.id, filters, params) : undefined;
   const rows = await ctx.prisma.message.findMany({
@@ -209,11 +209,11 @@ export async function listMessages(
             { workspaceId: ctx.auth.workspace.id, channelId: channel.id },
             conversationId ? { conversationId } : {},
             contactId ? { contactId } : {},
-            afterCursor(params.cursor),
+            keysetWhere(params),
           ],
         },
-    orderBy: NEWEST_FIRST,
+    orderBy: keysetOrder(params),
     take: params.limit + 1,
   });
-  return toPage(rows as MessageRow[], params.limit);
+  return toPage(rows as MessageRow[], params);
 }

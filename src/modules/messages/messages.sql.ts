@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Prisma, type Channel, type Contact, type Message, type User } from '../../generated/prisma/client.js';
 import type { RunSql } from '../../db/database.js';
 import { KEYSET, isoSql, jsonObjectSql, viewFields, viewTable, type Columns } from '../../db/view.js';
-import type { Cursor } from '../../lib/pagination.js';
+import type { PageRequest } from '../../lib/pagination.js';
+import { keysetSql } from '../../db/keyset.js';
 import type { Actor } from '../conversations/conversations.service.js';
 import type { ActorView } from '../conversations/conversations.schemas.js';
 import { queueEventsSql, type DomainEvent } from '../events/events.service.js';
@@ -228,14 +229,12 @@ export async function storeMessage(
 /** The filters of a page of messages, as parsed. */
 export type MessageFilters = { conversationId?: string | undefined; contactId?: string | undefined; search?: string | undefined };
 
-/** The columns of the acting channel's messages the filters keep, newest first from the cursor: one past the limit. */
-function pageSql(
-  columns: Prisma.Sql,
-  channelId: string,
-  filters: MessageFilters,
-  params: { limit: number; cursor?: Cursor | undefined },
-): Prisma.Sql {
-  const { cursor } = params;
+/**
+ * The columns of the acting channel's messages the filters keep, within the page's bounds, one past
+ * the limit: newest first, or oldest first for a backward page (`keysetSql`).
+ */
+function pageSql(columns: Prisma.Sql, channelId: string, filters: MessageFilters, params: PageRequest): Prisma.Sql {
+  const keyset = keysetSql(params);
   // Full-text match through the GIN index, paged by the same keyset; encrypted messages have no
   // document, so they can never match.
   return Prisma.sql`
@@ -244,8 +243,8 @@ function pageSql(
        ${filters.search ? Prisma.sql`AND search_vector @@ plainto_tsquery('simple'::regconfig, ${filters.search})` : Prisma.empty}
        ${filters.conversationId ? Prisma.sql`AND conversation_id = ${filters.conversationId}::uuid` : Prisma.empty}
        ${filters.contactId ? Prisma.sql`AND contact_id = ${filters.contactId}::uuid` : Prisma.empty}
-       ${cursor ? Prisma.sql`AND (created_at, id) < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty}
-     ORDER BY created_at DESC, id DESC
+       ${keyset.bounds}
+     ORDER BY ${keyset.order}
      LIMIT ${params.limit + 1}`;
 }
 
@@ -258,7 +257,7 @@ export async function messagePage(
   sql: RunSql,
   channelId: string,
   filters: MessageFilters,
-  params: { limit: number; cursor?: Cursor | undefined },
+  params: PageRequest,
   columns: Columns<MessageRow>,
   senders: boolean,
 ): Promise<MessageRow[]> {
@@ -268,7 +267,7 @@ export async function messagePage(
     SELECT ${read.sql('m')}, channel.name AS "channelName", sender_user.name AS "senderUserName", sender_contact.name AS "senderContactName"
       FROM (${pageSql(read.bare(), channelId, filters, params)}) AS m
       ${senderJoins('m')}
-     ORDER BY m.created_at DESC, m.id DESC`);
+     ORDER BY ${keysetSql(params, 'm').order}`);
   for (const row of rows) {
     row.channel = { name: row.channelName };
     row.senderUser = row.senderUserName === null ? null : { name: row.senderUserName };
@@ -280,7 +279,7 @@ export async function messagePage(
 type SenderNames = { channelName: string; senderUserName: string | null; senderContactName: string | null };
 
 /** The ids of a page of the acting channel's messages, for a read of their rows by Prisma. */
-export async function messagePageIds(sql: RunSql, channelId: string, filters: MessageFilters, params: { limit: number; cursor?: Cursor | undefined }): Promise<string[]> {
+export async function messagePageIds(sql: RunSql, channelId: string, filters: MessageFilters, params: PageRequest): Promise<string[]> {
   const rows = await sql<{ id: string }>(pageSql(Prisma.raw('id'), channelId, filters, params));
   return rows.map((row) => row.id);
 }

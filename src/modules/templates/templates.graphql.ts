@@ -1,5 +1,6 @@
 import type { ChannelTemplate } from '../../generated/prisma/client.js';
 import { builder } from '../../graphql/builder.js';
+import { NodeInterface } from '../../graphql/node.js';
 import { pageLoader } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { TemplateStatus } from '../../generated/prisma/enums.js';
@@ -9,6 +10,7 @@ const TemplateStatusEnum = builder.enumType(TemplateStatus, { name: 'TemplateSta
 
 export const TemplateObject = builder.prismaObject('ChannelTemplate', {
   name: 'Template',
+  interfaces: [NodeInterface],
   fields: (t) => ({
     id: t.exposeID('id'),
     name: t.exposeString('name'),

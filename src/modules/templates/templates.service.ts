@@ -6,7 +6,7 @@ import { templateTable } from './templates.sql.js';
 import type { RequestContext } from '../../context/types.js';
 import { pageArgs, type RowLoad } from '../../db/view.js';
 import { actingChannel } from '../../context/request.js';
-import { NEWEST_FIRST, afterCursor, toPage, type Cursor, type Page } from '../../lib/pagination.js';
+import { keysetOrder, keysetWhere, toPage, type Page, type PageRequest } from '../../lib/pagination.js';
 
 export async function createTemplate(
   prisma: PrismaClient,
@@ -30,15 +30,15 @@ const TEMPLATE_VIEW: RowLoad<ChannelTemplate> = { columns: templateTable.columns
 /** GET /templates: the acting channel's templates, newest first, each with what `load` says. */
 export async function listTemplates(
   ctx: RequestContext,
-  params: { limit: number; cursor?: Cursor | undefined },
+  params: PageRequest,
   load: RowLoad<ChannelTemplate> = TEMPLATE_VIEW,
 ): Promise<Page<ChannelTemplate>> {
   const channel = actingChannel(ctx.auth);
   const rows = await ctx.prisma.channelTemplate.findMany({
     ...pageArgs(load),
-    where: { AND: [{ workspaceId: ctx.auth.workspace.id, channelId: channel.id }, afterCursor(params.cursor)] },
-    orderBy: NEWEST_FIRST,
+    where: { AND: [{ workspaceId: ctx.auth.workspace.id, channelId: channel.id }, keysetWhere(params)] },
+    orderBy: keysetOrder(params),
     take: params.limit + 1,
   });
-  return toPage(rows as ChannelTemplate[], params.limit);
+  return toPage(rows as ChannelTemplate[], params);
 }
