@@ -90,6 +90,7 @@ async function startInbox(): Promise<void> {
   );
 
   let refreshes = -1;
+  let connections = 0;
   let selected: Conversation | undefined;
   const conversations = new Map<string, Conversation>();
   const connection = new GatewayConnection({
@@ -103,6 +104,7 @@ async function startInbox(): Promise<void> {
     onState(state) {
       status.textContent = describe(state);
       status.dataset.state = state.kind;
+      if (state.kind === 'connected') status.dataset.connections = String((connections += 1));
       if (state.kind === 'revoked' || state.kind === 'signed-out') {
         banner.hidden = false;
         banner.replaceChildren(`${describe(state)}: ${state.reason} `, h('button', { type: 'button', onclick: () => showLogin() }, 'Sign in again'));
