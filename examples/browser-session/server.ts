@@ -158,16 +158,19 @@ async function readJson(request: http.IncomingMessage): Promise<unknown> {
   }
 }
 
-// `npx tsx examples/browser-session/server.ts`: the backend on PORT, for the gateway at CONNECT_URL.
+// `npx tsx examples/browser-session/server.ts`: the backend on PORT, for the gateway at CONNECT_URL
+// (README.md). It serves the page that `npx vite build examples/browser-session` wrote to dist/.
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const gatewayUrl = process.env.CONNECT_URL ?? 'http://localhost:4000';
   const apiKey = process.env.CONNECT_API_KEY;
   if (!apiKey) throw new Error('Set CONNECT_API_KEY to a channel API key or connection token of the workspace.');
   const port = Number(process.env.PORT ?? 5180);
+  const ttlSeconds = Number(process.env.SESSION_TTL_SECONDS ?? 900);
   const staticDir = fileURLToPath(new URL('./dist', import.meta.url));
   const stored = await registerDocuments({ gatewayUrl, apiKey });
   console.log(`Registered the page's documents with ${gatewayUrl} (${stored} new).`);
-  http.createServer(createBackend({ gatewayUrl, apiKey, staticDir })).listen(port, '127.0.0.1', () => {
+  const onMint = (session: { id: string; user: string; expiresAt: string }) => console.log(`Session ${session.id} for ${session.user} until ${session.expiresAt}`);
+  http.createServer(createBackend({ gatewayUrl, apiKey, staticDir, ttlSeconds, onMint })).listen(port, '127.0.0.1', () => {
     console.log(`Agent inbox on http://localhost:${port} (add it to the gateway's CORS_ORIGINS).`);
   });
 }
