@@ -143,7 +143,11 @@ async function startInbox(): Promise<void> {
     renderConversations();
     title.textContent = conversation.contact.name;
     text.disabled = sendButton.disabled = false;
-    const { messages } = await connection.execute(MessagesQuery, { conversationId: conversation.id, first: 50 });
+    sendError.textContent = '';
+    const { messages } = await connection.execute(MessagesQuery, { conversationId: conversation.id, first: 50 }).catch((failure: unknown) => {
+      sendError.textContent = `The messages could not be loaded: ${failure instanceof Error ? failure.message : String(failure)}`;
+      return { messages: null };
+    });
     if (selected !== conversation) return;
     messageList.replaceChildren(...(messages?.edges ?? []).map((edge) => edge.node).reverse().map(renderMessage));
   };
