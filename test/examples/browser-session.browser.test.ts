@@ -8,17 +8,23 @@ import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createBackend, registerDocuments } from '../../examples/browser-session/server.js';
 import { browserSuite } from '../helpers/browser.js';
-import { startServer, waitFor, type ServerProcess } from '../helpers/server-process.js';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { serveOnPort, type ServedApp } from '../helpers/real-port.js';
+import { seedDemo } from '../../src/modules/demo/demo.seed.js';
 
-// The browser session example as its README runs it: `npm start`'s entry point on the demo
-// workspace (gateway origin http://localhost:G), the example's backend on another origin
-// (http://localhost:B, listed in CORS_ORIGINS), and the page built by Vite, driven in chromium.
+// The browser session example as its README runs it: the gateway on a real port with the demo
+// workspace `npm start` creates (origin http://localhost:G), the example's backend on another
+// origin (http://localhost:B, listed in CORS_ORIGINS), and the page built by Vite, in chromium.
 
 const suite = browserSuite('the browser session example in a real browser');
+
+/** Waits for what the page shows; generous, since the machine may be busy. */
+const poll = <T>(read: () => Promise<T>) => expect.poll(read, { timeout: 10_000 });
 const AGENT = 'agent@demo.localhost';
 
 describe.skipIf(suite.skip)(suite.title, () => {
-  let gateway: ServerProcess | undefined;
+  let app: TestApp | undefined;
+  let gateway: ServedApp | undefined;
   let backendServer: http.Server | undefined;
   let browser: Browser | undefined;
   let context: BrowserContext;
@@ -42,6 +48,7 @@ describe.skipIf(suite.skip)(suite.title, () => {
     return { status: response.status, body: response.status === 204 ? null : ((await response.json()) as { data: Record<string, any> }) };
   }
 
+  // Starting the gateway, building the page and launching chromium take a few seconds each.
   beforeAll(async () => {
     outDir = mkdtempSync(path.join(os.tmpdir(), 'browser-session-'));
     const built = build({ root: 'examples/browser-session', logLevel: 'silent', build: { outDir, emptyOutDir: true } });
@@ -51,15 +58,16 @@ describe.skipIf(suite.skip)(suite.title, () => {
     await new Promise<void>((resolve) => backendServer!.listen(0, '127.0.0.1', resolve));
     pageOrigin = `http://localhost:${(backendServer.address() as AddressInfo).port}`;
 
-    gateway = startServer({ PGLITE_DIR: 'memory://', SEED_DEMO: '1', CORS_ORIGINS: pageOrigin });
-    gatewayUrl = `http://localhost:${new URL(await gateway.listening).port}`;
-    await waitFor(gateway, /GraphiQL: /);
-    apiKey = /Bearer (cak_[\w-]+)/.exec(gateway.output())![1]!;
+    app = await createTestApp();
+    const demo = await seedDemo(app.db.prisma);
+    apiKey = demo!.apiKey;
+    gateway = await serveOnPort(app.db, { ...app.env, CORS_ORIGINS: [pageOrigin] }, { providers: app.providers, events: app.events });
+    gatewayUrl = `http://localhost:${gateway.port}`;
 
     await built;
     // The deploy step: the page's documents, by id.
     expect(await registerDocuments({ gatewayUrl, apiKey })).toBeGreaterThan(0);
-    backendServer.on('request', createBackend({ gatewayUrl, apiKey, staticDir: outDir, ttlSeconds: 60, onMint: (session) => minted.push(session) }));
+    backendServer.on('request', createBackend({ gatewayUrl, apiKey, staticDir: outDir, ttlSeconds: 300, onMint: (session) => minted.push(session) }));
 
     browser = await chromium.launch({
       executablePath: '/usr/bin/chromium',
@@ -79,16 +87,14 @@ describe.skipIf(suite.skip)(suite.title, () => {
 
     // A conversation for the lists, sent by the channel before the agent signs in.
     expect((await rest('POST', '/messages', { to: { name: 'Ada Lovelace', email: 'ada@example.com' }, message: 'Your order has shipped' })).status).toBe(202);
-  });
+  }, 120_000);
 
   afterAll(async () => {
     await browser?.close();
     backendServer?.closeAllConnections();
     await new Promise((resolve) => (backendServer ? backendServer.close(resolve) : resolve(undefined)));
-    if (gateway) {
-      gateway.child.kill('SIGTERM');
-      await gateway.exited;
-    }
+    await gateway?.close();
+    await app?.close();
     rmSync(outDir, { recursive: true, force: true });
   });
 
@@ -98,8 +104,8 @@ describe.skipIf(suite.skip)(suite.title, () => {
   it('signs the agent in through the backend and lists the conversations and contacts over the WebSocket', async () => {
     await page.goto(pageOrigin);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await expect.poll(() => page.getByTestId('connection').getAttribute('data-state')).toBe('connected');
-    await expect.poll(() => page.locator('#app').getAttribute('data-ready')).toBe('true');
+    await poll(() => page.getByTestId('connection').getAttribute('data-state')).toBe('connected');
+    await poll(() => page.locator('#app').getAttribute('data-ready')).toBe('true');
     expect(await page.getByTestId('connection').getAttribute('data-connections')).toBe('1');
     expect(await page.getByTestId('agent').innerText()).toBe(`Demo Agent <${AGENT}>`);
     expect(await page.getByTestId('conversations').innerText()).toContain('Ada Lovelace (open)');
@@ -114,12 +120,12 @@ describe.skipIf(suite.skip)(suite.title, () => {
 
   it('sends a reply as the agent: the gateway records the agent as its sender', async () => {
     await page.getByRole('button', { name: 'Ada Lovelace (open)' }).click();
-    await expect.poll(messageTexts).toEqual([expect.stringContaining('Your order has shipped')]);
+    await poll(messageTexts).toEqual([expect.stringContaining('Your order has shipped')]);
     await page.getByPlaceholder('Write a reply…').fill('Thanks for waiting, Ada');
     await page.getByRole('button', { name: 'Send' }).click();
 
     // The page shows its own message as it arrives on the subscription.
-    await expect.poll(messageTexts).toEqual([expect.stringContaining('Your order has shipped'), expect.stringContaining('Thanks for waiting, Ada')]);
+    await poll(messageTexts).toEqual([expect.stringContaining('Your order has shipped'), expect.stringContaining('Thanks for waiting, Ada')]);
     const shown = page.getByTestId('messages').getByTestId('message').last();
     expect(await shown.getAttribute('data-sender-type')).toBe('user');
     expect(await shown.innerText()).toContain('Demo Agent');
@@ -133,17 +139,18 @@ describe.skipIf(suite.skip)(suite.title, () => {
   it('shows a message sent elsewhere as it arrives', async () => {
     const sent = await rest('POST', '/messages', { to: { email: 'ada@example.com' }, message: 'A note from the warehouse' });
     expect(sent.status).toBe(202);
-    await expect.poll(liveTexts).toContain('Demo channel → Ada Lovelace: A note from the warehouse');
-    await expect.poll(messageTexts).toContainEqual(expect.stringContaining('A note from the warehouse'));
+    await poll(liveTexts).toContain('Demo channel → Ada Lovelace: A note from the warehouse');
+    await poll(messageTexts).toContainEqual(expect.stringContaining('A note from the warehouse'));
   });
 
   it('refreshes the session before it expires and keeps the stream on the new token', async () => {
-    // The 60-second session is refreshed at half its life.
-    await page.clock.fastForward('00:31');
-    await expect.poll(() => page.getByTestId('expiry').getAttribute('data-refreshes')).toBe('1');
+    // The 5-minute session is refreshed a minute before it expires.
+    expect(await page.getByTestId('expiry').getAttribute('data-refreshes')).toBe('0');
+    await page.clock.fastForward('04:01');
+    await poll(() => page.getByTestId('expiry').getAttribute('data-refreshes')).toBe('1');
     expect(minted).toHaveLength(2);
     // A second socket, opened with the new token (connection_init), replaced the first.
-    await expect.poll(() => page.getByTestId('connection').getAttribute('data-connections')).toBe('2');
+    await poll(() => page.getByTestId('connection').getAttribute('data-connections')).toBe('2');
     expect(await page.getByTestId('connection').getAttribute('data-state')).toBe('connected');
 
     // The first session is no longer in use: revoking it leaves the page's new socket alone.
@@ -152,14 +159,14 @@ describe.skipIf(suite.skip)(suite.title, () => {
     // resubscribes once the socket is acknowledged; the gateway listens a moment after that).
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect((await rest('POST', '/messages', { to: { email: 'ada@example.com' }, message: 'After the refresh' })).status).toBe(202);
-    await expect.poll(liveTexts).toContain('Demo channel → Ada Lovelace: After the refresh');
+    await poll(liveTexts).toContain('Demo channel → Ada Lovelace: After the refresh');
     expect(await page.getByTestId('connection').getAttribute('data-state')).toBe('connected');
   });
 
   it('shows that the session was revoked: the stream ends and nothing more arrives', async () => {
     const revoked = await rest('DELETE', `/sessions?user=${AGENT}`);
     expect(revoked.body!.data).toEqual({ revoked: 1 });
-    await expect.poll(() => page.getByTestId('connection').getAttribute('data-state'), { timeout: 8_000 }).toBe('revoked');
+    await poll(() => page.getByTestId('connection').getAttribute('data-state')).toBe('revoked');
     expect(await page.getByTestId('ended').innerText()).toContain('Session revoked: The gateway ended this session.');
     expect(await page.getByRole('button', { name: 'Send' }).isDisabled()).toBe(true);
 
