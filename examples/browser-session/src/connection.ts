@@ -63,6 +63,8 @@ export class GatewayConnection {
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
   private ended = false;
   private refreshing: Promise<void> | undefined;
+  /** A stream reported TOKEN_EXPIRED (the tab slept past the refresh): the 4403 that follows is retried with a new token. */
+  private expired = false;
 
   constructor(private readonly options: ConnectionOptions) {}
 
@@ -81,14 +83,15 @@ export class GatewayConnection {
       onNonLazyError: () => {},
       retryAttempts: 5,
       retryWait: (retries) => new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** retries, 5000))),
-      // 4403 is final: the credential was refused, and the same one would be refused again.
-      shouldRetry: (event) => !this.ended && !(isCloseEvent(event) && event.code === FORBIDDEN),
+      // 4403 is final: the credential was refused, and the same one would be refused again
+      // (unless it merely expired, and a new one is on its way).
+      shouldRetry: (event) => !this.ended && (this.expired || !(isCloseEvent(event) && event.code === FORBIDDEN)),
       on: {
         opened: (socket) => (this.socket = socket as WebSocket),
         connected: () => this.options.onState({ kind: 'connected' }),
         closed: (event) => {
           if (this.ended) return;
-          if (isCloseEvent(event) && event.code === FORBIDDEN) return this.end('revoked', 'The gateway ended this session.');
+          if (isCloseEvent(event) && event.code === FORBIDDEN && !this.expired) return this.end('revoked', 'The gateway ended this session.');
           this.options.onState({ kind: 'reconnecting' });
         },
       },
@@ -113,29 +116,44 @@ export class GatewayConnection {
   }
 
   /**
-   * Subscribes; `onData` receives each event. A stream the gateway ends because the session lapsed
-   * (`UNAUTHENTICATED` when revoked, `TOKEN_EXPIRED` at expiry) ends the connection's life too.
-   * Returns a function that unsubscribes.
+   * Subscribes; `onData` receives each event. When the gateway ends the stream because the session
+   * was revoked (`UNAUTHENTICATED`), the connection ends too; when it ended because the session
+   * expired (`TOKEN_EXPIRED`: the refresh did not happen in time, e.g. the tab slept), a new session
+   * is minted and the stream subscribed again. Returns a function that unsubscribes.
    */
   subscribe<TData, TVariables extends Record<string, unknown>>(
     document: TypedDocumentNode<TData, TVariables>,
     variables: TVariables,
     onData: (data: TData) => void,
   ): () => void {
-    if (!this.client) throw new Error('start() first');
-    return this.client.subscribe<TData>(payload(document, variables), {
-      next: (result) => {
-        const code = result.errors?.[0]?.extensions?.code as string | undefined;
-        if (code && LAPSED.has(code)) {
-          if (code === 'TOKEN_EXPIRED') void this.refresh();
-          else this.end('revoked', 'The gateway ended this session.');
-          return;
-        }
-        if (result.data) onData(result.data as TData);
-      },
-      error: () => {},
-      complete: () => {},
-    });
+    const client = this.client;
+    if (!client) throw new Error('start() first');
+    let stopped = false;
+    let stop = () => {};
+    const start = () => {
+      stop = client.subscribe<TData>(payload(document, variables), {
+        next: (result) => {
+          const code = result.errors?.[0]?.extensions?.code as string | undefined;
+          if (code && LAPSED.has(code)) {
+            if (code === 'UNAUTHENTICATED') return this.end('revoked', 'The gateway ended this session.');
+            this.expired = true;
+            void this.refresh().then(() => {
+              this.expired = false;
+              if (!this.ended && !stopped) start();
+            });
+            return;
+          }
+          if (result.data) onData(result.data as TData);
+        },
+        error: () => {},
+        complete: () => {},
+      });
+    };
+    start();
+    return () => {
+      stopped = true;
+      stop();
+    };
   }
 
   /** Mints a new session now and reconnects with it (the open subscriptions follow). */
