@@ -1,11 +1,11 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
-// Typed documents for GraphQL clients: the test suite, the first client, and the example
-// client in examples/graphql-client. Each target reads only its own documents, so an
-// operation in one never changes the other's generated code. The example ships persisted
-// documents: ids only (SHA-256 of each text), the texts in gql/persisted-documents.json for
-// the deploy step that registers them with the gateway.
-// CODEGEN_OUT moves both targets under another root (the staleness check compares there).
+// Typed documents for GraphQL clients: the test suite, the example client in
+// examples/graphql-client and the browser page in examples/browser-session. Each target reads
+// only its own documents, so an operation in one never changes another's generated code. The
+// examples ship persisted documents: ids only (SHA-256 of each text), the texts in
+// gql/persisted-documents.json for the deploy step that registers them with the gateway.
+// CODEGEN_OUT moves every target under another root (the staleness check compares there).
 const root = process.env.CODEGEN_OUT ? `${process.env.CODEGEN_OUT}/` : '';
 const output = {
   preset: 'client',
@@ -23,6 +23,11 @@ const config: CodegenConfig = {
       ...output,
       presetConfig: { ...output.presetConfig, persistedDocuments: { mode: 'replaceDocumentWithHash', hashAlgorithm: 'sha256' } },
       documents: ['examples/graphql-client/**/*.ts', '!examples/graphql-client/gql/**'],
+    },
+    [`${root}examples/browser-session/src/gql/`]: {
+      ...output,
+      presetConfig: { ...output.presetConfig, persistedDocuments: { mode: 'replaceDocumentWithHash', hashAlgorithm: 'sha256' } },
+      documents: ['examples/browser-session/src/**/*.ts', '!examples/browser-session/src/gql/**'],
     },
   },
 };

@@ -1,12 +1,12 @@
 // Fails when the committed generated GraphQL client code differs from what
 // `npm run codegen` produces from schema.graphql and the documents of each target
-// (the test suite's and the example client's).
+// (the test suite's and the examples').
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-const targets = ['test/gql', 'examples/graphql-client/gql'];
+const targets = ['test/gql', 'examples/graphql-client/gql', 'examples/browser-session/src/gql'];
 
 const out = fs.mkdtempSync(path.join(os.tmpdir(), 'codegen-'));
 try {

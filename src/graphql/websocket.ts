@@ -42,10 +42,15 @@ export interface WebSocketOptions {
   keepAliveMs: number;
 }
 
-/** The credential headers a client sends in `connection_init`'s payload, by any case, with the upgrade's Host. */
+/**
+ * The credential headers a client sends in `connection_init`'s payload, by any case, with the
+ * upgrade's Host and Origin: a session minted for some origins refuses a socket a page of another
+ * origin opened, as it refuses that page's HTTP requests (CONTRACT §7).
+ */
 function headersOf(payload: unknown, request: http.IncomingMessage): Headers {
   const headers = new Headers();
   if (request.headers.host !== undefined) headers.set('host', request.headers.host);
+  if (request.headers.origin !== undefined) headers.set('origin', request.headers.origin);
   if (payload && typeof payload === 'object') {
     for (const [name, value] of Object.entries(payload)) {
       const key = name.toLowerCase();

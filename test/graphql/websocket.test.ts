@@ -211,6 +211,32 @@ describe('GraphQL over WebSocket', () => {
     }
   });
 
+  it("closes with 4403 a session's socket that a page of an origin outside the session's origins opened, even one CORS_ORIGINS allows", async () => {
+    const ss = await sessionSetup(app, { origins: ['https://app.example'] });
+    const cors = await serveOnPort(app.db, { ...app.env, CORS_ORIGINS: ['https://app.example', 'https://other.example'] }, { providers: app.providers });
+    const token = { Authorization: `Bearer ${ss.session.token}` };
+    const listed = socketClient(cors.port, ss.host, token, { origin: 'https://app.example' });
+    const script = socketClient(cors.port, ss.host, token);
+    const other = socketClient(cors.port, ss.host, token, { origin: 'https://other.example' });
+    try {
+      expect((await listed.run(Viewer)).data?.viewer?.channel?.id).toBe(ss.channel.id);
+      // No Origin (not a browser page): not refused by the session's origins, as over HTTP.
+      expect((await script.run(Viewer)).data?.viewer?.channel?.id).toBe(ss.channel.id);
+      const closed = await Promise.race([other.closed, new Promise<null>((r) => setTimeout(() => r(null), 5000))]);
+      expect(closed?.code).toBe(4403);
+      // A backend credential has no origins: any allowed origin may use it.
+      const backend = socketClient(cors.port, ss.host, { Authorization: `Bearer ${ss.apiKey}` }, { origin: 'https://other.example' });
+      try {
+        expect((await backend.run(Viewer)).data?.viewer?.channel?.id).toBe(ss.channel.id);
+      } finally {
+        await backend.dispose();
+      }
+    } finally {
+      await Promise.all([listed.dispose(), script.dispose(), other.dispose()]);
+      await cors.close();
+    }
+  });
+
   it('refuses an upgrade from a browser origin that CORS_ORIGINS does not list, and an upgrade elsewhere than /graphql', async () => {
     const upgrade = (port: number, path: string, origin?: string) =>
       new Promise<number>((resolve, reject) => {
