@@ -25,6 +25,8 @@ export interface Settings {
   render: string | null;
   server: string;
   floorPrepared: boolean;
+  /** Subscribers of the crowd row (0: no crowd row). */
+  crowd: number;
 }
 
 export const HELP = `npm run bench -- [options]
@@ -68,6 +70,10 @@ Output
   --render FILE       print the report of an earlier --json run (FILE) as tables, and run nothing
   --database URL      PostgreSQL server to create the database on
                       (default $BENCH_POSTGRES_URL or postgres://postgres@127.0.0.1:5432/postgres)
+  --crowd N           the crowd row: N messageAdded subscribers on the gateway (half WebSocket, half
+                      SSE; 2000 is the target's size) while REST sends arrive at 50/s for 10 s —
+                      memory per idle subscriber, events delivered / expected, fan-out p99 from the
+                      202 to the last subscriber, send p99 (default 0: no crowd row)
   --help              this text
 `;
 
@@ -76,7 +82,7 @@ export class UsageError extends Error {}
 export function parseArgs(argv: string[]): Settings | 'help' {
   const values = new Map<string, string>();
   const flags = new Set<string>();
-  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render']);
+  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd']);
   const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help', 'floor-prepared']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -125,6 +131,7 @@ export function parseArgs(argv: string[]): Settings | 'help' {
     ref: values.get('ref') ?? null,
     render: values.get('render') ?? null,
     floorPrepared: flags.has('floor-prepared'),
+    crowd: number('crowd', 0, 0),
     server: values.get('database') ?? process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   };
 }

@@ -1,3 +1,4 @@
+import type { CrowdResult } from './crowd.js';
 import type { ContactSearch, PageLatency, SearchLatency } from './checks.js';
 import { median, type EventLoopDelay, type Window } from './measure.js';
 import { OPERATIONS, operationById, type Operation } from './operations.js';
@@ -97,6 +98,8 @@ export interface Target {
 
 export interface Report {
   version: 1;
+  /** The crowd row (--crowd N), when run. */
+  crowd?: CrowdResult | null;
   commit: string;
   /** Uncommitted changes under src/ or prisma/ when the run started. */
   dirty: boolean;
@@ -275,6 +278,16 @@ export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'i
     target: `≤ ${RSS_LIMIT_MB}`,
     pass: report.rssMb === null ? null : report.rssMb <= RSS_LIMIT_MB,
   });
+  if (report.crowd) {
+    const c = report.crowd;
+    targets.push({
+      id: 'crowd.delivered',
+      description: `crowd of ${c.subscribers}: events delivered / expected, every send accepted (${c.accepted}/${c.sends})`,
+      value: c.expected ? c.delivered / c.expected : null,
+      target: '= 1, every send 202',
+      pass: c.expected > 0 && c.delivered === c.expected && c.accepted === c.sends,
+    });
+  }
   return targets;
 }
 
@@ -298,6 +311,14 @@ export function render(report: Report): string {
       (s.floorPrepared ? ', the floor with prepared statements' : ''),
   );
   out.push(`${report.machine.cpus} × ${report.machine.cpu}, ${report.machine.memoryGb} GB, Node ${report.machine.node}, ${report.machine.postgres}\n`);
+  if (report.crowd) {
+    const c = report.crowd;
+    out.push(
+      `Crowd: ${c.subscribers} subscribers (WebSocket and SSE), ${c.accepted}/${c.sends} sends accepted — ` +
+        `${c.kbPerSubscriber ?? '?'} KiB per idle subscriber, events ${c.delivered}/${c.expected}, ` +
+        `fan-out p99 ${c.fanOutP99Ms?.toFixed(0) ?? '?'} ms (202 to the last subscriber), send p99 ${c.sendP99Ms?.toFixed(0) ?? '?'} ms\n`,
+    );
+  }
   if (report.operations.length) {
     out.push(
       table(

@@ -19,6 +19,7 @@ import { HELP, UsageError, parseArgs, type Settings } from './args.js';
 import { contactSearch, pageLatency, rareContactName, searchLatency, type SearchLatency } from './checks.js';
 import { loadContext } from './context.js';
 import { closeConnections } from './http.js';
+import { crowdRound, type CrowdResult } from './crowd.js';
 import { Counter, drainOutbox, load, scrapeGauges } from './measure.js';
 import { OPERATIONS, type Operation } from './operations.js';
 import { duration, note } from './progress.js';
@@ -318,6 +319,12 @@ async function main(): Promise<number> {
       searchAtScale = { messages: settings.messages, before: initialMessages, latency: before, growth };
     }
     const pages = await pageLatency(servers, ctx);
+    let crowd: CrowdResult | null = null;
+    if (settings.crowd > 0) {
+      note(`the crowd: ${settings.crowd} subscribers, REST sends at 50/s for 10 s`);
+      crowd = await crowdRound(gateway, ctx, { subscribers: settings.crowd });
+      note(`crowd: ${JSON.stringify(crowd)}`);
+    }
     const contacts = await contactSearch(monitor, statements?.contactSearch ?? null, contactTerm, settings.contacts, gateway, ctx);
     const rss = rssMb(gateway.pid);
     closeConnections();
@@ -334,6 +341,7 @@ async function main(): Promise<number> {
       operations,
       statements,
       pages,
+      crowd,
       search,
       searchAtScale,
       contactSearch: contacts,

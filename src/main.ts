@@ -202,6 +202,7 @@ async function start(env: Env) {
         logger,
         providers,
         sealer,
+        events: bus,
         inbound: (eventId) => processInboundEvent({ prisma: open.prisma, logger, events: bus, parsers: providers.parsers, sealer }, eventId),
         leaseMs: env.DELIVERY_LEASE_MS,
         pollMs: env.DELIVERY_POLL_MS,

@@ -7,10 +7,12 @@ import { closeRedis, DEFAULT_REDIS_PREFIX, logRedisOutages } from '../lib/redis.
 /** What happened, by id only: subscribers load the current state themselves. */
 export type DomainEvent =
   | { type: 'message.created'; messageId: string; conversationId: string; workspaceId: string; channelId: string }
+  /** A message's status changed (sent, delivered, read, failed), once committed. */
+  | { type: 'message.updated'; messageId: string; conversationId: string; workspaceId: string; channelId: string }
   | { type: 'conversation.updated'; conversationId: string; workspaceId: string; channelId: string };
 
 /** Every topic: each process listens to all of them on Redis. */
-const TOPICS: readonly DomainEvent['type'][] = ['message.created', 'conversation.updated'];
+const TOPICS: readonly DomainEvent['type'][] = ['message.created', 'message.updated', 'conversation.updated'];
 
 /** How long an announcement may wait for Redis before the caller goes on without it. */
 const ANNOUNCE_TIMEOUT_MS = 1000;

@@ -45,6 +45,7 @@ export function appWorker(
   return testWorker(app.db, {
     logger: app.logger,
     providers: app.providers,
+    events: app.events,
     inbound: (eventId) => processInboundEvent({ prisma, logger: app.logger, events: app.events, parsers: app.providers.parsers, sealer: testSealer }, eventId),
     ...overrides,
   });

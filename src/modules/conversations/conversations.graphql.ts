@@ -1,6 +1,7 @@
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
 import { NodeInterface } from '../../graphql/node.js';
+import { loadForEvent } from '../../graphql/event-loads.js';
 import { pageLoader } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { asPayload, orNull } from '../../graphql/results.js';
@@ -99,16 +100,21 @@ builder.mutationFields((t) => ({
 builder.subscriptionField('conversationUpdated', (t) =>
   t.prismaField({
     type: 'Conversation',
-    description: "A conversation of the acting channel changed: a message, a close or a reopen.",
+    description: 'A conversation of the acting channel changed: a message, a close or a reopen. With `id`, only that conversation.',
     scope: 'read',
-    subscribe: (_root, _args, ctx) => {
+    args: { id: t.arg.id() },
+    subscribe: (_root, args, ctx) => {
       const channel = actingChannel(ctx.auth);
+      const id = args.id == null ? null : String(args.id).toLowerCase();
       return pipe(
         ctx.events!.subscribe('conversation.updated'),
-        filter((event) => event.workspaceId === ctx.auth.workspace.id && event.channelId === channel.id),
+        filter((event) => event.workspaceId === ctx.auth.workspace.id && event.channelId === channel.id && (id === null || event.conversationId === id)),
       );
     },
-    resolve: (query, event, _args, ctx) =>
-      ctx.prisma.conversation.findUniqueOrThrow({ ...query, where: { id: (event as unknown as { conversationId: string }).conversationId } }),
+    // Loaded once per event and selection for every subscriber of this process.
+    resolve: (query, event, _args, ctx) => {
+      const { conversationId } = event as unknown as { conversationId: string };
+      return loadForEvent(event as object, query, () => ctx.prisma.conversation.findUniqueOrThrow({ ...query, where: { id: conversationId } }));
+    },
   }),
 );

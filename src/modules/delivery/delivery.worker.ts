@@ -15,6 +15,7 @@ import { queueEventsSql } from '../events/events.service.js';
 import { storedProviderId } from '../inbound/inbound.service.js';
 import { messageTable, senderJoins } from '../messages/messages.sql.js';
 import type { RunSql } from '../../db/database.js';
+import type { EventBus } from '../../events/bus.js';
 
 export interface DeliveryWorkerOptions {
   prisma: PrismaClient;
@@ -24,6 +25,8 @@ export interface DeliveryWorkerOptions {
   providers: Pick<Providers, 'outbound' | 'events'>;
   /** Opens the channels' and endpoints' stored secrets (null: none can be stored, as on PostgreSQL without SECRETS_KEY). */
   sealer: Sealer | null;
+  /** Where GraphQL subscriptions hear of a message's status changing (`message.updated`). */
+  events?: EventBus | undefined;
   /** Processes one stored inbound event (src/modules/inbound/inbound.worker.ts); throws to have it retried. */
   inbound?: (eventId: string) => Promise<void>;
   /** How long a claim lasts; a worker that dies mid-delivery loses it after this. */
@@ -481,7 +484,7 @@ export class DeliveryWorker {
     const next = outcome.kind === 'sent' ? Prisma.sql`'sent'` : outcome.kind === 'failed' ? Prisma.sql`'failed'` : Prisma.sql`before.status`;
     const failureReason = outcome.kind === 'failed' ? (outcome.failureReason ?? outcome.reason).slice(0, 1024) : null;
     const events = [{ type: 'message.status_changed' as const, data: Prisma.sql`changed.view` }];
-    const [result] = await sql<{ owned: number; queued: number }>(Prisma.sql`
+    const [result] = await sql<{ owned: number; queued: number; conversation_id: string | null; channel_id: string | null }>(Prisma.sql`
       WITH delivery AS (${delivery}),
       before AS (
         SELECT id, status FROM messages WHERE id = ${row.message_id}::uuid AND EXISTS (SELECT 1 FROM delivery) FOR UPDATE),
@@ -502,9 +505,21 @@ export class DeliveryWorker {
           FROM message ${senderJoins('message')}
          WHERE message.changed),
       queued AS (${queueEventsSql(row.workspace_id, events, now, Prisma.sql`changed`)} RETURNING 1)
-      SELECT (SELECT count(*) FROM delivery)::int AS owned, (SELECT count(*) FROM queued)::int AS queued`);
+      SELECT (SELECT count(*) FROM delivery)::int AS owned, (SELECT count(*) FROM queued)::int AS queued,
+             (SELECT conversation_id FROM message WHERE message.changed) AS conversation_id,
+             (SELECT channel_id FROM message WHERE message.changed) AS channel_id`);
     // The status change's events are due at once.
     if ((result?.queued ?? 0) > 0) this.nudge();
+    // Committed (one statement): subscriptions hear of the new status.
+    if (result?.conversation_id && result.channel_id) {
+      this.options.events?.publish({
+        type: 'message.updated',
+        messageId: row.message_id,
+        conversationId: result.conversation_id,
+        workspaceId: row.workspace_id,
+        channelId: result.channel_id,
+      });
+    }
     return (result?.owned ?? 0) > 0;
   }
 }

@@ -211,7 +211,7 @@ export async function applyStatus(ctx: InboundContext, channel: InboundChannel, 
   const own = owners.find((owner) => owner.channel_id === channel.id);
   if (!own) return owners.length ? 'other-channel' : 'unknown';
   const reason = status.error ? storableText(truncated(`${status.error.code}: ${status.error.text}`, 1024)) : null;
-  return ctx.prisma.$transaction(async (tx) => {
+  const applied = await ctx.prisma.$transaction(async (tx) => {
     const changed = await tx.$executeRaw`
       UPDATE messages
          SET status = ${status.status}::message_status,
@@ -222,6 +222,10 @@ export async function applyStatus(ctx: InboundContext, channel: InboundChannel, 
     if (changed === 0) return 'stale' as const;
     const row = (await tx.message.findUniqueOrThrow({ where: { id: own.message_id }, include: MESSAGE_RELATIONS })) as MessageRow;
     await recordEvents(tx, channel.workspaceId, [{ type: 'message.status_changed', data: messageTable.view(row) }]);
-    return 'applied' as const;
+    return row;
   });
+  if (applied === 'stale') return 'stale';
+  // Committed: subscriptions hear of the new status.
+  ctx.events?.publish({ type: 'message.updated', messageId: applied.id, conversationId: applied.conversationId, workspaceId: channel.workspaceId, channelId: applied.channelId });
+  return 'applied';
 }

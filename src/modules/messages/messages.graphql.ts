@@ -1,6 +1,8 @@
 import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
 import { NodeInterface } from '../../graphql/node.js';
+import { loadForEvent } from '../../graphql/event-loads.js';
+import type { RequestContext as Context } from '../../context/types.js';
 import { pageLoader, viewField } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
@@ -201,26 +203,46 @@ builder.mutationField('sendMessage', (t) =>
   }),
 );
 
+/** A message event heard on the bus, of the acting channel and, when given, of one conversation. */
+type MessageEvent = { messageId: string; conversationId: string; workspaceId: string; channelId: string };
+
+function messageEvents(ctx: Context, type: 'message.created' | 'message.updated', conversationIdArg: string | number | null | undefined) {
+  const channel = actingChannel(ctx.auth);
+  const conversationId = conversationIdArg == null ? null : String(conversationIdArg).toLowerCase();
+  return pipe(
+    ctx.events!.subscribe(type),
+    filter(
+      (event: MessageEvent) =>
+        event.workspaceId === ctx.auth.workspace.id && event.channelId === channel.id && (conversationId === null || event.conversationId === conversationId),
+    ),
+  );
+}
+
+/** The message of an event as `query` selects it: loaded once for every subscriber of this process. */
+const eventMessage = (query: object, event: unknown, ctx: Context) => {
+  const { messageId } = event as MessageEvent;
+  return loadForEvent(event as object, query, () => ctx.prisma.message.findUniqueOrThrow({ ...query, where: { id: messageId } }));
+};
+
 builder.subscriptionField('messageAdded', (t) =>
   t.prismaField({
     type: 'Message',
     description: 'Messages sent on the acting channel, optionally of one conversation.',
     scope: 'read',
     args: { conversationId: t.arg.id() },
-    subscribe: (_root, args, ctx) => {
-      const channel = actingChannel(ctx.auth);
-      const conversationId = args.conversationId == null ? null : String(args.conversationId).toLowerCase();
-      return pipe(
-        ctx.events!.subscribe('message.created'),
-        filter(
-          (event) =>
-            event.workspaceId === ctx.auth.workspace.id &&
-            event.channelId === channel.id &&
-            (conversationId === null || event.conversationId === conversationId),
-        ),
-      );
-    },
-    resolve: (query, event, _args, ctx) =>
-      ctx.prisma.message.findUniqueOrThrow({ ...query, where: { id: (event as unknown as { messageId: string }).messageId } }),
+    subscribe: (_root, args, ctx) => messageEvents(ctx, 'message.created', args.conversationId),
+    resolve: (query, event, _args, ctx) => eventMessage(query, event, ctx),
+  }),
+);
+
+builder.subscriptionField('messageUpdated', (t) =>
+  t.prismaField({
+    type: 'Message',
+    description:
+      "A message of the acting channel, optionally of one conversation, each time its status changes: sent, delivered, read, or failed (with its failureReason).",
+    scope: 'read',
+    args: { conversationId: t.arg.id() },
+    subscribe: (_root, args, ctx) => messageEvents(ctx, 'message.updated', args.conversationId),
+    resolve: (query, event, _args, ctx) => eventMessage(query, event, ctx),
   }),
 );

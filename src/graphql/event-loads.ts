@@ -1,0 +1,30 @@
+/**
+ * What subscriptions load for an event, shared by every subscriber of this process. The bus hands
+ * the same event object to each subscriber's queue (src/events/bus.ts), so the row an event is
+ * resolved to is loaded once per distinct Prisma query (the selection a document makes), however
+ * many subscribers receive it: a crowd of subscribers costs one read per event and selection, not
+ * one per subscriber. The loads are held by the event itself (a WeakMap) and go with it once the
+ * last subscriber has taken it from its queue.
+ *
+ * Only what every subscriber may see is loaded this way: the row by its id, its fields resolved
+ * for each subscriber by the schema as for any query (an encrypted message's content stays
+ * hidden), after the subscriber's own filter has checked the event is of its workspace and channel.
+ */
+const loads = new WeakMap<object, Map<string, Promise<unknown>>>();
+
+/** The row `load` gives for `event` and `query`, loaded by the first subscriber to ask. */
+export function loadForEvent<T>(event: object, query: unknown, load: () => Promise<T>): Promise<T> {
+  let byQuery = loads.get(event);
+  if (!byQuery) loads.set(event, (byQuery = new Map()));
+  const key = JSON.stringify(query);
+  let loaded = byQuery.get(key) as Promise<T> | undefined;
+  if (!loaded) {
+    loaded = load();
+    byQuery.set(key, loaded);
+    // Subscribers waiting on a load that fails share its error; one that asks later loads afresh.
+    loaded.catch(() => {
+      if (byQuery.get(key) === loaded) byQuery.delete(key);
+    });
+  }
+  return loaded;
+}
