@@ -199,6 +199,9 @@ const PATH_ROUTES: Record<string, { resource: Resource; body?: unknown; own?: { 
   'GET /conversations/:id': { resource: 'conversation' },
   'POST /conversations/:id/close': { resource: 'conversation' },
   'POST /conversations/:id/reopen': { resource: 'conversation' },
+  'POST /conversations/:id/assign': { resource: 'conversation', body: { user: null } },
+  'POST /conversations/:id/read': { resource: 'conversation' },
+  'POST /conversations/:id/labels': { resource: 'conversation', body: { add: ['isolation'] } },
   'GET /messages/:id/media/:index': { resource: 'message', own: { status: 404, message: 'Media not found.' } },
 };
 
@@ -213,6 +216,7 @@ const LIST_ROUTES: Record<string, { idFilters: Record<string, Resource>; search?
   'GET /templates': { idFilters: {} },
   'GET /messages': { idFilters: { contact_id: 'contact', conversation_id: 'conversation' }, search: true },
   'GET /conversations': { idFilters: { contact_id: 'contact' } },
+  'GET /users': { idFilters: {} },
 };
 
 /** Routes without a path id that are not plain lists: each has its own test below. */
