@@ -543,7 +543,7 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
     ],
   },
   'Query.conversations': {
-    idPaths: ['contactId'],
+    idPaths: ['assigneeId', 'channelId', 'contactId'],
     document: `query ($contactId: ID) { conversations(first: 100, contactId: $contactId) { edges { node { ${conversationSelection} } } } }`,
     cases: (w) => [
       { label: 'own', variables: { contactId: w.ids.own.contact }, expect: { kind: 'nonEmpty' } },
@@ -590,6 +590,21 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
   'Mutation.reopenConversation': {
     idPaths: ['id'],
     document: `mutation ($id: ID!) { reopenConversation(id: $id) { conversation { ${conversationSelection} } ${payloadErrors} } }`,
+    cases: (w) => conversationMutationCases(w),
+  },
+  'Mutation.assignConversation': {
+    idPaths: ['id', 'userId'],
+    document: `mutation ($id: ID!) { assignConversation(id: $id, userId: null) { conversation { ${conversationSelection} } ${payloadErrors} } }`,
+    cases: (w) => conversationMutationCases(w),
+  },
+  'Mutation.markConversationRead': {
+    idPaths: ['id', 'throughMessageId'],
+    document: `mutation ($id: ID!) { markConversationRead(id: $id) { conversation { ${conversationSelection} } ${payloadErrors} } }`,
+    cases: (w) => conversationMutationCases(w),
+  },
+  'Mutation.updateConversationLabels': {
+    idPaths: ['id'],
+    document: `mutation ($id: ID!) { updateConversationLabels(id: $id, add: ["isolation"]) { conversation { ${conversationSelection} } ${payloadErrors} } }`,
     cases: (w) => conversationMutationCases(w),
   },
   'Mutation.sendMessage': {

@@ -3,7 +3,7 @@ import { BREAK, GraphQLError, TypeInfo, getArgumentValues, getOperationAST, visi
 import type { Plugin } from 'graphql-yoga';
 import { domainGraphQLError } from './errors.js';
 import { ValidationError } from '../errors/domain.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decodeCursor, encodeCursor, type Cursor, type Page } from '../lib/pagination.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decodeCursor, encodeCursor, positionOf, type Cursor, type Page } from '../lib/pagination.js';
 import { builder } from './builder.js';
 
 export const PageInfo = builder.objectRef<{ hasNextPage: boolean; endCursor: string | null }>('PageInfo').implement({
@@ -32,13 +32,13 @@ export function connectionType<T extends Cursor>(name: string, node: ObjectRef<a
         type: [Edge],
         // The connection field already multiplies by its page size.
         complexity: { field: 1, multiplier: 1 },
-        resolve: (page) => page.items.map((item) => ({ cursor: encodeCursor(item), node: item })),
+        resolve: (page) => page.items.map((item) => ({ cursor: encodeCursor(positionOf(item)), node: item })),
       }),
       pageInfo: t.field({
         type: PageInfo,
         resolve: (page) => {
           const last = page.items[page.items.length - 1];
-          return { hasNextPage: page.hasMore, endCursor: last ? encodeCursor(last) : null };
+          return { hasNextPage: page.hasMore, endCursor: last ? encodeCursor(positionOf(last)) : null };
         },
       }),
     }),

@@ -39,6 +39,11 @@ type Documents = {
     "\n  query Messages($search: String, $conversationId: ID, $first: Int) {\n    messages(search: $search, conversationId: $conversationId, first: $first) {\n      edges { node { id body placeholder isEncrypted } }\n      pageInfo { hasNextPage }\n    }\n  }\n": typeof types.MessagesDocument,
     "\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n": typeof types.ConversationsDocument,
     "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": typeof types.TemplatesDocument,
+    "\n  mutation InboxAssign($id: ID!, $userId: ID) {\n    assignConversation(id: $id, userId: $userId) {\n      conversation { id assignee { id name email } stateChanges { type actor { type id } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.InboxAssignDocument,
+    "\n  mutation InboxRead($id: ID!, $throughMessageId: ID) {\n    markConversationRead(id: $id, throughMessageId: $throughMessageId) {\n      conversation { id lastReadAt unreadCount }\n      userErrors { field message code }\n    }\n  }\n": typeof types.InboxReadDocument,
+    "\n  mutation InboxLabels($id: ID!, $add: [String!], $remove: [String!]) {\n    updateConversationLabels(id: $id, add: $add, remove: $remove) {\n      conversation { id labels }\n      userErrors { field message code }\n    }\n  }\n": typeof types.InboxLabelsDocument,
+    "\n  query InboxPage($first: Int, $after: String, $assigneeId: ID, $unassigned: Boolean, $unread: Boolean, $label: String, $search: String, $sort: ConversationSort) {\n    conversations(first: $first, after: $after, assigneeId: $assigneeId, unassigned: $unassigned, unread: $unread, label: $label, search: $search, sort: $sort) {\n      edges { node { id labels unreadCount lastReadAt assignee { id } lastMessage { id body direction } contact { id name } } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": typeof types.InboxPageDocument,
+    "\n  query InboxUsers($first: Int, $after: String) {\n    users(first: $first, after: $after) { edges { node { id name email } } pageInfo { hasNextPage endCursor } }\n  }\n": typeof types.InboxUsersDocument,
     "\n  subscription SingleStreamMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n    }\n  }\n": typeof types.SingleStreamMessageAddedDocument,
     "\n  query SingleStreamViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n": typeof types.SingleStreamViewerDocument,
     "\n  query SocketViewer {\n    viewer {\n      workspace {\n        name\n      }\n      channel {\n        id\n      }\n    }\n  }\n": typeof types.SocketViewerDocument,
@@ -79,6 +84,11 @@ const documents: Documents = {
     "\n  query Messages($search: String, $conversationId: ID, $first: Int) {\n    messages(search: $search, conversationId: $conversationId, first: $first) {\n      edges { node { id body placeholder isEncrypted } }\n      pageInfo { hasNextPage }\n    }\n  }\n": types.MessagesDocument,
     "\n  query Conversations($status: ConversationStatus) {\n    conversations(status: $status) { edges { node { id status } } }\n  }\n": types.ConversationsDocument,
     "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n": types.TemplatesDocument,
+    "\n  mutation InboxAssign($id: ID!, $userId: ID) {\n    assignConversation(id: $id, userId: $userId) {\n      conversation { id assignee { id name email } stateChanges { type actor { type id } } }\n      userErrors { field message code }\n    }\n  }\n": types.InboxAssignDocument,
+    "\n  mutation InboxRead($id: ID!, $throughMessageId: ID) {\n    markConversationRead(id: $id, throughMessageId: $throughMessageId) {\n      conversation { id lastReadAt unreadCount }\n      userErrors { field message code }\n    }\n  }\n": types.InboxReadDocument,
+    "\n  mutation InboxLabels($id: ID!, $add: [String!], $remove: [String!]) {\n    updateConversationLabels(id: $id, add: $add, remove: $remove) {\n      conversation { id labels }\n      userErrors { field message code }\n    }\n  }\n": types.InboxLabelsDocument,
+    "\n  query InboxPage($first: Int, $after: String, $assigneeId: ID, $unassigned: Boolean, $unread: Boolean, $label: String, $search: String, $sort: ConversationSort) {\n    conversations(first: $first, after: $after, assigneeId: $assigneeId, unassigned: $unassigned, unread: $unread, label: $label, search: $search, sort: $sort) {\n      edges { node { id labels unreadCount lastReadAt assignee { id } lastMessage { id body direction } contact { id name } } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": types.InboxPageDocument,
+    "\n  query InboxUsers($first: Int, $after: String) {\n    users(first: $first, after: $after) { edges { node { id name email } } pageInfo { hasNextPage endCursor } }\n  }\n": types.InboxUsersDocument,
     "\n  subscription SingleStreamMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n    }\n  }\n": types.SingleStreamMessageAddedDocument,
     "\n  query SingleStreamViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n": types.SingleStreamViewerDocument,
     "\n  query SocketViewer {\n    viewer {\n      workspace {\n        name\n      }\n      channel {\n        id\n      }\n    }\n  }\n": types.SocketViewerDocument,
@@ -208,6 +218,26 @@ export function graphql(source: "\n  query Conversations($status: ConversationSt
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n"): (typeof documents)["\n  query Templates {\n    templates { edges { node { id name language category status body parameterCount } } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation InboxAssign($id: ID!, $userId: ID) {\n    assignConversation(id: $id, userId: $userId) {\n      conversation { id assignee { id name email } stateChanges { type actor { type id } } }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation InboxAssign($id: ID!, $userId: ID) {\n    assignConversation(id: $id, userId: $userId) {\n      conversation { id assignee { id name email } stateChanges { type actor { type id } } }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation InboxRead($id: ID!, $throughMessageId: ID) {\n    markConversationRead(id: $id, throughMessageId: $throughMessageId) {\n      conversation { id lastReadAt unreadCount }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation InboxRead($id: ID!, $throughMessageId: ID) {\n    markConversationRead(id: $id, throughMessageId: $throughMessageId) {\n      conversation { id lastReadAt unreadCount }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation InboxLabels($id: ID!, $add: [String!], $remove: [String!]) {\n    updateConversationLabels(id: $id, add: $add, remove: $remove) {\n      conversation { id labels }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation InboxLabels($id: ID!, $add: [String!], $remove: [String!]) {\n    updateConversationLabels(id: $id, add: $add, remove: $remove) {\n      conversation { id labels }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query InboxPage($first: Int, $after: String, $assigneeId: ID, $unassigned: Boolean, $unread: Boolean, $label: String, $search: String, $sort: ConversationSort) {\n    conversations(first: $first, after: $after, assigneeId: $assigneeId, unassigned: $unassigned, unread: $unread, label: $label, search: $search, sort: $sort) {\n      edges { node { id labels unreadCount lastReadAt assignee { id } lastMessage { id body direction } contact { id name } } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n"): (typeof documents)["\n  query InboxPage($first: Int, $after: String, $assigneeId: ID, $unassigned: Boolean, $unread: Boolean, $label: String, $search: String, $sort: ConversationSort) {\n    conversations(first: $first, after: $after, assigneeId: $assigneeId, unassigned: $unassigned, unread: $unread, label: $label, search: $search, sort: $sort) {\n      edges { node { id labels unreadCount lastReadAt assignee { id } lastMessage { id body direction } contact { id name } } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query InboxUsers($first: Int, $after: String) {\n    users(first: $first, after: $after) { edges { node { id name email } } pageInfo { hasNextPage endCursor } }\n  }\n"): (typeof documents)["\n  query InboxUsers($first: Int, $after: String) {\n    users(first: $first, after: $after) { edges { node { id name email } } pageInfo { hasNextPage endCursor } }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -7,7 +7,7 @@ ALTER TYPE "conversation_state_change_type" ADD VALUE 'unassigned';
 
 ALTER TABLE "conversations"
     ADD COLUMN "assignee_id" UUID,
-    ADD COLUMN "labels" TEXT[] NOT NULL DEFAULT ARRAY[]::TEXT[],
+    ADD COLUMN "labels" TEXT[] DEFAULT ARRAY[]::TEXT[],
     ADD COLUMN "last_read_at" TIMESTAMPTZ(3),
     ADD COLUMN "unread_count" INTEGER NOT NULL DEFAULT 0,
     ADD COLUMN "last_message_id" UUID;

@@ -3,7 +3,7 @@ import type { Db } from '../../db/types.js';
 import type { RequestContext } from '../../context/types.js';
 import { actingChannel } from '../../context/request.js';
 import { NotFoundError, ValidationError } from '../../errors/domain.js';
-import { toPage, type Cursor, type Page } from '../../lib/pagination.js';
+import { PAGE_POSITION, toPage, type Cursor, type Page } from '../../lib/pagination.js';
 import { isUuid } from '../../lib/uuid.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { PrismaQuery } from '../../db/query.js';
@@ -18,7 +18,7 @@ import {
   type ConversationSort,
   type ConversationView,
 } from './conversations.schemas.js';
-import { CONVERSATION_RELATIONS, conversationPage, conversationTable, type ConversationPageFilters, type ConversationRow } from './conversations.sql.js';
+import { conversationPage, conversationTable, conversationViewSql, type ConversationPageFilters, type ConversationRow } from './conversations.sql.js';
 import { recordEvents, type DomainEvent } from '../events/events.service.js';
 
 /** Who did something: the acting channel, a workspace user, a named external actor, or a contact (a reply). */
@@ -76,9 +76,9 @@ export async function conversationForSend(
     const reopened = await tx.conversation.update({
       where: { id: latest.id },
       data: { status: 'open', closedAt: null, lastMessageAt: input.at },
-      include: CONVERSATION_RELATIONS,
+      select: { id: true },
     });
-    input.events?.push({ type: 'conversation.reopened', data: conversationTable.view(reopened as ConversationRow) });
+    input.events?.push({ type: 'conversation.reopened', data: conversationViewSql(reopened.id) });
     return reopened;
   }
   const created = await tx.conversation.create({
@@ -140,13 +140,13 @@ export async function setConversationStatus(
         if (open) throw conflict();
       }
       await recordChange(tx, conversationId, target === 'closed' ? 'closed' : 'reopened', actor);
-      const updated = await tx.conversation.update({
+      await tx.conversation.update({
         where: { id: conversationId },
         data: target === 'closed' ? { status: 'closed', closedAt: new Date() } : { status: 'open', closedAt: null },
-        include: CONVERSATION_RELATIONS,
+        select: { id: true },
       });
       const type = target === 'closed' ? 'conversation.closed' : 'conversation.reopened';
-      queued = await recordEvents(tx, ctx.auth.workspace.id, [{ type, data: conversationTable.view(updated as ConversationRow) }]);
+      queued = await recordEvents(tx, ctx.auth.workspace.id, [{ type, data: conversationViewSql(conversationId) }]);
       return true;
     });
   } catch (error) {
@@ -231,18 +231,55 @@ export async function listConversationViews(ctx: RequestContext, params: Convers
   return toPage(rows, params.limit);
 }
 
+/** Prisma `where` for rows after the cursor in the page's order. */
+function afterKey(sort: ConversationSort, cursor: Cursor | undefined) {
+  if (!cursor) return {};
+  const key = sort === 'last_message' ? 'lastMessageAt' : 'createdAt';
+  return { OR: [{ [key]: { lt: cursor.createdAt } }, { [key]: cursor.createdAt, id: { lt: cursor.id } }] };
+}
+
 /**
- * A page of conversations (GraphQL), each read as `load` says (what the selection reads):
- * the page's ids in one statement, then the rows by Prisma.
+ * A page of conversations (GraphQL), each read as `load` says (what the selection reads): one
+ * statement for the page's rows (a search first finds the page's ids in SQL).
  */
 export async function listConversations(ctx: RequestContext, params: ConversationListParams, load: RowLoad<ConversationRow>): Promise<Page<ConversationRow>> {
   const filters = await pageFilters(ctx, params);
-  const keys = await conversationPage(ctx.sql, ctx.auth.workspace.id, filters, params, false);
-  const page = toPage(keys, params.limit);
-  if (page.items.length === 0) return { ...page, items: [] };
-  const rows = (await ctx.prisma.conversation.findMany({ ...pageArgs(load), where: { id: { in: page.items.map((key) => key.id) } } })) as ConversationRow[];
-  const byId = new Map(rows.map((row) => [row.id, row]));
-  return { ...page, items: page.items.flatMap((key) => byId.get(key.id) ?? []) };
+  if (filters.search) {
+    const keys = await conversationPage(ctx.sql, ctx.auth.workspace.id, filters, params, false);
+    const page = toPage(keys, params.limit);
+    if (page.items.length === 0) return { ...page, items: [] };
+    const rows = (await ctx.prisma.conversation.findMany({ ...pageArgs(load), where: { id: { in: page.items.map((key) => key.id) } } })) as ConversationRow[];
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    const items = page.items.flatMap((key) => {
+      const row = byId.get(key.id) as (ConversationRow & { [PAGE_POSITION]?: Cursor }) | undefined;
+      if (row) row[PAGE_POSITION] = { createdAt: key.createdAt, id: key.id };
+      return row ? [row] : [];
+    });
+    return { ...page, items };
+  }
+  const query = pageArgs(load);
+  const select = 'select' in query && query.select ? { ...query, select: { ...query.select, lastMessageAt: true } } : query;
+  const rows = (await ctx.prisma.conversation.findMany({
+    ...select,
+    where: {
+      AND: [
+        { workspaceId: ctx.auth.workspace.id, channelId: { in: filters.channelIds } },
+        filters.status ? { status: filters.status } : {},
+        filters.contactId ? { contactId: filters.contactId } : {},
+        filters.assigneeId !== undefined ? { assigneeId: filters.assigneeId } : {},
+        filters.unread ? { unreadCount: { gt: 0 } } : {},
+        filters.label ? { labels: { has: filters.label } } : {},
+        afterKey(filters.sort, params.cursor),
+      ],
+    },
+    orderBy: filters.sort === 'last_message' ? [{ lastMessageAt: 'desc' }, { id: 'desc' }] : [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: params.limit + 1,
+  })) as ConversationRow[];
+  // The cursor is made of the page's order key: for newest activity, the time of the last message.
+  if (filters.sort === 'last_message') {
+    for (const row of rows) (row as ConversationRow & { [PAGE_POSITION]?: Cursor })[PAGE_POSITION] = { createdAt: row.lastMessageAt ?? row.createdAt, id: row.id };
+  }
+  return toPage(rows, params.limit);
 }
 
 /** A workspace user by id or email (matched without case), or null. */
@@ -265,8 +302,7 @@ async function changeConversation(
     await tx.$queryRaw`SELECT id FROM conversations WHERE id = ${conversationId}::uuid FOR UPDATE`;
     const done = await change(tx, conversationId);
     if (!done) return false;
-    const updated = (await tx.conversation.findUniqueOrThrow({ where: { id: conversationId }, ...conversationTable.query })) as unknown as ConversationRow;
-    queued = await recordEvents(tx, ctx.auth.workspace.id, [{ type: done.type, data: conversationTable.view(updated) }]);
+    queued = await recordEvents(tx, ctx.auth.workspace.id, [{ type: done.type, data: conversationViewSql(conversationId) }]);
     await done.after?.(tx);
     return true;
   });

@@ -150,3 +150,8 @@ export async function conversationPage(
      ORDER BY page.key DESC, page.id DESC`);
   return rows.map((row) => ({ id: row.id, createdAt: new Date(row.key), view: row.view }));
 }
+
+/** SQL yielding the view of conversation `id` as JSON (an event's data, read by the statement that queues it). */
+export function conversationViewSql(id: string): Prisma.Sql {
+  return Prisma.sql`(SELECT ${conversationTable.sql('conversation')} FROM conversations AS conversation WHERE conversation.id = ${id}::uuid)`;
+}
