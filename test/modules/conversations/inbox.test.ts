@@ -251,3 +251,27 @@ describe('GET /users', () => {
     expect((await s.api.get('/users?limit=0')).status).toBe(422);
   });
 });
+
+describe('the demo workspace', () => {
+  it('has conversations with unread replies, one assigned and labelled', async () => {
+    const { freshDatabase } = await import('../../helpers/fresh-database.js');
+    const { migrate } = await import('../../../src/db/migrate.js');
+    const { seedDemo } = await import('../../../src/modules/demo/demo.seed.js');
+    const fresh = await freshDatabase();
+    await fresh.db.withSession((session) => migrate(session));
+    const local = await createTestApp({}, fresh.db);
+    try {
+      const demo = await seedDemo(local.db.prisma);
+      const api = restClient(local, 'localhost', demo!.apiKey);
+      const unread = await api.get('/conversations?unread=true&sort=last_message');
+      expect(unread.status).toBe(200);
+      expect(unread.body.data.map((c: { unreadCount: number }) => c.unreadCount)).toEqual([1, 1, 2]);
+      const assigned = await api.get('/conversations?assignee=agent@demo.localhost');
+      expect(assigned.body.data).toHaveLength(1);
+      expect(assigned.body.data[0]).toMatchObject({ labels: ['orders'], lastMessage: { body: 'It was order 1042.' } });
+    } finally {
+      await local.close();
+      await fresh.drop();
+    }
+  });
+});
