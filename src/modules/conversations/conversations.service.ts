@@ -263,7 +263,7 @@ export async function listConversations(ctx: RequestContext, params: Conversatio
     ...select,
     where: {
       AND: [
-        { workspaceId: ctx.auth.workspace.id, channelId: { in: filters.channelIds } },
+        { workspaceId: ctx.auth.workspace.id, channelId: filters.channelIds.length === 1 ? filters.channelIds[0]! : { in: filters.channelIds } },
         filters.status ? { status: filters.status } : {},
         filters.contactId ? { contactId: filters.contactId } : {},
         filters.assigneeId !== undefined ? { assigneeId: filters.assigneeId } : {},

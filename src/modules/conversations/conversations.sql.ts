@@ -130,7 +130,10 @@ export async function conversationPage(
       FROM (
         SELECT c.*, ${key} AS key FROM conversations AS c
          WHERE c.workspace_id = ${workspaceId}::uuid
-           AND c.channel_id = ANY(${filters.channelIds}::uuid[])
+           AND ${
+             // One channel (the usual case) is an equality, so its index serves the order too.
+             filters.channelIds.length === 1 ? Prisma.sql`c.channel_id = ${filters.channelIds[0]}::uuid` : Prisma.sql`c.channel_id = ANY(${filters.channelIds}::uuid[])`
+           }
            ${filters.status ? Prisma.sql`AND c.status = ${filters.status}::conversation_status` : Prisma.empty}
            ${filters.contactId ? Prisma.sql`AND c.contact_id = ${filters.contactId}::uuid` : Prisma.empty}
            ${filters.assigneeId === null ? Prisma.sql`AND c.assignee_id IS NULL` : filters.assigneeId ? Prisma.sql`AND c.assignee_id = ${filters.assigneeId}::uuid` : Prisma.empty}
