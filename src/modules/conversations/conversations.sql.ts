@@ -141,10 +141,16 @@ export async function conversationPage(
            ${filters.label ? Prisma.sql`AND c.labels @> ARRAY[${filters.label}]::text[]` : Prisma.empty}
            ${
              search
-               ? Prisma.sql`AND (EXISTS (SELECT 1 FROM contacts AS contact WHERE contact.id = c.contact_id
-                                   AND (contact.name ILIKE ${search} OR contact.email ILIKE ${search} OR contact.phone ILIKE ${search}))
-                             OR EXISTS (SELECT 1 FROM messages AS m WHERE m.conversation_id = c.id
-                                   AND m.search_vector @@ plainto_tsquery('simple'::regconfig, ${filters.search})))`
+               ? // Contacts through their trigram indexes, messages through their full-text index (encrypted ones have none).
+                 Prisma.sql`AND (c.contact_id IN (
+                                 SELECT contact.id FROM contacts AS contact
+                                  WHERE contact.workspace_id = ${workspaceId}::uuid AND (contact.name ILIKE ${search} OR contact.email ILIKE ${search})
+                                 UNION ALL
+                                 SELECT phone.contact_id FROM contact_phones AS phone
+                                  WHERE phone.workspace_id = ${workspaceId}::uuid AND phone.number ILIKE ${search})
+                             OR c.id IN (
+                                 SELECT m.conversation_id FROM messages AS m
+                                  WHERE m.workspace_id = ${workspaceId}::uuid AND m.search_vector @@ plainto_tsquery('simple'::regconfig, ${filters.search})))`
                : Prisma.empty
            }
            ${cursor ? Prisma.sql`AND (${key}, c.id) < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty}
