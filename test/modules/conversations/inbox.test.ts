@@ -275,3 +275,25 @@ describe('the demo workspace', () => {
     }
   });
 });
+
+describe('sessions', () => {
+  it("act as their user: an assignment's actor is the session's user; without the conversations scope every change is 403", async () => {
+    const { sessionSetup } = await import('../../helpers/sessions.js');
+    const s = await sessionSetup(app, { scopes: ['read', 'send', 'contacts', 'conversations'] });
+    const contact = await s.contact({ phone: phone() });
+    const { conversationId } = (await s.send({ to: contact.id, message: 'hello' })).body.data.message;
+    const assigned = await s.browser.post(`/conversations/${conversationId}/assign`, { user: s.user.email });
+    expect(assigned.status).toBe(200);
+    expect(assigned.body.data.conversation.stateChanges.at(-1)).toMatchObject({ type: 'assigned', actor: { type: 'user', id: s.user.id, name: 'Agent Smith' } });
+
+    const reader = await sessionSetup(app, { scopes: ['read'] });
+    const other = await reader.contact({ phone: phone() });
+    const otherId = (await reader.send({ to: other.id, message: 'hello' })).body.data.message.conversationId;
+    for (const [path, body] of [['assign', { user: null }], ['read', {}], ['labels', { add: ['x'] }]] as const) {
+      const refused = await reader.browser.post(`/conversations/${otherId}/${path}`, body);
+      expect(refused.status, path).toBe(403);
+    }
+    expect((await reader.api.get(`/conversations/${otherId}`)).body.data.conversation).toMatchObject({ assignee: null, labels: [], lastReadAt: null });
+    expect((await reader.browser.get('/users')).status).toBe(200);
+  });
+});
