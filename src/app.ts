@@ -30,6 +30,7 @@ import { webhookRoutes } from './modules/inbound/inbound.routes.js';
 import { webhookParts } from './modules/inbound/webhook-parts.js';
 import { channelRoutes } from './modules/channels/channels.routes.js';
 import { contactRoutes } from './modules/contacts/contacts.routes.js';
+import { userRoutes } from './modules/users/users.routes.js';
 import { conversationRoutes } from './modules/conversations/conversations.routes.js';
 import { messageRoutes } from './modules/messages/messages.routes.js';
 import { templateRoutes } from './modules/templates/templates.routes.js';
@@ -43,7 +44,7 @@ import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
 export const DOCUMENTED_ROUTES = {
-  rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...sessionRoutes, ...documentRoutes],
+  rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...userRoutes, ...sessionRoutes, ...documentRoutes],
   webhooks: webhookRoutes,
 };
 

@@ -183,7 +183,7 @@ export interface paths {
         };
         /**
          * List conversations
-         * @description The acting channel's conversations, newest first.
+         * @description The acting channel's conversations, newest first (`sort=last_message`: newest activity first). A credential of several channels that sends no X-Channel-Uuid lists the conversations of all of them; `channel_id` narrows to one.
          *
          *     Scope: `read`.
          */
@@ -254,6 +254,94 @@ export interface paths {
          *     Scope: `conversations`.
          */
         post: operations["reopenConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/conversations/{id}/assign": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Assign a conversation
+         * @description Assigns the conversation to a workspace user (`user`: id or email) or, with `null`, unassigns it; records an `assigned` or `unassigned` state change. Assigning to the current assignee changes nothing.
+         *
+         *     Scope: `conversations`.
+         */
+        post: operations["assignConversation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/conversations/{id}/read": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark a conversation read
+         * @description The conversation is read up to `through` (a message of it; default its latest message): `lastReadAt` becomes that message's `createdAt` and never moves back. Read state is the conversation's (the team's).
+         *
+         *     Scope: `conversations`.
+         */
+        post: operations["markConversationRead"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/conversations/{id}/labels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add and remove labels
+         * @description Labels are trimmed, 1–50 characters, compared without case (stored lowercased); a conversation has at most 20. Concurrent changes never lose one another.
+         *
+         *     Scope: `conversations`.
+         */
+        post: operations["updateConversationLabels"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List users
+         * @description The workspace's users (for assignment), newest first.
+         *
+         *     Scope: `read`.
+         */
+        get: operations["listUsers"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -584,6 +672,13 @@ export interface components {
              * @example 0b6f1a2e-7c3d-4e5f-8a9b-1c2d3e4f5a6b
              */
             channelId: string;
+            assignee: components["schemas"]["Assignee"] | null;
+            /** @description Lowercased, sorted. */
+            labels: string[];
+            /** @description Inbound messages after lastReadAt. */
+            unreadCount: number;
+            lastReadAt: string | null;
+            lastMessage: components["schemas"]["Message"] | null;
             lastMessageAt: string | null;
             closedAt: string | null;
             /**
@@ -593,7 +688,7 @@ export interface components {
             createdAt: string;
             stateChanges: {
                 /** @enum {string} */
-                type: "opened" | "closed" | "reopened";
+                type: "opened" | "closed" | "reopened" | "assigned" | "unassigned";
                 /**
                  * Format: date-time
                  * @example 2026-01-31T09:30:00.000Z
@@ -601,6 +696,24 @@ export interface components {
                 at: string;
                 actor: components["schemas"]["Actor"];
             }[];
+        };
+        Assignee: {
+            /**
+             * Format: uuid
+             * @example 0b6f1a2e-7c3d-4e5f-8a9b-1c2d3e4f5a6b
+             */
+            id: string;
+            name: string;
+            email: string;
+        };
+        User: {
+            /**
+             * Format: uuid
+             * @example 0b6f1a2e-7c3d-4e5f-8a9b-1c2d3e4f5a6b
+             */
+            id: string;
+            name: string;
+            email: string;
         };
         MintedSession: {
             /**
@@ -1368,6 +1481,17 @@ export interface operations {
                 cursor?: string;
                 status?: "open" | "closed";
                 contact_id?: string;
+                /** @description A workspace user's id or email, or `none` for unassigned conversations. */
+                assignee?: string;
+                /** @description `true`: only conversations with unread inbound messages. */
+                unread?: "true" | "false";
+                label?: string;
+                /** @description Matches the contact's name, email or phone and the text of the conversation's messages (never encrypted content). */
+                search?: string;
+                /** @description `created` (default): newest conversation first; `last_message`: newest activity first. */
+                sort?: "created" | "last_message";
+                /** @description One of the channels the credential can act as; without it (and without X-Channel-Uuid) every one of them. */
+                channel_id?: string;
             };
             header?: {
                 "X-Channel-Uuid"?: string;
@@ -1392,7 +1516,6 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
@@ -1518,6 +1641,190 @@ export interface operations {
             404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    assignConversation: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path: {
+                /** @description The conversation UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description A workspace user's id or email; null unassigns. */
+                    user: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The conversation. */
+            200: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            conversation: components["schemas"]["Conversation"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    markConversationRead: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path: {
+                /** @description The conversation UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The message read up to (a message of this conversation); default the latest message. */
+                    through?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The conversation. */
+            200: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            conversation: components["schemas"]["Conversation"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateConversationLabels: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path: {
+                /** @description The conversation UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    add?: string[] | null;
+                    remove?: string[] | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The conversation. */
+            200: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            conversation: components["schemas"]["Conversation"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of users. */
+            200: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["User"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
             429: components["responses"]["RateLimited"];
             500: components["responses"]["InternalError"];

@@ -3,7 +3,7 @@ import { BREAK, GraphQLError, TypeInfo, getArgumentValues, getOperationAST, visi
 import type { Plugin } from 'graphql-yoga';
 import { domainGraphQLError } from './errors.js';
 import { ValidationError } from '../errors/domain.js';
-import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decodeCursor, encodeCursor, type Cursor, type Page, type PageRequest } from '../lib/pagination.js';
+import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, decodeCursor, encodeCursor, positionOf, type Cursor, type Page, type PageRequest } from '../lib/pagination.js';
 import { builder } from './builder.js';
 
 export const PageInfo = builder
@@ -39,7 +39,7 @@ export function connectionType<T extends Cursor>(name: string, node: ObjectRef<a
         type: [Edge],
         // The connection field already multiplies by its page size.
         complexity: { field: 1, multiplier: 1 },
-        resolve: (page) => page.items.map((item) => ({ cursor: encodeCursor(item), node: item })),
+        resolve: (page) => page.items.map((item) => ({ cursor: encodeCursor(positionOf(item)), node: item })),
       }),
       pageInfo: t.field({
         type: PageInfo,
@@ -49,8 +49,8 @@ export function connectionType<T extends Cursor>(name: string, node: ObjectRef<a
           return {
             hasNextPage: page.hasMore,
             hasPreviousPage: page.hasPrevious,
-            startCursor: first ? encodeCursor(first) : null,
-            endCursor: last ? encodeCursor(last) : null,
+            startCursor: first ? encodeCursor(positionOf(first)) : null,
+            endCursor: last ? encodeCursor(positionOf(last)) : null,
           };
         },
       }),

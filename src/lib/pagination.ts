@@ -19,6 +19,17 @@ export interface Cursor {
   id: string;
 }
 
+/**
+ * On a row of a page ordered by another key than its creation time (conversations by their last
+ * message), the position the page is continued from.
+ */
+export const PAGE_POSITION = Symbol('pagePosition');
+
+/** The position after `row`: its own creation time and id, unless its page says otherwise (`PAGE_POSITION`). */
+export function positionOf(row: Cursor): Cursor {
+  return (row as Cursor & { [PAGE_POSITION]?: Cursor })[PAGE_POSITION] ?? row;
+}
+
 export function encodeCursor(row: Cursor): string {
   return Buffer.from(`${isoTimestamp(row.createdAt)}|${row.id}`).toString('base64url');
 }
@@ -118,11 +129,11 @@ export function toPage<T extends Cursor>(rows: T[], page: PageRequest | number):
     const items = rows.slice(0, limit).reverse();
     const hasMore = request.before !== undefined;
     const last = items[items.length - 1];
-    return { items, hasMore, hasPrevious: beyond, perPage: limit, nextCursor: hasMore && last ? encodeCursor(last) : null };
+    return { items, hasMore, hasPrevious: beyond, perPage: limit, nextCursor: hasMore && last ? encodeCursor(positionOf(last)) : null };
   }
   const items = beyond ? rows.slice(0, limit) : rows;
   const last = items[items.length - 1];
-  return { items, hasMore: beyond, hasPrevious: request.cursor !== undefined, perPage: limit, nextCursor: beyond && last ? encodeCursor(last) : null };
+  return { items, hasMore: beyond, hasPrevious: request.cursor !== undefined, perPage: limit, nextCursor: beyond && last ? encodeCursor(positionOf(last)) : null };
 }
 
 /** `?cursor=`: the opaque position a previous page handed out; empty means the first page. */

@@ -229,6 +229,12 @@ const cases: [string, () => Promise<void>, { uses?: string[] }?][] = [
   ['GET /conversations, a deep page', rest(() => `/conversations?cursor=${known.conversationsDeep}`)],
   ['GET /conversations?status=closed', rest(() => '/conversations?status=closed')],
   ['GET /conversations?contact_id=', rest(() => `/conversations?contact_id=${known.contactId}`)],
+  ['GET /conversations?sort=last_message', rest(() => '/conversations?sort=last_message')],
+  ['GET /conversations?unread=true', rest(() => '/conversations?unread=true')],
+  ['GET /conversations?label=', rest(() => '/conversations?label=vip')],
+  ['GET /conversations?assignee= a user', rest(() => '/conversations?assignee=0190a5b0-0000-7000-8000-000000000000')],
+  ['GET /conversations?assignee=none', rest(() => '/conversations?assignee=none')],
+  ['GET /conversations?search= a name', rest(() => '/conversations?search=Lotte%20Smits')],
   ['GET /templates', rest(() => '/templates')],
   ['GET /channels', rest(() => '/channels')],
   ['GraphQL contacts', operation(`{ contacts(first: 25) { ${CONTACT_FIELDS} } }`)],
@@ -254,6 +260,14 @@ const cases: [string, () => Promise<void>, { uses?: string[] }?][] = [
            messages(first: 2) { edges { node { id body } } } } } pageInfo { hasNextPage endCursor } } }`,
     ),
   ],
+  [
+    'GraphQL the inbox page: conversations(sort: last_message, unread:) with assignee, labels and lastMessage',
+    operation(
+      `{ conversations(first: 25, sort: last_message, unread: true) { edges { node { id labels unreadCount lastReadAt assignee { id name }
+           lastMessage { id body } contact { id name } } } pageInfo { hasNextPage endCursor } } }`,
+    ),
+  ],
+  ['GraphQL conversations(label:)', operation('{ conversations(first: 25, label: "vip") { edges { node { id labels } } } }')],
   ['GraphQL conversations(contactId:)', operation(`query($k: ID) { conversations(contactId: $k) { edges { node { id status } } } }`, () => ({ k: known.contactId }))],
   ['GraphQL templates and channels', operation('{ templates(first: 25) { edges { node { id name } } } channels { id name } }')],
   // Backward pages: the same keyset walked the other way, from the end or from a cursor.

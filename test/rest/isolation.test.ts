@@ -199,6 +199,9 @@ const PATH_ROUTES: Record<string, { resource: Resource; body?: unknown; own?: { 
   'GET /conversations/:id': { resource: 'conversation' },
   'POST /conversations/:id/close': { resource: 'conversation' },
   'POST /conversations/:id/reopen': { resource: 'conversation' },
+  'POST /conversations/:id/assign': { resource: 'conversation', body: { user: null } },
+  'POST /conversations/:id/read': { resource: 'conversation' },
+  'POST /conversations/:id/labels': { resource: 'conversation', body: { add: ['isolation'] } },
   'GET /messages/:id/media/:index': { resource: 'message', own: { status: 404, message: 'Media not found.' } },
 };
 
@@ -213,6 +216,7 @@ const LIST_ROUTES: Record<string, { idFilters: Record<string, Resource>; search?
   'GET /templates': { idFilters: {} },
   'GET /messages': { idFilters: { contact_id: 'contact', conversation_id: 'conversation' }, search: true },
   'GET /conversations': { idFilters: { contact_id: 'contact' } },
+  'GET /users': { idFilters: {} },
 };
 
 /** Routes without a path id that are not plain lists: each has its own test below. */
@@ -581,7 +585,7 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
     ],
   },
   'Query.conversations': {
-    idPaths: ['contactId'],
+    idPaths: ['assigneeId', 'channelId', 'contactId'],
     document: `query ($contactId: ID) { conversations(first: 100, contactId: $contactId) { edges { node { ${conversationSelection} } } } }`,
     cases: (w) => [
       { label: 'own', variables: { contactId: w.ids.own.contact }, expect: { kind: 'nonEmpty' } },
@@ -628,6 +632,21 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
   'Mutation.reopenConversation': {
     idPaths: ['id'],
     document: `mutation ($id: ID!) { reopenConversation(id: $id) { conversation { ${conversationSelection} } ${payloadErrors} } }`,
+    cases: (w) => conversationMutationCases(w),
+  },
+  'Mutation.assignConversation': {
+    idPaths: ['id', 'userId'],
+    document: `mutation ($id: ID!) { assignConversation(id: $id, userId: null) { conversation { ${conversationSelection} } ${payloadErrors} } }`,
+    cases: (w) => conversationMutationCases(w),
+  },
+  'Mutation.markConversationRead': {
+    idPaths: ['id', 'throughMessageId'],
+    document: `mutation ($id: ID!) { markConversationRead(id: $id) { conversation { ${conversationSelection} } ${payloadErrors} } }`,
+    cases: (w) => conversationMutationCases(w),
+  },
+  'Mutation.updateConversationLabels': {
+    idPaths: ['id'],
+    document: `mutation ($id: ID!) { updateConversationLabels(id: $id, add: ["isolation"]) { conversation { ${conversationSelection} } ${payloadErrors} } }`,
     cases: (w) => conversationMutationCases(w),
   },
   'Mutation.sendMessage': {

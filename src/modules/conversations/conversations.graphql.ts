@@ -4,17 +4,31 @@ import { NodeInterface } from '../../graphql/node.js';
 import { loadForEvent } from '../../graphql/event-loads.js';
 import { pageLoader } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
-import { asPayload, orNull } from '../../graphql/results.js';
-import { payloadType } from '../../graphql/user-errors.js';
+import { accepted, asPayload, orNull } from '../../graphql/results.js';
+import { toUserErrors } from '../../graphql/errors.js';
+import { payloadType, type Payload } from '../../graphql/user-errors.js';
+import { UserObject } from '../users/users.graphql.js';
 import { actingChannel } from '../../context/request.js';
 import { ActorType, ConversationStateChangeType, ConversationStatus } from '../../generated/prisma/enums.js';
-import { getConversation, listConversations, setConversationStatus } from './conversations.service.js';
+import {
+  assignConversation,
+  getConversation,
+  listConversations,
+  markConversationRead,
+  setConversationStatus,
+  updateConversationLabels,
+} from './conversations.service.js';
+import { CONVERSATION_SORTS } from './conversations.schemas.js';
 import { CONVERSATION_RELATIONS, stateChangeActor, type ConversationRow } from './conversations.sql.js';
 import type { ActorView } from './conversations.schemas.js';
 
 export const ActorTypeEnum = builder.enumType(ActorType, { name: 'ActorType' });
 export const ConversationStatusEnum = builder.enumType(ConversationStatus, { name: 'ConversationStatus' });
 const StateChangeTypeEnum = builder.enumType(ConversationStateChangeType, { name: 'StateChangeType' });
+const ConversationSortEnum = builder.enumType('ConversationSort', {
+  description: 'How conversations are ordered: `created` (newest conversation first) or `last_message` (newest activity first).',
+  values: CONVERSATION_SORTS,
+});
 
 export const Actor = builder.objectRef<ActorView>('Actor').implement({
   description: 'Who did something: the channel, a workspace user, or an external actor (no id).',
@@ -41,6 +55,17 @@ export const ConversationObject = builder.prismaObject('Conversation', {
     status: t.expose('status', { type: ConversationStatusEnum }),
     contactId: t.exposeID('contactId'),
     channelId: t.exposeID('channelId'),
+    assignee: t.field({
+      type: UserObject,
+      nullable: true,
+      description: 'The workspace user the conversation is assigned to.',
+      select: { assignee: { select: { id: true, name: true, email: true } } },
+      resolve: (conversation) => conversation.assignee,
+    }),
+    labels: t.exposeStringList('labels', { description: 'Lowercased, sorted.' }),
+    unreadCount: t.exposeInt('unreadCount', { description: 'Inbound messages after lastReadAt.' }),
+    lastReadAt: t.expose('lastReadAt', { type: 'DateTime', nullable: true }),
+    lastMessage: t.relation('lastMessage', { nullable: true, description: 'The newest message.' }),
     lastMessageAt: t.expose('lastMessageAt', { type: 'DateTime', nullable: true }),
     closedAt: t.expose('closedAt', { type: 'DateTime', nullable: true }),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
@@ -65,14 +90,36 @@ builder.queryFields((t) => ({
   conversations: t.field({
     type: ConversationConnection,
     nullable: true,
-    description: "The acting channel's conversations, newest first.",
+    description:
+      "The acting channel's conversations, newest first (`sort: last_message`: newest activity first); for a credential of several channels that named none, those of all of them (`channelId` narrows to one).",
     scope: 'read',
-    args: { ...pageArgs, status: t.arg({ type: ConversationStatusEnum }), contactId: t.arg.id() },
+    args: {
+      ...pageArgs,
+      status: t.arg({ type: ConversationStatusEnum }),
+      contactId: t.arg.id(),
+      assigneeId: t.arg.id({ description: 'Only conversations assigned to this user.' }),
+      unassigned: t.arg.boolean({ description: 'true: only unassigned conversations.' }),
+      unread: t.arg.boolean({ description: 'true: only conversations with unread inbound messages.' }),
+      label: t.arg.string(),
+      search: t.arg.string({ description: "The contact's name, email or phone, or the text of a message (never encrypted content)." }),
+      channelId: t.arg.id(),
+      sort: t.arg({ type: ConversationSortEnum }),
+    },
     complexity: connectionComplexity,
     resolve: (_root, args, ctx, info) =>
       listConversations(
         ctx,
-        { ...pageFromArgs(args), status: args.status, contactId: args.contactId == null ? null : String(args.contactId) },
+        {
+          ...pageFromArgs(args),
+          status: args.status,
+          contactId: args.contactId == null ? null : String(args.contactId),
+          assignee: args.unassigned ? 'none' : args.assigneeId == null ? null : String(args.assigneeId),
+          unread: args.unread ? true : null,
+          label: args.label,
+          search: args.search,
+          channelId: args.channelId == null ? null : String(args.channelId),
+          sort: args.sort,
+        },
         conversationsPage(ctx, info),
       ),
   }),
@@ -80,7 +127,55 @@ builder.queryFields((t) => ({
 
 const ConversationPayload = payloadType('Conversation', 'conversation', (ctx, id, query) => ctx.prisma.conversation.findUnique({ ...query, where: { id } }));
 
+/** A mutation's payload whose failures name its arguments (`["userId"]`), not an input object. */
+async function argumentPayload(run: () => Promise<{ id: string }>, names: Record<string, string>): Promise<Payload> {
+  try {
+    return accepted(await run());
+  } catch (error) {
+    const userErrors = toUserErrors(error);
+    if (!userErrors) throw error;
+    return {
+      id: null,
+      userErrors: userErrors.map((userError) =>
+        userError.field[0] === 'input' && userError.field[1] ? { ...userError, field: [names[userError.field[1]] ?? userError.field[1]] } : userError,
+      ),
+    };
+  }
+}
+
 builder.mutationFields((t) => ({
+  assignConversation: t.field({
+    type: ConversationPayload,
+    description: 'Assigns the conversation to a workspace user, or unassigns it (`userId: null`); records an assigned or unassigned state change.',
+    scope: 'conversations',
+    args: { id: t.arg.id({ required: true }), userId: t.arg.id() },
+    resolve: (_root, args, ctx) =>
+      argumentPayload(() => assignConversation(ctx, String(args.id), { user: args.userId == null ? null : String(args.userId) }, { select: { id: true } }), {
+        user: 'userId',
+      }),
+  }),
+  markConversationRead: t.field({
+    type: ConversationPayload,
+    description: "Marks the conversation read up to a message of it (default its latest); lastReadAt never moves back.",
+    scope: 'conversations',
+    args: { id: t.arg.id({ required: true }), throughMessageId: t.arg.id() },
+    resolve: (_root, args, ctx) =>
+      argumentPayload(
+        () => markConversationRead(ctx, String(args.id), { through: args.throughMessageId == null ? null : String(args.throughMessageId) }, { select: { id: true } }),
+        { through: 'throughMessageId' },
+      ),
+  }),
+  updateConversationLabels: t.field({
+    type: ConversationPayload,
+    description: 'Adds and removes labels (trimmed, lowercased, 1–50 characters, at most 20 per conversation).',
+    scope: 'conversations',
+    args: { id: t.arg.id({ required: true }), add: t.arg.stringList(), remove: t.arg.stringList() },
+    resolve: (_root, args, ctx) =>
+      argumentPayload(() => updateConversationLabels(ctx, String(args.id), { add: args.add ?? null, remove: args.remove ?? null }, { select: { id: true } }), {
+        add: 'add',
+        remove: 'remove',
+      }),
+  }),
   closeConversation: t.field({
     type: ConversationPayload,
     description: 'Closing a closed conversation changes nothing and records no state change.',

@@ -3,14 +3,22 @@ import type { Db } from '../../db/types.js';
 import type { RequestContext } from '../../context/types.js';
 import { actingChannel } from '../../context/request.js';
 import { NotFoundError, ValidationError } from '../../errors/domain.js';
-import { keysetOrder, keysetWhere, toPage, type Page, type PageRequest } from '../../lib/pagination.js';
+import { PAGE_POSITION, toPage, type Cursor, type Page, type PageRequest } from '../../lib/pagination.js';
 import { isUuid } from '../../lib/uuid.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { PrismaQuery } from '../../db/query.js';
-import { pageArgs, type RowLoad } from '../../db/view.js';
 import { parseInput } from '../../lib/validation.js';
-import { conversationFiltersSchema } from './conversations.schemas.js';
-import { CONVERSATION_RELATIONS, conversationTable, type ConversationRow } from './conversations.sql.js';
+import { pageArgs, type RowLoad } from '../../db/view.js';
+import {
+  LABEL_LIMITS,
+  assignConversationSchema,
+  conversationFiltersSchema,
+  markReadSchema,
+  updateLabelsSchema,
+  type ConversationSort,
+  type ConversationView,
+} from './conversations.schemas.js';
+import { conversationPage, conversationTable, conversationViewSql, type ConversationPageFilters, type ConversationRow } from './conversations.sql.js';
 import { recordEvents, type DomainEvent } from '../events/events.service.js';
 
 /** Who did something: the acting channel, a workspace user, a named external actor, or a contact (a reply). */
@@ -68,9 +76,9 @@ export async function conversationForSend(
     const reopened = await tx.conversation.update({
       where: { id: latest.id },
       data: { status: 'open', closedAt: null, lastMessageAt: input.at },
-      include: CONVERSATION_RELATIONS,
+      select: { id: true },
     });
-    input.events?.push({ type: 'conversation.reopened', data: conversationTable.view(reopened) });
+    input.events?.push({ type: 'conversation.reopened', data: conversationViewSql(reopened.id) });
     return reopened;
   }
   const created = await tx.conversation.create({
@@ -132,13 +140,13 @@ export async function setConversationStatus(
         if (open) throw conflict();
       }
       await recordChange(tx, conversationId, target === 'closed' ? 'closed' : 'reopened', actor);
-      const updated = await tx.conversation.update({
+      await tx.conversation.update({
         where: { id: conversationId },
         data: target === 'closed' ? { status: 'closed', closedAt: new Date() } : { status: 'open', closedAt: null },
-        include: CONVERSATION_RELATIONS,
+        select: { id: true },
       });
       const type = target === 'closed' ? 'conversation.closed' : 'conversation.reopened';
-      queued = await recordEvents(tx, ctx.auth.workspace.id, [{ type, data: conversationTable.view(updated) }]);
+      queued = await recordEvents(tx, ctx.auth.workspace.id, [{ type, data: conversationViewSql(conversationId) }]);
       return true;
     });
   } catch (error) {
@@ -151,29 +159,258 @@ export async function setConversationStatus(
   return getConversation(ctx, conversationId, query);
 }
 
-/** What GET /conversations reads of each conversation: what its view reads. */
-const CONVERSATION_VIEW: RowLoad<ConversationRow> = { query: conversationTable.query };
+/** The filters of a list of conversations as a caller gives them (REST query names). */
+export interface ConversationListParams extends PageRequest {
+  status?: string | null | undefined;
+  contactId?: string | null | undefined;
+  /** A user's id or email, or `none`. */
+  assignee?: string | null | undefined;
+  unread?: boolean | null | undefined;
+  label?: string | null | undefined;
+  search?: string | null | undefined;
+  sort?: string | null | undefined;
+  channelId?: string | null | undefined;
+}
 
-/** Conversations of the acting channel, newest first (a backward page from the end), each with what `load` says. */
-export async function listConversations(
-  ctx: RequestContext,
-  params: PageRequest & { status?: string | null; contactId?: string | null },
-  load: RowLoad<ConversationRow> = CONVERSATION_VIEW,
-): Promise<Page<ConversationRow>> {
-  const channel = actingChannel(ctx.auth);
-  const filters = parseInput(conversationFiltersSchema, { status: params.status ?? undefined, contact_id: params.contactId ?? undefined });
-  const rows = await ctx.prisma.conversation.findMany({
-    ...pageArgs(load),
+const defined = <T>(value: T | null | undefined): T | undefined => (value === null ? undefined : value);
+
+/**
+ * The filters of a list of conversations, checked and resolved: the channels listed are the
+ * acting channel, or — for a credential of several channels that named none — all of them
+ * (`channel_id` narrows to one it can act as); an assignee named by email is looked up.
+ */
+async function pageFilters(ctx: RequestContext, params: ConversationListParams): Promise<ConversationPageFilters> {
+  const filters = parseInput(conversationFiltersSchema, {
+    status: defined(params.status),
+    contact_id: defined(params.contactId),
+    assignee: defined(params.assignee),
+    unread: params.unread == null ? undefined : String(params.unread),
+    label: defined(params.label),
+    search: defined(params.search),
+    sort: defined(params.sort),
+    channel_id: defined(params.channelId),
+  });
+  const actable = ctx.auth.channel ? [ctx.auth.channel] : ctx.auth.channels;
+  let channelIds = actable.map((channel) => channel.id);
+  if (filters.channel_id) {
+    const wanted = filters.channel_id.toLowerCase();
+    if (!channelIds.includes(wanted)) throw ValidationError.field('channel_id', 'The channel_id must be a channel this credential can act as.');
+    channelIds = [wanted];
+  }
+  let assigneeId: string | null | undefined;
+  if (filters.assignee !== undefined) {
+    if (filters.assignee.toLowerCase() === 'none') assigneeId = null;
+    else if (isUuid(filters.assignee)) assigneeId = filters.assignee.toLowerCase();
+    else {
+      const user = await findWorkspaceUser(ctx, filters.assignee);
+      if (!user) throw ValidationError.field('assignee', 'The assignee must be a user of this workspace (id or email), or none.');
+      assigneeId = user.id;
+    }
+  }
+  return {
+    channelIds,
+    status: filters.status,
+    contactId: filters.contact_id?.toLowerCase(),
+    assigneeId,
+    unread: filters.unread === 'true' ? true : undefined,
+    label: filters.label?.toLowerCase(),
+    search: filters.search || undefined,
+    sort: (filters.sort ?? 'created') as ConversationSort,
+  };
+}
+
+/**
+ * GET /conversations: a page of the conversations the caller lists, newest first (or newest
+ * activity first), each as its view — one statement however many rows.
+ */
+export async function listConversationViews(ctx: RequestContext, params: ConversationListParams): Promise<Page<{ id: string; createdAt: Date; view: ConversationView }>> {
+  const filters = await pageFilters(ctx, params);
+  const rows = await conversationPage(ctx.sql, ctx.auth.workspace.id, filters, params, true);
+  return toPage(rows, params.limit);
+}
+
+/** Prisma `where` for the rows within a page's bounds (`after`, `before`) in the page's order. */
+function keyBounds(sort: ConversationSort, page: PageRequest) {
+  const key = sort === 'last_message' ? 'lastMessageAt' : 'createdAt';
+  const beyond = (cursor: Cursor, op: 'lt' | 'gt') => ({ OR: [{ [key]: { [op]: cursor.createdAt } }, { [key]: cursor.createdAt, id: { [op]: cursor.id } }] });
+  return [page.cursor ? beyond(page.cursor, 'lt') : {}, page.before ? beyond(page.before, 'gt') : {}];
+}
+
+const orderOf = (sort: ConversationSort, direction: 'asc' | 'desc') =>
+  sort === 'last_message' ? [{ lastMessageAt: direction }, { id: direction }] : [{ createdAt: direction }, { id: direction }];
+
+/**
+ * A page of conversations (GraphQL), each read as `load` says (what the selection reads): one
+ * statement for the page's rows (a search first finds the page's ids in SQL).
+ */
+export async function listConversations(ctx: RequestContext, params: ConversationListParams, load: RowLoad<ConversationRow>): Promise<Page<ConversationRow>> {
+  const filters = await pageFilters(ctx, params);
+  if (filters.search) {
+    if (params.backward || params.before) throw ValidationError.field('search', 'A searched list of conversations is read forward only: use first and after.');
+    const keys = await conversationPage(ctx.sql, ctx.auth.workspace.id, filters, params, false);
+    const page = toPage(keys, params.limit);
+    if (page.items.length === 0) return { ...page, items: [] };
+    const rows = (await ctx.prisma.conversation.findMany({ ...pageArgs(load), where: { id: { in: page.items.map((key) => key.id) } } })) as ConversationRow[];
+    const byId = new Map(rows.map((row) => [row.id, row]));
+    const items = page.items.flatMap((key) => {
+      const row = byId.get(key.id) as (ConversationRow & { [PAGE_POSITION]?: Cursor }) | undefined;
+      if (row) row[PAGE_POSITION] = { createdAt: key.createdAt, id: key.id };
+      return row ? [row] : [];
+    });
+    return { ...page, items };
+  }
+  const query = pageArgs(load);
+  const select = 'select' in query && query.select ? { ...query, select: { ...query.select, lastMessageAt: true } } : query;
+  const rows = (await ctx.prisma.conversation.findMany({
+    ...select,
     where: {
       AND: [
-        { workspaceId: ctx.auth.workspace.id, channelId: channel.id },
+        { workspaceId: ctx.auth.workspace.id, channelId: filters.channelIds.length === 1 ? filters.channelIds[0]! : { in: filters.channelIds } },
         filters.status ? { status: filters.status } : {},
-        filters.contact_id ? { contactId: filters.contact_id.toLowerCase() } : {},
-        keysetWhere(params),
+        filters.contactId ? { contactId: filters.contactId } : {},
+        filters.assigneeId !== undefined ? { assigneeId: filters.assigneeId } : {},
+        filters.unread ? { unreadCount: { gt: 0 } } : {},
+        filters.label ? { labels: { has: filters.label } } : {},
+        ...keyBounds(filters.sort, params),
       ],
     },
-    orderBy: keysetOrder(params),
+    orderBy: orderOf(filters.sort, params.backward ? 'asc' : 'desc'),
     take: params.limit + 1,
+  })) as ConversationRow[];
+  // The cursor is made of the page's order key: for newest activity, the time of the last message.
+  if (filters.sort === 'last_message') {
+    for (const row of rows) (row as ConversationRow & { [PAGE_POSITION]?: Cursor })[PAGE_POSITION] = { createdAt: row.lastMessageAt ?? row.createdAt, id: row.id };
+  }
+  return toPage(rows, params);
+}
+
+/** A workspace user by id or email (matched without case), or null. */
+export async function findWorkspaceUser(ctx: RequestContext, idOrEmail: string): Promise<{ id: string; name: string; email: string } | null> {
+  const value = idOrEmail.trim();
+  const where = isUuid(value) ? { id: value.toLowerCase() } : { emailNormalized: idOrEmail.trim().toLowerCase() };
+  return ctx.prisma.user.findFirst({ where: { workspaceId: ctx.auth.workspace.id, ...where }, select: { id: true, name: true, email: true } });
+}
+
+/** Runs a change to one conversation in a transaction holding its row, then announces it. */
+async function changeConversation(
+  ctx: RequestContext,
+  id: string,
+  change: (tx: Db, conversationId: string) => Promise<{ type: 'conversation.assigned' | 'conversation.read' | 'conversation.labels_changed'; after?: (tx: Db) => Promise<void> } | null>,
+  query?: PrismaQuery,
+): Promise<ConversationRow> {
+  const { id: conversationId, channelId } = await getConversation(ctx, id, { select: { id: true, channelId: true } });
+  let queued = 0;
+  const changed = await ctx.prisma.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT id FROM conversations WHERE id = ${conversationId}::uuid FOR UPDATE`;
+    const done = await change(tx, conversationId);
+    if (!done) return false;
+    queued = await recordEvents(tx, ctx.auth.workspace.id, [{ type: done.type, data: conversationViewSql(conversationId) }]);
+    await done.after?.(tx);
+    return true;
   });
-  return toPage(rows as ConversationRow[], params);
+  if (queued > 0 || changed) ctx.onMessageQueued?.();
+  if (changed) ctx.events?.publish({ type: 'conversation.updated', conversationId, workspaceId: ctx.auth.workspace.id, channelId });
+  return getConversation(ctx, conversationId, query);
+}
+
+/** POST /conversations/{id}/assign: assigns to a workspace user (id or email) or, with null, unassigns; a state change records it. */
+export async function assignConversation(ctx: RequestContext, id: string, input: unknown, query?: PrismaQuery): Promise<ConversationRow> {
+  const body = parseInput(assignConversationSchema, input);
+  // The conversation first: an unknown conversation is a 404 whatever the body names.
+  await getConversation(ctx, id, { select: { id: true } });
+  const user = body.user === null ? null : await findWorkspaceUser(ctx, body.user);
+  if (body.user !== null && !user) throw ValidationError.field('user', 'The user must be a user of this workspace (id or email).');
+  const actor = channelActor(ctx);
+  return changeConversation(
+    ctx,
+    id,
+    async (tx, conversationId) => {
+      const current = await tx.conversation.findUniqueOrThrow({ where: { id: conversationId }, select: { assigneeId: true } });
+      const target = user?.id ?? null;
+      if (current.assigneeId === target) return null;
+      await recordChange(tx, conversationId, target ? 'assigned' : 'unassigned', actor);
+      await tx.conversation.update({ where: { id: conversationId }, data: { assigneeId: target } });
+      return { type: 'conversation.assigned' };
+    },
+    query,
+  );
+}
+
+/** What marking a conversation read leaves to do after commit: the provider's read receipt, when it takes one. */
+export type ReadReceipt = (tx: Db, conversationId: string, readThrough: Date) => Promise<void>;
+
+/**
+ * POST /conversations/{id}/read: the conversation is read up to `through` (a message of it;
+ * default its latest message) — never back. Read state is the conversation's, not a user's.
+ */
+export async function markConversationRead(ctx: RequestContext, id: string, input: unknown, query?: PrismaQuery, receipt?: ReadReceipt): Promise<ConversationRow> {
+  const body = parseInput(markReadSchema, input ?? {}) ?? {};
+  const { id: conversationId } = await getConversation(ctx, id, { select: { id: true } });
+  let through: Date | null = null;
+  if (body.through != null) {
+    const message = isUuid(body.through)
+      ? await ctx.prisma.message.findFirst({ where: { id: body.through.toLowerCase(), conversationId }, select: { createdAt: true } })
+      : null;
+    if (!message) throw ValidationError.field('through', 'The through message must be a message of this conversation.');
+    through = message.createdAt;
+  }
+  return changeConversation(
+    ctx,
+    conversationId,
+    async (tx) => {
+      const [latest] = await tx.$queryRaw<{ at: Date | null; read: Date | null }[]>`
+        SELECT (SELECT max(created_at) FROM messages WHERE conversation_id = ${conversationId}::uuid) AS at,
+               (SELECT last_read_at FROM conversations WHERE id = ${conversationId}::uuid) AS read`;
+      const target = through ?? latest?.at ?? null;
+      if (!target || (latest?.read && latest.read >= target)) return null;
+      await tx.$executeRaw`
+        UPDATE conversations
+           SET last_read_at = ${target}::timestamptz,
+               unread_count = (SELECT count(*) FROM messages WHERE conversation_id = ${conversationId}::uuid AND direction = 'inbound' AND created_at > ${target}::timestamptz),
+               updated_at = now()
+         WHERE id = ${conversationId}::uuid`;
+      return { type: 'conversation.read', ...(receipt ? { after: (db: Db) => receipt(db, conversationId, target) } : {}) };
+    },
+    query,
+  );
+}
+
+/** Runs a parse whose field errors are reported on their top-level field (`add`, not `add.3`). */
+function topLevelErrors<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (error) {
+    if (!(error instanceof ValidationError)) throw error;
+    const errors: Record<string, string[]> = {};
+    for (const [key, messages] of Object.entries(error.errors)) {
+      const list = (errors[key.split('.')[0]!] ??= []);
+      for (const message of messages) if (!list.includes(message)) list.push(message);
+    }
+    throw new ValidationError(errors);
+  }
+}
+
+/**
+ * POST /conversations/{id}/labels: adds and removes labels (trimmed, lowercased; at most 20).
+ * The change is made on the locked row, so concurrent changes never lose one another.
+ */
+export async function updateConversationLabels(ctx: RequestContext, id: string, input: unknown, query?: PrismaQuery): Promise<ConversationRow> {
+  const body = topLevelErrors(() => parseInput(updateLabelsSchema, input));
+  const add = [...new Set(body.add ?? [])];
+  const remove = new Set(body.remove ?? []);
+  return changeConversation(
+    ctx,
+    id,
+    async (tx, conversationId) => {
+      const current = await tx.conversation.findUniqueOrThrow({ where: { id: conversationId }, select: { labels: true } });
+      const next = [...new Set([...current.labels, ...add])].filter((label) => !remove.has(label)).sort();
+      if (next.length > LABEL_LIMITS.perConversation && next.length > current.labels.length) {
+        throw ValidationError.field('add', `A conversation has at most ${LABEL_LIMITS.perConversation} labels.`);
+      }
+      if (next.length === current.labels.length && next.every((label, i) => label === current.labels[i])) return null;
+      await tx.conversation.update({ where: { id: conversationId }, data: { labels: next } });
+      return { type: 'conversation.labels_changed' };
+    },
+    query,
+  );
 }

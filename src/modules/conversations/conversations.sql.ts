@@ -1,10 +1,17 @@
-import type { Conversation, ConversationStateChange, User } from '../../generated/prisma/client.js';
-import { viewFields, viewTable } from '../../db/view.js';
-import type { ActorView, ConversationView } from './conversations.schemas.js';
+import { Prisma, type Conversation, type ConversationStateChange, type User } from '../../generated/prisma/client.js';
+import type { RunSql } from '../../db/database.js';
+import { isoSql, viewFields, viewTable } from '../../db/view.js';
+import type { Cursor } from '../../lib/pagination.js';
+import { messageTable, senderJoins, type MessageRow } from '../messages/messages.sql.js';
+import type { ActorView, ConversationSort, ConversationView } from './conversations.schemas.js';
 
 export type StateChangeRow = ConversationStateChange & { actorUser?: Pick<User, 'name'> | null };
 
-export type ConversationRow = Conversation & { stateChanges: StateChangeRow[] };
+export type ConversationRow = Conversation & {
+  stateChanges: StateChangeRow[];
+  assignee: Pick<User, 'id' | 'name' | 'email'> | null;
+  lastMessage: MessageRow | null;
+};
 
 /** Who made a state change; a user's current name wins over the name recorded then. */
 export function stateChangeActor(
@@ -24,9 +31,14 @@ export function stateChangeActor(
   };
 }
 
-/** What the view reads of the rows beside a conversation: its state changes in order, each with its user's name. */
+/** What the view reads of a message: its columns and its sender's names. */
+const LAST_MESSAGE_QUERY = messageTable.query;
+
+/** What the view reads of the rows beside a conversation: its state changes in order, each with its user's name; its assignee; its newest message. */
 export const CONVERSATION_RELATIONS = {
   stateChanges: { orderBy: [{ createdAt: 'asc' as const }, { id: 'asc' as const }], include: { actorUser: { select: { name: true } } } },
+  assignee: { select: { id: true, name: true, email: true } },
+  lastMessage: LAST_MESSAGE_QUERY,
 };
 
 const change = viewFields<StateChangeRow>();
@@ -42,16 +54,113 @@ const stateChangeTable = viewTable<StateChangeRow, ConversationView['stateChange
 
 const field = viewFields<ConversationRow>();
 
-/** The API view of a conversation with its history of state changes. */
+/**
+ * The API view of a conversation with its history of state changes, its assignee and its newest
+ * message. In SQL (a page of the inbox in one statement) each relation is a subquery of its own row.
+ */
 export const conversationTable = viewTable<ConversationRow, ConversationView>({
   id: field.column('id'),
   status: field.column('status'),
   contactId: field.column('contactId'),
   channelId: field.column('channelId'),
+  assignee: field.derived(['assignee'], (conversation) => conversation.assignee && { id: conversation.assignee.id, name: conversation.assignee.name, email: conversation.assignee.email }, {
+    relations: { assignee: CONVERSATION_RELATIONS.assignee },
+    sql: (row) => Prisma.sql`(SELECT json_build_object('id', assignee.id, 'name', assignee.name, 'email', assignee.email) FROM users AS assignee WHERE assignee.id = ${row}.assignee_id)`,
+  }),
+  labels: field.column('labels'),
+  unreadCount: field.column('unreadCount'),
+  lastReadAt: field.timestamp('lastReadAt'),
+  lastMessage: field.derived(['lastMessage'], (conversation) => (conversation.lastMessage ? messageTable.view(conversation.lastMessage) : null), {
+    relations: { lastMessage: LAST_MESSAGE_QUERY },
+    sql: (row) => Prisma.sql`(SELECT ${messageTable.sql('last_message')} FROM messages AS last_message ${senderJoins('last_message')} WHERE last_message.id = ${row}.last_message_id)`,
+  }),
   lastMessageAt: field.timestamp('lastMessageAt'),
   closedAt: field.timestamp('closedAt'),
   createdAt: field.timestamp('createdAt'),
   stateChanges: field.derived(['stateChanges'], (conversation) => conversation.stateChanges.map(stateChangeTable.view), {
-    relations: CONVERSATION_RELATIONS,
+    relations: { stateChanges: CONVERSATION_RELATIONS.stateChanges },
+    sql: (row) => Prisma.sql`coalesce((
+      SELECT json_agg(json_build_object(
+               'type', change.type,
+               'at', ${isoSql(Prisma.sql`change.created_at`)},
+               'actor', json_build_object(
+                 'type', change.actor_type,
+                 'id', CASE change.actor_type WHEN 'channel' THEN change.actor_channel_id WHEN 'user' THEN change.actor_user_id WHEN 'contact' THEN change.actor_contact_id END,
+                 'name', coalesce(actor_user.name, change.actor_name)))
+             ORDER BY change.created_at, change.id)
+        FROM conversation_state_changes AS change
+        LEFT JOIN users AS actor_user ON actor_user.id = change.actor_user_id
+       WHERE change.conversation_id = ${row}.id), '[]'::json)`,
   }),
 });
+
+/** The filters of a page of conversations, as resolved: the channels listed and the rest. */
+export interface ConversationPageFilters {
+  channelIds: string[];
+  status?: 'open' | 'closed' | undefined;
+  contactId?: string | undefined;
+  /** A user's id, or null for unassigned conversations. */
+  assigneeId?: string | null | undefined;
+  unread?: boolean | undefined;
+  label?: string | undefined;
+  search?: string | undefined;
+  sort: ConversationSort;
+}
+
+/** The LIKE pattern matching `text` anywhere. */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/**
+ * A page of conversations in one statement: the ids and keys of the filtered page, one past the
+ * limit, each (`withView`) with its whole view built in SQL (assignee, labels, unread count, newest
+ * message with its sender, state changes).
+ */
+export async function conversationPage(
+  sql: RunSql,
+  workspaceId: string,
+  filters: ConversationPageFilters,
+  params: { limit: number; cursor?: Cursor | undefined },
+  withView: boolean,
+): Promise<{ id: string; createdAt: Date; view: ConversationView }[]> {
+  const { cursor } = params;
+  const key = filters.sort === 'last_message' ? Prisma.raw('c.last_message_at') : Prisma.raw('c.created_at');
+  const search = filters.search ? containing(filters.search) : undefined;
+  const rows = await sql<{ id: string; key: Date; view: ConversationView }>(Prisma.sql`
+    SELECT page.id, page.key, ${withView ? conversationTable.sql('page') : Prisma.sql`NULL::json`} AS view
+      FROM (
+        SELECT c.*, ${key} AS key FROM conversations AS c
+         WHERE c.workspace_id = ${workspaceId}::uuid
+           AND ${
+             // One channel (the usual case) is an equality, so its index serves the order too.
+             filters.channelIds.length === 1 ? Prisma.sql`c.channel_id = ${filters.channelIds[0]}::uuid` : Prisma.sql`c.channel_id = ANY(${filters.channelIds}::uuid[])`
+           }
+           ${filters.status ? Prisma.sql`AND c.status = ${filters.status}::conversation_status` : Prisma.empty}
+           ${filters.contactId ? Prisma.sql`AND c.contact_id = ${filters.contactId}::uuid` : Prisma.empty}
+           ${filters.assigneeId === null ? Prisma.sql`AND c.assignee_id IS NULL` : filters.assigneeId ? Prisma.sql`AND c.assignee_id = ${filters.assigneeId}::uuid` : Prisma.empty}
+           ${filters.unread ? Prisma.sql`AND c.unread_count > 0` : Prisma.empty}
+           ${filters.label ? Prisma.sql`AND c.labels @> ARRAY[${filters.label}]::text[]` : Prisma.empty}
+           ${
+             search
+               ? // Contacts through their trigram indexes, messages through their full-text index (encrypted ones have none).
+                 Prisma.sql`AND (c.contact_id IN (
+                                 SELECT contact.id FROM contacts AS contact
+                                  WHERE contact.workspace_id = ${workspaceId}::uuid AND (contact.name ILIKE ${search} OR contact.email ILIKE ${search})
+                                 UNION ALL
+                                 SELECT phone.contact_id FROM contact_phones AS phone
+                                  WHERE phone.workspace_id = ${workspaceId}::uuid AND phone.number ILIKE ${search})
+                             OR c.id IN (
+                                 SELECT m.conversation_id FROM messages AS m
+                                  WHERE m.workspace_id = ${workspaceId}::uuid AND m.search_vector @@ plainto_tsquery('simple'::regconfig, ${filters.search})))`
+               : Prisma.empty
+           }
+           ${cursor ? Prisma.sql`AND (${key}, c.id) < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty}
+         ORDER BY ${key} DESC, c.id DESC
+         LIMIT ${params.limit + 1}) AS page
+     ORDER BY page.key DESC, page.id DESC`);
+  return rows.map((row) => ({ id: row.id, createdAt: new Date(row.key), view: row.view }));
+}
+
+/** SQL yielding the view of conversation `id` as JSON (an event's data, read by the statement that queues it). */
+export function conversationViewSql(id: string): Prisma.Sql {
+  return Prisma.sql`(SELECT ${conversationTable.sql('conversation')} FROM conversations AS conversation WHERE conversation.id = ${id}::uuid)`;
+}

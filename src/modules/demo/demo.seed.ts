@@ -3,6 +3,8 @@ import { createChannel } from '../channels/channels.service.js';
 import { createTemplate } from '../templates/templates.service.js';
 import { createUser } from '../users/users.service.js';
 import { createWorkspace } from '../workspaces/workspaces.service.js';
+import { pino } from 'pino';
+import { receiveMessage } from '../inbound/inbound.service.js';
 
 export const DEMO_HOSTNAME = 'localhost';
 export const DEMO_USER_EMAIL = 'agent@demo.localhost';
@@ -19,9 +21,17 @@ export interface ExistingDemo {
   channelId: string | null;
 }
 
+/** Contacts who wrote in before the demo started: their replies are the inbox's unread conversations. */
+const DEMO_REPLIES = [
+  { name: 'Ada King', phone: '+31612340001', texts: ['Hi! Is my order on its way?', 'It was order 1042.'] },
+  { name: 'Grace Hopper', phone: '+31612340002', texts: ['Can I change the delivery address?'] },
+  { name: 'Alan Turing', phone: '+31612340003', texts: ['Thanks, all sorted.'] },
+];
+
 /**
  * Creates the demo workspace for hostname `localhost`: one channel with an API key,
- * one workspace user and one approved template. Returns null when it already exists.
+ * one workspace user, one approved template, and a few conversations with unread
+ * replies (one assigned to the user and labelled). Returns null when it already exists.
  */
 export async function seedDemo(prisma: PrismaClient): Promise<DemoSeed | null> {
   if (await findDemo(prisma)) return null;
@@ -34,7 +44,7 @@ export async function seedDemo(prisma: PrismaClient): Promise<DemoSeed | null> {
     throw error;
   }
   const { channel, apiKey } = await createChannel(prisma, { workspaceId, name: 'Demo channel', type: 'whatsapp' });
-  await createUser(prisma, { workspaceId, name: 'Demo Agent', email: DEMO_USER_EMAIL });
+  const user = await createUser(prisma, { workspaceId, name: 'Demo Agent', email: DEMO_USER_EMAIL });
   await createTemplate(prisma, {
     workspaceId,
     channelId: channel.id,
@@ -43,6 +53,26 @@ export async function seedDemo(prisma: PrismaClient): Promise<DemoSeed | null> {
     body: 'Hello {{1}}, welcome to {{2}}!',
     status: 'approved',
   });
+  const inbound = { prisma, logger: pino({ level: 'silent' }) };
+  const start = Date.now() - 60 * 60 * 1000;
+  let minute = 0;
+  for (const [i, contact] of DEMO_REPLIES.entries()) {
+    for (const [j, body] of contact.texts.entries()) {
+      await receiveMessage(inbound, { id: channel.id, workspaceId, name: channel.name }, {
+        kind: 'message',
+        providerId: `demo.${i}.${j}`,
+        from: { phone: contact.phone, name: contact.name },
+        at: new Date(start + ++minute * 60_000),
+        body,
+        media: [],
+      });
+    }
+  }
+  const first = await prisma.conversation.findFirst({ where: { channelId: channel.id, contact: { phone: DEMO_REPLIES[0]!.phone } }, select: { id: true } });
+  if (first) {
+    await prisma.conversationStateChange.create({ data: { conversationId: first.id, type: 'assigned', actorType: 'user', actorUserId: user.id, actorName: user.name } });
+    await prisma.conversation.update({ where: { id: first.id }, data: { assigneeId: user.id, labels: ['orders'] } });
+  }
   return { workspaceId, channelId: channel.id, apiKey };
 }
 

@@ -132,7 +132,11 @@ export async function receiveMessage(ctx: InboundContext, channel: InboundChanne
           include: MESSAGE_RELATIONS,
         })) as MessageRow;
         await tx.$executeRaw`
-          UPDATE conversations SET last_message_at = GREATEST(coalesce(last_message_at, ${message.at}::timestamptz), ${message.at}::timestamptz), updated_at = now()
+          UPDATE conversations
+             SET last_message_at = GREATEST(coalesce(last_message_at, ${message.at}::timestamptz), ${message.at}::timestamptz),
+                 last_message_id = CASE WHEN last_message_at IS NULL OR last_message_at <= ${message.at}::timestamptz THEN ${id}::uuid ELSE last_message_id END,
+                 unread_count = unread_count + CASE WHEN last_read_at IS NULL OR last_read_at < ${message.at}::timestamptz THEN 1 ELSE 0 END,
+                 updated_at = now()
            WHERE id = ${conversation.id}::uuid`;
         await tx.$executeRaw`INSERT INTO contact_channels (contact_id, channel_id) VALUES (${contact.id}::uuid, ${channel.id}::uuid) ON CONFLICT DO NOTHING`;
         await recordEvents(tx, channel.workspaceId, [...events, { type: 'message.created', data: messageTable.view(row) }]);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isUuid } from '../../lib/uuid.js';
 import { characterCount, documentedAs, isRecord, inputJsonSchema, nullMeansAbsent, uuidParam, withoutNulls } from '../../lib/validation.js';
 import { contactEmailSchema, contactNameSchema, contactPhoneSchema } from '../contacts/contacts.schemas.js';
-import { actorViewSchema } from '../conversations/conversations.schemas.js';
+import { actorViewSchema } from '../conversations/actor.schemas.js';
 import { apiDateTime, apiUuid } from '../../rest/schemas.js';
 
 export const MESSAGE_LIMITS = { text: 4096, encrypted: 65536, mediaUrls: 10, mediaUrlLength: 2048, from: 255 } as const;

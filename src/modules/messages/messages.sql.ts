@@ -5,7 +5,7 @@ import { KEYSET, isoSql, jsonObjectSql, viewFields, viewTable, type Columns } fr
 import type { PageRequest } from '../../lib/pagination.js';
 import { keysetSql } from '../../db/keyset.js';
 import type { Actor } from '../conversations/conversations.service.js';
-import type { ActorView } from '../conversations/conversations.schemas.js';
+import type { ActorView } from '../conversations/actor.schemas.js';
 import { queueEventsSql, type DomainEvent } from '../events/events.service.js';
 import type { WriteGuard } from '../idempotency/idempotency.service.js';
 import type { MediaView, MessageView, SendMessageInput } from './messages.schemas.js';
@@ -162,7 +162,7 @@ type ConversationChoice = { id: string } | { open: true };
 
 /**
  * Stores a message in one statement: on the chosen conversation (bumping its
- * last_message_at), with its delivery (the outbox), the contact's link to the
+ * last_message_at and last_message_id), with its delivery (the outbox), the contact's link to the
  * acting channel, and the send's events followed by `message.created`. When the
  * contact has no open conversation on the channel (or is no live contact of the
  * workspace), nothing is written and the answer is null.
@@ -190,12 +190,12 @@ export async function storeMessage(
     chosen AS (SELECT id FROM conversations WHERE ${chosen} FOR UPDATE),
     claim AS (${guard.inlineClaim(messageRow(message, placeholder), placeholder, Prisma.sql`chosen`, Prisma.sql`chosen.id`)}),
     conversation AS (
-      UPDATE conversations SET last_message_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
+      UPDATE conversations SET last_message_at = ${at}::timestamptz, last_message_id = ${message.id}::uuid, updated_at = ${at}::timestamptz
        WHERE id = (SELECT id FROM chosen) AND EXISTS (SELECT 1 FROM claim)
       RETURNING id),`
     : Prisma.sql`
     conversation AS (
-      UPDATE conversations SET last_message_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
+      UPDATE conversations SET last_message_at = ${at}::timestamptz, last_message_id = ${message.id}::uuid, updated_at = ${at}::timestamptz
        WHERE ${chosen}
       RETURNING id),`;
   const [stored] = await sql<{ conversationId: string | null; queued: number | null; chosen: string | null }>(Prisma.sql`

@@ -1,4 +1,5 @@
 import type { PrismaClient, User } from '../../generated/prisma/client.js';
+import { keysetOrder, keysetWhere, toPage, type Page, type PageRequest } from '../../lib/pagination.js';
 import { InputError } from '../../errors/domain.js';
 import { isUniqueViolation } from '../../db/errors.js';
 
@@ -12,4 +13,18 @@ export async function createUser(
     if (isUniqueViolation(error)) throw new InputError(`A user with email ${input.email} already exists in this workspace.`);
     throw error;
   }
+}
+
+/** The workspace's users for assignment pickers (CONTRACT §9), newest first. */
+export async function listUsers(
+  ctx: { prisma: PrismaClient; auth: { workspace: { id: string } } },
+  params: PageRequest,
+): Promise<Page<Pick<User, 'id' | 'name' | 'email' | 'createdAt'>>> {
+  const rows = await ctx.prisma.user.findMany({
+    where: { AND: [{ workspaceId: ctx.auth.workspace.id }, keysetWhere(params)] },
+    select: { id: true, name: true, email: true, createdAt: true },
+    orderBy: keysetOrder(params),
+    take: params.limit + 1,
+  });
+  return toPage(rows, params);
 }

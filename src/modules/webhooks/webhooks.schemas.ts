@@ -5,6 +5,9 @@ export const WEBHOOK_EVENTS = [
   'message.status_changed',
   'conversation.closed',
   'conversation.reopened',
+  'conversation.assigned',
+  'conversation.read',
+  'conversation.labels_changed',
   'contact.created',
   'contact.updated',
 ] as const;

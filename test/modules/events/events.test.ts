@@ -93,6 +93,9 @@ describe('event webhooks', () => {
     const sent = await s.api.post('/messages', { to: contactId, message: 'Hello' });
     expect(sent.status).toBe(202);
     const message = sent.body.data.message;
+    // The conversation's view shows its last message: close once that message's status has settled,
+    // so that the event's view and the answer's are of the same moment.
+    await until(() => types(r).includes('message.status_changed'));
     const closed = await s.api.post(`/conversations/${message.conversationId}/close`);
     expect(closed.status).toBe(200);
     // Closing a closed conversation records no state change and emits nothing.
