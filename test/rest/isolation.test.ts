@@ -690,6 +690,18 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
     // Subscriptions are exercised over SSE in their own test below.
     cases: () => [],
   },
+  'Subscription.messageUpdated': {
+    idPaths: ['conversationId'],
+    document: `subscription ($conversationId: ID) { messageUpdated(conversationId: $conversationId) { ${messageSelection} } }`,
+    // Filtered as messageAdded is, after the same workspace and channel check; test/graphql/live-statuses.test.ts streams it.
+    cases: () => [],
+  },
+  'Subscription.conversationUpdated': {
+    idPaths: ['id'],
+    document: `subscription ($id: ID) { conversationUpdated(id: $id) { ${conversationSelection} } }`,
+    // Filtered after the workspace and channel check; test/graphql/live-statuses.test.ts streams it by id.
+    cases: () => [],
+  },
 };
 
 function conversationMutationCases(w: World): GraphQLCase[] {
