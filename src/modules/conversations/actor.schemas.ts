@@ -11,3 +11,10 @@ export const actorViewSchema = z
   .meta({ id: 'Actor' });
 
 export type ActorView = z.output<typeof actorViewSchema>;
+
+/** Who did something, as the services record it. */
+export type Actor =
+  | { type: 'channel'; id: string; name: string }
+  | { type: 'user'; id: string; name: string }
+  | { type: 'external'; id: null; name: string }
+  | { type: 'contact'; id: string; name: string };

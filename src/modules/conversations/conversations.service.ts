@@ -20,13 +20,10 @@ import {
 } from './conversations.schemas.js';
 import { conversationPage, conversationTable, conversationViewSql, type ConversationPageFilters, type ConversationRow } from './conversations.sql.js';
 import { recordEvents, type DomainEvent } from '../events/events.service.js';
+import type { Actor } from './actor.schemas.js';
 
 /** Who did something: the acting channel, a workspace user, a named external actor, or a contact (a reply). */
-export type Actor =
-  | { type: 'channel'; id: string; name: string }
-  | { type: 'user'; id: string; name: string }
-  | { type: 'external'; id: null; name: string }
-  | { type: 'contact'; id: string; name: string };
+export type { Actor };
 
 export function actorColumns(actor: Actor) {
   return {
