@@ -407,6 +407,9 @@ describe('webhooks', () => {
       'message.status_changed',
       'conversation.closed',
       'conversation.reopened',
+      'conversation.assigned',
+      'conversation.read',
+      'conversation.labels_changed',
       'contact.created',
       'contact.updated',
     ]);

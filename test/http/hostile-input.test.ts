@@ -91,7 +91,12 @@ const conversationView = z.strictObject({
   lastMessageAt: iso.nullable(),
   closedAt: iso.nullable(),
   createdAt: iso,
-  stateChanges: z.array(z.strictObject({ type: z.enum(['opened', 'closed', 'reopened']), at: iso, actor })),
+  stateChanges: z.array(z.strictObject({ type: z.enum(['opened', 'closed', 'reopened', 'assigned', 'unassigned']), at: iso, actor })),
+  assignee: z.strictObject({ id: uuid, name: z.string(), email: z.string() }).nullable(),
+  labels: z.array(z.string()),
+  unreadCount: z.int().nonnegative(),
+  lastReadAt: iso.nullable(),
+  lastMessage: messageView.nullable(),
 });
 const channelView = z.strictObject({ id: uuid, name: z.string(), type: z.string(), status: z.string() });
 const templateView = z.strictObject({
