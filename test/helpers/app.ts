@@ -39,6 +39,21 @@ export interface TestApp {
   close(): Promise<void>;
 }
 
+/**
+ * Calls the real HTTP surface of `yoga` through its fetch, with Host set to `host`; every answer
+ * is checked against the OpenAPI document.
+ */
+export function fetchThrough(yoga: { fetch(url: string, init: RequestInit): Response | Promise<Response> }): TestApp['fetch'] {
+  return async (host, path, init = {}) => {
+    const headers = new Headers(init.headers);
+    headers.set('host', host);
+    const url = `http://${host}${path}`;
+    const response = await yoga.fetch(url, { ...init, headers });
+    await checkAgainstDocument(init.method ?? 'GET', new URL(url), response, headers);
+    return response;
+  };
+}
+
 /** The app on the file's database, or on `database` when given (closed with the app). */
 export async function createTestApp(
   envOverrides: Record<string, string> = {},
@@ -67,14 +82,7 @@ export async function createTestApp(
     logger,
     events,
     providers,
-    fetch: async (host, path, init = {}) => {
-      const headers = new Headers(init.headers);
-      headers.set('host', host);
-      const url = `http://${host}${path}`;
-      const response = await yoga.fetch(url, { ...init, headers });
-      await checkAgainstDocument(init.method ?? 'GET', new URL(url), response, headers);
-      return response;
-    },
+    fetch: fetchThrough(yoga),
     async close() {
       await yoga.dispose();
       await events.dispose();

@@ -7,7 +7,7 @@ import type { Database } from '../../../src/db/database.js';
 import { loadEnv } from '../../../src/env.js';
 import { createLogger } from '../../../src/logger.js';
 import { createUser } from '../../../src/modules/users/users.service.js';
-import { checkAgainstDocument } from '../../helpers/openapi.js';
+import { fetchThrough } from '../../helpers/app.js';
 import { TEST_SECRETS_KEY, testSealer } from '../../helpers/secrets.js';
 import { testProviders } from '../../helpers/worker.js';
 import { bearer } from '../../helpers/factories.js';
@@ -39,14 +39,7 @@ export async function documentsApp(db: Database, options: { plugins?: Plugin[] }
   return {
     db,
     credentialCache,
-    async fetch(host, path, init = {}) {
-      const headers = new Headers(init.headers);
-      headers.set('host', host);
-      const url = `http://${host}${path}`;
-      const response = await yoga.fetch(url, { ...init, headers });
-      await checkAgainstDocument(init.method ?? 'GET', new URL(url), response, headers);
-      return response;
-    },
+    fetch: fetchThrough(yoga),
     async close() {
       await yoga.dispose();
       await credentialCache.dispose();
