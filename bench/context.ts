@@ -1,5 +1,6 @@
 import type pg from 'pg';
 import { encodeCursor } from '../src/lib/pagination.js';
+import { TOKEN_PREFIX, displayPrefix, generateToken, hashToken } from '../src/lib/tokens.js';
 import { DOCUMENTS, REGISTERED, type BenchContext } from './operations.js';
 import { BENCH_WHATSAPP, type Fixture } from './seed.js';
 
@@ -49,6 +50,7 @@ export async function loadContext(
   return {
     host: fixture.host,
     apiKey: fixture.apiKey,
+    sessionToken: await mintSession(client, fixture),
     patchContacts: patch.rows.map((r) => r.id),
     sendContacts: send.rows.map((r) => r.id),
     deepCursor: deep.cursor,
@@ -72,4 +74,29 @@ async function deepCursor(client: pg.ClientBase, table: string, where: string, s
   const row = found[0];
   if (!row) throw new Error(`no row of ${table} to build the deep cursor from`);
   return { cursor: encodeCursor({ createdAt: row.created_at, id: row.id }), rows };
+}
+
+/**
+ * A session token for an agent of the workspace, minted with the channel key over its channel with
+ * every scope, as POST /sessions stores one (CONTRACT §7), for the day the run lasts at most. Null
+ * when the measured version's schema has no sessions (--ref of an older commit).
+ */
+async function mintSession(client: pg.ClientBase, fixture: Fixture): Promise<string | null> {
+  const token = generateToken(TOKEN_PREFIX.session);
+  try {
+    await client.query(
+      `WITH agent AS (
+         INSERT INTO users (id, workspace_id, name, email, email_normalized)
+         VALUES (gen_random_uuid(), $1, 'Bench Agent', 'bench.agent@example.com', 'bench.agent@example.com')
+         ON CONFLICT (workspace_id, email_normalized) DO UPDATE SET name = EXCLUDED.name
+         RETURNING id)
+       INSERT INTO access_tokens (id, workspace_id, kind, user_id, minted_by_id, scopes, channel_ids, token_hash, prefix, expires_at)
+       SELECT gen_random_uuid(), $1, 'session', agent.id, key.id, ARRAY['read','send','contacts','conversations'], ARRAY[$2::uuid], $3, $4, now() + interval '1 day'
+         FROM agent, access_tokens key WHERE key.token_hash = $5`,
+      [fixture.workspaceId, fixture.channelId, hashToken(token), displayPrefix(token), hashToken(fixture.apiKey)],
+    );
+    return token;
+  } catch {
+    return null;
+  }
 }

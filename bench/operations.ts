@@ -46,6 +46,11 @@ export const REGISTERED = Object.fromEntries(
 export interface BenchContext {
   host: string;
   apiKey: string;
+  /**
+   * A session token (`cst_`) its backend minted with `apiKey` for a workspace user, over the same
+   * channel, with every scope; null when the measured version has no sessions.
+   */
+  sessionToken: string | null;
   /** Live contacts that PATCH and updateContact cycle over. */
   patchContacts: string[];
   /** Contacts with an open conversation on the channel, that sends cycle over. */
@@ -93,20 +98,23 @@ export interface Operation {
    * processes nothing, and the stored events are discarded after each window.
    */
   inbound?: boolean;
+  /** Sent with the session token: left out when the measured version has none. */
+  session?: boolean;
   /**
-   * For a GraphQL operation: the operation it must keep up with — the REST one, or the same query
-   * sent as text — and how closely.
+   * The operation it must keep up with, measured in adjacent windows, and how closely: for a
+   * GraphQL operation the REST one, or the same query sent as text; for a request with a session
+   * token the same request with the channel key. `label` names the comparison in the report.
    */
-  rest?: { id: string; target: number };
+  rest?: { id: string; target: number; label: string };
   /** The n-th request (n counts every request of the run, so writes never repeat). */
   request(ctx: BenchContext, n: number): BenchRequest;
   /** Why an answer that arrived with a 2xx status is still a failure, if it is. */
   fault?(body: string): string | null;
 }
 
-const headers = (ctx: BenchContext, json: boolean): Record<string, string> => ({
+const headers = (ctx: BenchContext, json: boolean, token = ctx.apiKey): Record<string, string> => ({
   host: ctx.host,
-  authorization: `Bearer ${ctx.apiKey}`,
+  authorization: `Bearer ${token}`,
   accept: 'application/json',
   ...(json ? { 'content-type': 'application/json' } : {}),
 });
@@ -216,6 +224,15 @@ export const OPERATIONS: Operation[] = [
     request: (ctx) => ({ method: 'GET', path: '/api/connect/contacts?limit=25', headers: headers(ctx, false) }),
   },
   {
+    id: 'rest.list.session',
+    title: 'GET /contacts (first page), session token',
+    transport: 'rest',
+    write: false,
+    session: true,
+    rest: { id: 'rest.list', target: 0.95, label: 'session token / channel key' },
+    request: (ctx) => ({ method: 'GET', path: '/api/connect/contacts?limit=25', headers: headers(ctx, false, ctx.sessionToken!) }),
+  },
+  {
     id: 'rest.deep',
     title: 'GET /contacts (deep cursor)',
     transport: 'rest',
@@ -246,7 +263,7 @@ export const OPERATIONS: Operation[] = [
     title: 'GraphQL updateContact (name)',
     transport: 'graphql',
     write: true,
-    rest: { id: 'rest.patch', target: 0.95 },
+    rest: { id: 'rest.patch', target: 0.95, label: 'GraphQL/REST' },
     tail: true,
     request: (ctx, n) => graphql(ctx, 'BenchUpdateContact', { id: pick(ctx.patchContacts, n), input: { name: `Bench ${ctx.run}-${n}` } }),
     fault: graphqlFault,
@@ -256,7 +273,7 @@ export const OPERATIONS: Operation[] = [
     title: 'GraphQL sendMessage (idempotencyKey)',
     transport: 'graphql',
     write: true,
-    rest: { id: 'rest.send', target: 0.95 },
+    rest: { id: 'rest.send', target: 0.95, label: 'GraphQL/REST' },
     request: (ctx, n) =>
       graphql(ctx, 'BenchSendMessage', { input: { to: { contactId: pick(ctx.sendContacts, n) }, message: text(n), idempotencyKey: `bench-${ctx.run}-${n}` } }),
     fault: graphqlFault,
@@ -266,7 +283,7 @@ export const OPERATIONS: Operation[] = [
     title: 'GraphQL contacts(first: 25)',
     transport: 'graphql',
     write: false,
-    rest: { id: 'rest.list', target: 0.95 },
+    rest: { id: 'rest.list', target: 0.95, label: 'GraphQL/REST' },
     request: (ctx) => graphql(ctx, 'BenchContacts', { first: 25 }),
     fault: graphqlFault,
   },
@@ -275,7 +292,7 @@ export const OPERATIONS: Operation[] = [
     title: 'GraphQL contacts(first: 25), registered, by id',
     transport: 'graphql',
     write: false,
-    rest: { id: 'gql.contacts', target: 1 },
+    rest: { id: 'gql.contacts', target: 1, label: 'by id / as text' },
     request: (ctx) => graphqlById(ctx, 'BenchContacts', { first: 25 }),
     fault: graphqlFault,
   },

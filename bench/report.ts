@@ -203,7 +203,7 @@ export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'i
       const value = result?.restRatio ?? null;
       targets.push({
         id: `${definition.id}.rest`,
-        description: `${definition.title}: ${operationById(definition.rest.id).transport === 'rest' ? 'GraphQL/REST' : 'by id / as text'} throughput (${definition.rest.id})`,
+        description: `${definition.title}: ${definition.rest.label} throughput (${definition.rest.id})`,
         value,
         target: `≥ ${definition.rest.target.toFixed(2)}`,
         pass: value === null ? null : value >= definition.rest.target,

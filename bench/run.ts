@@ -227,6 +227,10 @@ async function main(): Promise<number> {
     note(`seeded in ${duration(seedSeconds)}`);
 
     const ctx = await loadContext(monitor, fixture, Date.now().toString(36), whatsappChannel);
+    if (!ctx.sessionToken && ops.some((op) => op.session)) {
+      note('the measured version has no session tokens, so no session rows');
+      ops = ops.filter((op) => !op.session);
+    }
     const counter = new Counter();
     const contactTerm = await rareContactName(monitor, fixture.workspaceId);
     let statements: StatementReport | null = null;

@@ -107,7 +107,8 @@ interface Auth {
 /**
  * The caller, in one statement: the token by its hash, live and not expired, of
  * the workspace the Host names, with the active channels it may act as (its own
- * for a channel key, its connection's for a connection token).
+ * for a channel key, its connection's for a connection token, its channels for a
+ * session; a session's scopes and minting credential go unchecked here).
  */
 async function authenticate(db: pg.PoolClient, request: http.IncomingMessage): Promise<Auth> {
   const host = (request.headers.host ?? '').replace(/:\d*$/, '').toLowerCase();
@@ -118,7 +119,7 @@ async function authenticate(db: pg.PoolClient, request: http.IncomingMessage): P
        FROM access_tokens t
        JOIN workspaces w ON w.id = t.workspace_id AND w.hostname = $2
        JOIN channels c ON c.workspace_id = t.workspace_id AND c.status = 'active'
-        AND (c.id = t.channel_id OR c.id IN (SELECT channel_id FROM connection_channels WHERE connection_id = t.connection_id))
+        AND (c.id = t.channel_id OR c.id = ANY(t.channel_ids) OR c.id IN (SELECT channel_id FROM connection_channels WHERE connection_id = t.connection_id))
       WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND (t.expires_at IS NULL OR t.expires_at > now())`,
     [hashToken(bearer), host],
   );

@@ -126,7 +126,7 @@ describe.skipIf(!onPostgres)('npm run bench', () => {
       expect(report.whatsapp!.processing!.lagP99).toBeGreaterThanOrEqual(0);
 
       const targets = new Map(report.targets.map((t) => [t.id, t]));
-      for (const id of ['rest.patch.floor', 'rest.send.floor', 'rest.list.floor', 'rest.deep.floor', 'rest.search.floor', 'gql.updateContact.rest', 'gql.sendMessage.rest', 'gql.contacts.rest', 'gql.contacts.byId.rest', 'deep-page', 'backward-page.conversation', 'contact-search', 'errors', 'rss', 'wa.accept.floor', 'heap-growth']) {
+      for (const id of ['rest.patch.floor', 'rest.send.floor', 'rest.list.floor', 'rest.deep.floor', 'rest.search.floor', 'gql.updateContact.rest', 'gql.sendMessage.rest', 'gql.contacts.rest', 'gql.contacts.byId.rest', 'rest.list.session.rest', 'deep-page', 'backward-page.conversation', 'contact-search', 'errors', 'rss', 'wa.accept.floor', 'heap-growth']) {
         expect(targets.get(id), id).toBeDefined();
       }
       // Issue 22's tail targets: the gateway's p99 and p50 against the floor's, for the four operations they name.
