@@ -106,30 +106,42 @@ export async function crowdRound(
       });
 
     const memory = () => gateways.map((gateway) => rssMb(gateway.pid));
-    // A process just started is still settling (start-up garbage, lazy modules): measured from after that.
-    await sleep(3000);
-    const before = memory();
     const perClient = Math.ceil(subscribers / clientCount);
-    const opened: Promise<unknown>[] = [];
+    const shares: { child: ChildProcess; first: number; count: number }[] = [];
     for (let index = 0; index < clientCount; index++) {
       const first = index * perClient;
       const count = Math.min(perClient, subscribers - first);
       if (count <= 0) break;
       const child = fork(path.join(ROOT, 'bench/crowd-client.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
       clients.push(child);
-      const open: OpenCrowd = {
-        type: 'open',
-        document: DOCUMENT,
-        host: ctx.host,
-        apiKey: ctx.apiKey,
-        ports: Array.from({ length: count }, (_, offset) => ports[(first + offset) % processes]!),
-        first,
-      };
-      const done = answer(child, 'opened');
-      child.send(open);
-      opened.push(done);
+      shares.push({ child, first, count });
     }
-    await Promise.all(opened);
+    /** Each client opens its subscribers from `from` to `to` (fractions of its share). */
+    const openShare = (from: number, to: number) =>
+      Promise.all(
+        shares.map(({ child, first, count }) => {
+          const start = first + Math.floor(count * from);
+          const end = first + Math.floor(count * to);
+          const open: OpenCrowd = {
+            type: 'open',
+            document: DOCUMENT,
+            host: ctx.host,
+            apiKey: ctx.apiKey,
+            ports: Array.from({ length: end - start }, (_, offset) => ports[(start + offset) % processes]!),
+            first: start,
+          };
+          const done = answer(child, 'opened');
+          child.send(open);
+          return done;
+        }),
+      );
+    // A tenth of the crowd first, so that the memory measured is what the rest adds to a process
+    // already warm (start-up garbage collected, the subscription paths loaded): per idle subscriber.
+    await openShare(0, 0.1);
+    const warm = shares.reduce((total, { count }) => total + Math.floor(count * 0.1), 0);
+    await sleep(2000);
+    const before = memory();
+    await openShare(0.1, 1);
     await sleep(2000);
     const after = memory();
 
@@ -226,7 +238,7 @@ export async function crowdRound(
       clients: clients.length,
       sends,
       accepted: accepted.size,
-      kbPerSubscriber: grew === null ? null : Math.round((grew * 1024) / subscribers),
+      kbPerSubscriber: grew === null ? null : Math.round((grew * 1024) / (subscribers - warm)),
       delivered: delivered(),
       expected,
       fanOutP99Ms: p99(fanOut),
