@@ -27,6 +27,14 @@ export interface Settings {
   floorPrepared: boolean;
   /** Subscribers of the crowd row (0: no crowd row). */
   crowd: number;
+  /** Gateway processes of the crowd row, sharing Redis when more than one. */
+  crowdProcesses: number;
+  /** Client processes holding the crowd's subscribers (0: one per 500). */
+  crowdClients: number;
+  /** Whether the crowd row's gateways execute each event once per visibility class. */
+  crowdShared: boolean;
+  /** The Redis the crowd row's processes share. */
+  redis: string;
 }
 
 export const HELP = `npm run bench -- [options]
@@ -73,7 +81,15 @@ Output
   --crowd N           the crowd row: N messageAdded subscribers on the gateway (half WebSocket, half
                       SSE; 2000 is the target's size) while REST sends arrive at 50/s for 10 s —
                       memory per idle subscriber, events delivered / expected, fan-out p99 from the
-                      202 to the last subscriber, send p99 (default 0: no crowd row)
+                      202 to the last subscriber, send p99 (default 0: no crowd row); on gateway
+                      processes of its own, the subscribers held by client processes (one per 500)
+  --crowd-processes P the crowd's gateway processes (default 1); more than one share Redis, hold an
+                      even share of the subscribers each, and take the sends in turn
+  --crowd-clients K   client processes holding the crowd's subscribers (default one per 500)
+  --crowd-unshared    the crowd's gateways execute each event for each subscriber
+                      (SUBSCRIPTION_SHARED_EXECUTION=0): the figures without shared execution
+  --redis URL         the Redis of --crowd-processes 2+ (default $BENCH_REDIS_URL or
+                      redis://127.0.0.1:6379)
   --help              this text
 `;
 
@@ -82,8 +98,8 @@ export class UsageError extends Error {}
 export function parseArgs(argv: string[]): Settings | 'help' {
   const values = new Map<string, string>();
   const flags = new Set<string>();
-  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd']);
-  const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help', 'floor-prepared']);
+  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'redis']);
+  const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help', 'floor-prepared', 'crowd-unshared']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
@@ -132,6 +148,10 @@ export function parseArgs(argv: string[]): Settings | 'help' {
     render: values.get('render') ?? null,
     floorPrepared: flags.has('floor-prepared'),
     crowd: number('crowd', 0, 0),
+    crowdProcesses: number('crowd-processes', 1, 1),
+    crowdClients: number('crowd-clients', 0, 0),
+    crowdShared: !flags.has('crowd-unshared'),
+    redis: values.get('redis') ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
     server: values.get('database') ?? process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   };
 }

@@ -1,8 +1,9 @@
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import { createClient, type Client } from 'graphql-ws';
-import WebSocket from 'ws';
-import type { ServerProcess } from './servers.js';
-import { rssMb } from './servers.js';
+import path from 'node:path';
+import type { CrowdArrivals, OpenCrowd } from './crowd-client.js';
+import { ROOT, cpuMs, rssMb, type ServerProcess } from './servers.js';
 
 /**
  * The crowd row: `subscribers` GraphQL subscriptions to `messageAdded` on the gateway, half over
@@ -10,9 +11,21 @@ import { rssMb } from './servers.js';
  * `rate` per second for `seconds`. Measured: the gateway's memory per idle subscription, the events
  * delivered against those expected (every send to every subscriber), the fan-out p99 (from a send's
  * 202 to the last subscriber receiving it) and the sends' own p99.
+ *
+ * The row starts gateway processes of its own: `processes` of them, sharing Redis when more than
+ * one (the subscribers split evenly across them, the sends alternating between them), with each
+ * event executed once per visibility class (SUBSCRIPTION_SHARED_EXECUTION) unless `shared` is
+ * false. The subscribers are held by `clients` processes of their own (bench/crowd-client.ts), so
+ * that reading 100,000 events a second is not one process's work.
  */
 export interface CrowdResult {
   subscribers: number;
+  /** Gateway processes the subscribers were spread across (sharing Redis when more than one). */
+  processes: number;
+  /** Whether each event was executed once per visibility class (SUBSCRIPTION_SHARED_EXECUTION). */
+  shared: boolean;
+  /** Client processes holding the subscribers. */
+  clients: number;
   sends: number;
   accepted: number;
   /** Resident memory the gateway grew by per open, idle subscription, in KiB. */
@@ -21,165 +34,231 @@ export interface CrowdResult {
   expected: number;
   fanOutP99Ms: number | null;
   sendP99Ms: number | null;
+  /** Executions of the subscription's selection, against results handed to subscribers (the gateways' /metrics). */
+  executions: number | null;
+  results: number | null;
+  /** CPU the gateways, and the client processes, spent from the first send to the last delivery (ms). */
+  gatewayCpuMs: number | null;
+  clientCpuMs: number | null;
 }
+
+/** A counter's value in a gateway's /metrics. */
+async function counter(base: string, name: string): Promise<number | null> {
+  try {
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const match = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
+    return match ? Number(match[1]) : null;
+  } catch {
+    return null;
+  }
+}
+const sum = (values: (number | null)[]) => (values.every((value) => value !== null) ? values.reduce<number>((total, value) => total + value!, 0) : null);
 
 const DOCUMENT = 'subscription BenchCrowd { messageAdded { id body status } }';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const p99 = (values: number[]) => (values.length ? [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.99))]! : null);
 
+export interface CrowdOptions {
+  subscribers: number;
+  processes?: number;
+  shared?: boolean;
+  clients?: number;
+  /** Where the processes share events when more than one. */
+  redisUrl: string;
+  rate?: number;
+  seconds?: number;
+}
+
+const now = () => performance.timeOrigin + performance.now();
+
 export async function crowdRound(
-  gateway: ServerProcess,
+  startGateway: (index: number, env: Record<string, string>) => Promise<ServerProcess>,
   ctx: { host: string; apiKey: string; sendContacts: string[] },
-  options: { subscribers: number; rate?: number; seconds?: number },
+  options: CrowdOptions,
 ): Promise<CrowdResult> {
   const { subscribers } = options;
   const rate = options.rate ?? 50;
   const seconds = options.seconds ?? 10;
-  const url = new URL(gateway.base);
-  const port = Number(url.port);
-  const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
-  /** When each subscriber received each message id. */
-  const arrivals = new Map<string, number[]>();
-  const heard = (id: string) => {
-    let list = arrivals.get(id);
-    if (!list) arrivals.set(id, (list = []));
-    list.push(performance.now());
-  };
+  const processes = options.processes ?? 1;
+  const shared = options.shared ?? true;
+  const clientCount = Math.max(1, Math.min(options.clients ?? Math.ceil(subscribers / 500), subscribers));
+  const env: Record<string, string> = { SUBSCRIPTION_SHARED_EXECUTION: shared ? '1' : '0' };
+  if (processes > 1) Object.assign(env, { REDIS_URL: options.redisUrl, REDIS_PREFIX: `bench-crowd-${randomBytes(4).toString('hex')}:` });
+  const gateways: ServerProcess[] = [];
+  const clients: ChildProcess[] = [];
+  try {
+    for (let index = 0; index < processes; index++) gateways.push(await startGateway(index, env));
+    const ports = gateways.map((gateway) => Number(new URL(gateway.base).port));
+    const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 
-  const before = rssMb(gateway.pid);
-  const sockets: Client[] = [];
-  const streams: http.ClientRequest[] = [];
-  const opening: Promise<void>[] = [];
-  for (let index = 0; index < subscribers; index++) {
-    if (index % 2 === 0) {
-      const headers = { host: ctx.host };
-      class HostedWebSocket extends WebSocket {
-        constructor(address: string, protocols?: string | string[]) {
-          super(address, protocols, { headers });
+    const answer = <T>(child: ChildProcess, type: string) =>
+      new Promise<T>((resolve, reject) => {
+        const onExit = (code: number | null) => reject(new Error(`a crowd client exited (${code})`));
+        const onMessage = (message: { type: string }) => {
+          if (message.type !== type) return;
+          child.off('message', onMessage);
+          child.off('exit', onExit);
+          resolve(message as T);
+        };
+        child.on('message', onMessage);
+        child.once('exit', onExit);
+      });
+
+    const memory = () => gateways.map((gateway) => rssMb(gateway.pid));
+    const perClient = Math.ceil(subscribers / clientCount);
+    const shares: { child: ChildProcess; first: number; count: number }[] = [];
+    for (let index = 0; index < clientCount; index++) {
+      const first = index * perClient;
+      const count = Math.min(perClient, subscribers - first);
+      if (count <= 0) break;
+      const child = fork(path.join(ROOT, 'bench/crowd-client.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      clients.push(child);
+      shares.push({ child, first, count });
+    }
+    /** Each client opens its subscribers from `from` to `to` (fractions of its share). */
+    const openShare = (from: number, to: number) =>
+      Promise.all(
+        shares.map(({ child, first, count }) => {
+          const start = first + Math.floor(count * from);
+          const end = first + Math.floor(count * to);
+          const open: OpenCrowd = {
+            type: 'open',
+            document: DOCUMENT,
+            host: ctx.host,
+            apiKey: ctx.apiKey,
+            ports: Array.from({ length: end - start }, (_, offset) => ports[(start + offset) % processes]!),
+            first: start,
+          };
+          const done = answer(child, 'opened');
+          child.send(open);
+          return done;
+        }),
+      );
+    // A tenth of the crowd first, so that the memory measured is what the rest adds to a process
+    // already warm (start-up garbage collected, the subscription paths loaded): per idle subscriber.
+    await openShare(0, 0.1);
+    const warm = shares.reduce((total, { count }) => total + Math.floor(count * 0.1), 0);
+    await sleep(2000);
+    const before = memory();
+    await openShare(0.1, 1);
+    await sleep(2000);
+    const after = memory();
+
+    const cpuOf = (list: { pid?: number | undefined }[]) => sum(list.map((process) => cpuMs(process.pid!)));
+    const cpuBefore = [cpuOf(gateways), cpuOf(clients)];
+    const accepted = new Map<string, number>();
+    const sendTimes: number[] = [];
+    let sends = 0;
+    const inFlight: Promise<void>[] = [];
+    const send = (n: number) =>
+      new Promise<void>((resolve) => {
+        const started = performance.now();
+        const body = JSON.stringify({ to: ctx.sendContacts[n % ctx.sendContacts.length], message: `crowd ${n}` });
+        const request = http.request(
+          {
+            host: '127.0.0.1',
+            port: ports[n % processes],
+            path: '/api/connect/messages',
+            method: 'POST',
+            agent,
+            headers: { host: ctx.host, authorization: `Bearer ${ctx.apiKey}`, 'content-type': 'application/json' },
+          },
+          (response) => {
+            let text = '';
+            response.setEncoding('utf8');
+            response.on('data', (chunk: string) => (text += chunk));
+            response.on('end', () => {
+              const at = now();
+              sendTimes.push(performance.now() - started);
+              if (response.statusCode === 202) {
+                const id = (JSON.parse(text) as { data: { message: { id: string } } }).data.message.id;
+                accepted.set(id, at);
+              }
+              resolve();
+            });
+          },
+        );
+        request.on('error', () => resolve());
+        request.end(body);
+      });
+    const start = performance.now();
+    const total = rate * seconds;
+    for (let n = 0; n < total; n++) {
+      const due = start + (n * 1000) / rate;
+      const wait = due - performance.now();
+      if (wait > 0) await sleep(wait);
+      sends++;
+      inFlight.push(send(n));
+    }
+    await Promise.all(inFlight);
+    agent.destroy();
+
+    const arrivals = new Map<string, [number, number]>();
+    const gather = async () => {
+      arrivals.clear();
+      const reports = await Promise.all(
+        clients.map((child) => {
+          const report = answer<CrowdArrivals>(child, 'report');
+          child.send({ type: 'report' });
+          return report;
+        }),
+      );
+      for (const report of reports) {
+        for (const [id, [count, last]] of Object.entries(report.arrivals)) {
+          const entry = arrivals.get(id);
+          if (entry) {
+            entry[0] += count;
+            entry[1] = Math.max(entry[1], last);
+          } else arrivals.set(id, [count, last]);
         }
       }
-      const client = createClient({
-        url: `ws://127.0.0.1:${port}/graphql`,
-        webSocketImpl: HostedWebSocket,
-        connectionParams: { Authorization: `Bearer ${ctx.apiKey}` },
-        lazy: false,
-        retryAttempts: 0,
-        onNonLazyError: () => {},
-      });
-      sockets.push(client);
-      opening.push(
-        new Promise<void>((resolve) => {
-          client.on('connected', () => resolve());
-          client.on('closed', () => resolve());
-          client.subscribe<{ messageAdded: { id: string } }>({ query: DOCUMENT }, { next: (result) => result.data && heard(result.data.messageAdded.id), error: () => {}, complete: () => {} });
-        }),
-      );
-    } else {
-      opening.push(
-        new Promise<void>((resolve) => {
-          const request = http.request(
-            {
-              host: '127.0.0.1',
-              port,
-              path: '/graphql',
-              method: 'POST',
-              agent,
-              headers: { host: ctx.host, authorization: `Bearer ${ctx.apiKey}`, accept: 'text/event-stream', 'content-type': 'application/json' },
-            },
-            (response) => {
-              resolve();
-              let buffer = '';
-              response.setEncoding('utf8');
-              response.on('data', (chunk: string) => {
-                buffer += chunk;
-                let end: number;
-                while ((end = buffer.indexOf('\n\n')) >= 0) {
-                  const block = buffer.slice(0, end);
-                  buffer = buffer.slice(end + 2);
-                  const data = /^data: (.*)$/m.exec(block)?.[1];
-                  if (/^event: next$/m.test(block) && data) {
-                    const id = (JSON.parse(data) as { data?: { messageAdded?: { id: string } } }).data?.messageAdded?.id;
-                    if (id) heard(id);
-                  }
-                }
-              });
-              response.on('error', () => {});
-            },
-          );
-          request.on('error', () => resolve());
-          request.end(JSON.stringify({ query: DOCUMENT }));
-          streams.push(request);
-        }),
-      );
+    };
+    // The last events reach the last subscribers.
+    const deadline = performance.now() + 30_000;
+    const expected = accepted.size * subscribers;
+    const delivered = () => [...accepted.keys()].reduce((sum, id) => sum + (arrivals.get(id)?.[0] ?? 0), 0);
+    await gather();
+    while (delivered() < expected && performance.now() < deadline) {
+      await sleep(500);
+      await gather();
     }
-    // Opened in batches, as a crowd arrives: not all at one instant.
-    if (index % 100 === 99) await Promise.all(opening.slice(-100));
-  }
-  await Promise.all(opening);
-  await sleep(2000);
-  const after = rssMb(gateway.pid);
 
-  const accepted = new Map<string, number>();
-  const sendTimes: number[] = [];
-  let sends = 0;
-  const inFlight: Promise<void>[] = [];
-  const send = (n: number) =>
-    new Promise<void>((resolve) => {
-      const started = performance.now();
-      const body = JSON.stringify({ to: ctx.sendContacts[n % ctx.sendContacts.length], message: `crowd ${n}` });
-      const request = http.request(
-        { host: '127.0.0.1', port, path: '/api/connect/messages', method: 'POST', agent, headers: { host: ctx.host, authorization: `Bearer ${ctx.apiKey}`, 'content-type': 'application/json' } },
-        (response) => {
-          let text = '';
-          response.setEncoding('utf8');
-          response.on('data', (chunk: string) => (text += chunk));
-          response.on('end', () => {
-            const at = performance.now();
-            sendTimes.push(at - started);
-            if (response.statusCode === 202) {
-              const id = (JSON.parse(text) as { data: { message: { id: string } } }).data.message.id;
-              accepted.set(id, at);
-            }
-            resolve();
-          });
-        },
-      );
-      request.on('error', () => resolve());
-      request.end(body);
+    const fanOut = [...accepted].flatMap(([id, at]) => {
+      const entry = arrivals.get(id);
+      return entry ? [entry[1] - at] : [];
     });
-  const start = performance.now();
-  const total = rate * seconds;
-  for (let n = 0; n < total; n++) {
-    const due = start + (n * 1000) / rate;
-    const wait = due - performance.now();
-    if (wait > 0) await sleep(wait);
-    sends++;
-    inFlight.push(send(n));
+    const cpuAfter = [cpuOf(gateways), cpuOf(clients)];
+    const spent = (i: number) => (cpuAfter[i] === null || cpuBefore[i] === null ? null : Math.round(cpuAfter[i]! - cpuBefore[i]!));
+    const grew = before.every((mb) => mb !== null) && after.every((mb) => mb !== null) ? after.reduce((sum, mb, i) => sum + mb! - before[i]!, 0) : null;
+    return {
+      subscribers,
+      processes,
+      shared,
+      clients: clients.length,
+      sends,
+      accepted: accepted.size,
+      kbPerSubscriber: grew === null ? null : Math.round((grew * 1024) / (subscribers - warm)),
+      delivered: delivered(),
+      expected,
+      fanOutP99Ms: p99(fanOut),
+      sendP99Ms: p99(sendTimes),
+      executions: sum(await Promise.all(gateways.map((gateway) => counter(gateway.base, 'connect_subscription_executions_total')))),
+      results: sum(await Promise.all(gateways.map((gateway) => counter(gateway.base, 'connect_subscription_results_total')))),
+      gatewayCpuMs: spent(0),
+      clientCpuMs: spent(1),
+    };
+  } finally {
+    await Promise.all(
+      clients.map(async (child) => {
+        if (child.exitCode !== null) return;
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.send({ type: 'close' });
+        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+        await exited;
+        clearTimeout(timer);
+      }),
+    );
+    for (const gateway of gateways) await gateway.stop();
   }
-  await Promise.all(inFlight);
-  // The last events reach the last subscribers.
-  const deadline = performance.now() + 30_000;
-  const expected = accepted.size * subscribers;
-  const delivered = () => [...accepted.keys()].reduce((sum, id) => sum + (arrivals.get(id)?.length ?? 0), 0);
-  while (delivered() < expected && performance.now() < deadline) await sleep(100);
-
-  const fanOut = [...accepted].flatMap(([id, at]) => {
-    const list = arrivals.get(id);
-    return list?.length ? [Math.max(...list) - at] : [];
-  });
-  const result: CrowdResult = {
-    subscribers,
-    sends,
-    accepted: accepted.size,
-    kbPerSubscriber: before !== null && after !== null ? Math.round(((after - before) * 1024) / subscribers) : null,
-    delivered: delivered(),
-    expected,
-    fanOutP99Ms: p99(fanOut),
-    sendP99Ms: p99(sendTimes),
-  };
-  await Promise.all(sockets.map((client) => client.dispose()));
-  for (const request of streams) request.destroy();
-  agent.destroy();
-  return result;
 }

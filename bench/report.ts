@@ -282,7 +282,7 @@ export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'i
     const c = report.crowd;
     targets.push({
       id: 'crowd.delivered',
-      description: `crowd of ${c.subscribers}: events delivered / expected, every send accepted (${c.accepted}/${c.sends})`,
+      description: `crowd of ${c.subscribers} on ${c.processes ?? 1} process(es): events delivered / expected, every send accepted (${c.accepted}/${c.sends})`,
       value: c.expected ? c.delivered / c.expected : null,
       target: '= 1, every send 202',
       pass: c.expected > 0 && c.delivered === c.expected && c.accepted === c.sends,
@@ -314,7 +314,8 @@ export function render(report: Report): string {
   if (report.crowd) {
     const c = report.crowd;
     out.push(
-      `Crowd: ${c.subscribers} subscribers (WebSocket and SSE), ${c.accepted}/${c.sends} sends accepted — ` +
+      `Crowd: ${c.subscribers} subscribers (WebSocket and SSE) on ${c.processes ?? 1} gateway process(es)` +
+        `${c.shared === false ? ', each event executed per subscriber' : ''}, ${c.accepted}/${c.sends} sends accepted — ` +
         `${c.kbPerSubscriber ?? '?'} KiB per idle subscriber, events ${c.delivered}/${c.expected}, ` +
         `fan-out p99 ${c.fanOutP99Ms?.toFixed(0) ?? '?'} ms (202 to the last subscriber), send p99 ${c.sendP99Ms?.toFixed(0) ?? '?'} ms\n`,
     );

@@ -325,8 +325,13 @@ async function main(): Promise<number> {
     const pages = await pageLatency(servers, ctx);
     let crowd: CrowdResult | null = null;
     if (settings.crowd > 0) {
-      note(`the crowd: ${settings.crowd} subscribers, REST sends at 50/s for 10 s`);
-      crowd = await crowdRound(gateway, ctx, { subscribers: settings.crowd });
+      const { crowdProcesses: processes, crowdShared: shared } = settings;
+      note(`the crowd: ${settings.crowd} subscribers on ${processes} gateway process(es)${shared ? '' : ', each event executed per subscriber'}, REST sends at 50/s for 10 s`);
+      crowd = await crowdRound(
+        (index, env) => startGateway(database.url, logs, { worker: false, poolSize: settings.pool, dist, whatsapp, profile: settings.profile, log: `crowd-${index + 1}.log`, env }),
+        ctx,
+        { subscribers: settings.crowd, processes, shared, redisUrl: settings.redis, ...(settings.crowdClients ? { clients: settings.crowdClients } : {}) },
+      );
       note(`crowd: ${JSON.stringify(crowd)}`);
     }
     const contacts = await contactSearch(monitor, statements?.contactSearch ?? null, contactTerm, settings.contacts, gateway, ctx);

@@ -171,7 +171,17 @@ function startProcess(
 export async function startGateway(
   databaseUrl: string,
   logDir: string,
-  options: { worker: boolean; poolSize: number; profile?: boolean; dist?: string | undefined; whatsapp?: WhatsAppSettings | undefined; log?: string; traceGc?: boolean },
+  options: {
+    worker: boolean;
+    poolSize: number;
+    profile?: boolean;
+    dist?: string | undefined;
+    whatsapp?: WhatsAppSettings | undefined;
+    log?: string;
+    traceGc?: boolean;
+    /** Settings beside the bench's own (gatewayEnv). */
+    env?: Record<string, string>;
+  },
 ): Promise<ServerProcess> {
   const port = await freePort();
   // The profile is written when the process exits, into the log directory.
@@ -180,7 +190,7 @@ export async function startGateway(
   if (options.traceGc) profile.push('--trace-gc', '--trace-gc-ignore-scavenger');
   const main = path.join(options.dist ?? path.join(ROOT, 'dist'), 'main.js');
   // The young generation the image and `npm run start:prod` give it (docs/deployment.md#memory).
-  return startProcess('gateway', ['--max-semi-space-size=8', ...profile, main], gatewayEnv(databaseUrl, port, options), port, path.join(logDir, options.log ?? 'gateway.log'));
+  return startProcess('gateway', ['--max-semi-space-size=8', ...profile, main], { ...gatewayEnv(databaseUrl, port, options), ...options.env }, port, path.join(logDir, options.log ?? 'gateway.log'));
 }
 
 /** The floor (bench/floor/server.ts), with the same pool size as the gateway. */

@@ -40,6 +40,7 @@ import { createDocumentStore } from './modules/documents/documents.service.js';
 import { trustedDocumentsPlugin } from './graphql/trusted-documents.js';
 import { createRateLimiter } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
+import { sharedSubscriptionExecution } from './graphql/shared-execution.js';
 import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
@@ -237,6 +238,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
       costLimitPlugin(),
       pageArgumentsPlugin(),
       compiledQueriesPlugin(),
+      sharedSubscriptionExecution({ enabled: env.SUBSCRIPTION_SHARED_EXECUTION, observe: metrics.subscriptionEvent }),
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),
       ...(options.plugins ?? []),
       // Streams still open end with the server: a disposed app answers nothing more.

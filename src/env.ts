@@ -78,6 +78,8 @@ const envSchema = z.object({
   SESSION_RATE_LIMIT_PER_MINUTE: wholeNumber(0, 1_000_000, 'a whole number of requests').optional(),
   AUTH_CACHE_MS: wholeNumber(0, 60_000, 'a whole number of milliseconds').default(5000),
   SUBSCRIPTION_MAX_PENDING: wholeNumber(1, 1_000_000, 'a whole number of events').default(1000),
+  /** Each event executed once per visibility class of subscribers, its result shared (src/graphql/shared-execution.ts). */
+  SUBSCRIPTION_SHARED_EXECUTION: flag.default(true),
   WS_KEEPALIVE_MS: wholeNumber(1000, 600_000, 'a whole number of milliseconds').default(12_000),
   WS_MAX_BUFFERED_BYTES: wholeNumber(1024, 1024 * 1024 * 1024, 'a whole number of bytes').default(4 * 1024 * 1024),
   DB_STATEMENT_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(10_000),

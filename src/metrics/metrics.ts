@@ -26,6 +26,12 @@ export interface AppMetrics {
    * (performance.now()) when known.
    */
   observe(route: string, method: string, status: number, startedAt: number | undefined): void;
+  /**
+   * Counts a subscription event handed to one subscriber: `executed` when its selection was
+   * executed for it, otherwise it received a result executed for another subscriber of its
+   * visibility class (src/graphql/shared-execution.ts).
+   */
+  subscriptionEvent(executed: boolean): void;
   /** The Prometheus text of this app's and the process's metrics. */
   scrape(): Promise<Response>;
 }
@@ -45,6 +51,17 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
     help: 'Time from receiving a request to its response headers, by route pattern (or GraphQL operation), method and status.',
     labelNames,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+
+  const subscriptionResults = new Counter({
+    name: 'connect_subscription_results_total',
+    help: 'Subscription events handed to subscribers: one per event and subscriber.',
+    registers: [registry],
+  });
+  const subscriptionExecutions = new Counter({
+    name: 'connect_subscription_executions_total',
+    help: "Executions of a subscription's selection for an event: one per event and visibility class when shared, one per event and subscriber otherwise.",
     registers: [registry],
   });
 
@@ -96,6 +113,10 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
   return {
     registry,
     ...requestMetrics(requests, duration),
+    subscriptionEvent(executed) {
+      subscriptionResults.inc();
+      if (executed) subscriptionExecutions.inc();
+    },
     async scrape() {
       const process = processMetrics();
       const text = (await registry.metrics()) + (await process.metrics());

@@ -1,9 +1,10 @@
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../helpers/app.js';
-import { bearer } from '../helpers/factories.js';
+import { addChannel, bearer } from '../helpers/factories.js';
 import { appOnOwnDatabase } from '../helpers/fresh-database.js';
 import { messagingSetup } from '../helpers/messaging.js';
+import { restClient } from '../helpers/rest.js';
 import { fetchAs, serveOnPort, type ServedApp } from '../helpers/real-port.js';
 import { subscribeSse } from '../helpers/sse.js';
 import { socketClient } from '../helpers/websocket.js';
@@ -42,16 +43,25 @@ const messageReads = () => messageReadStatements().length;
 /** The most values a statement binds: Prisma merges the findUnique calls of one tick into one statement binding every id asked for. */
 const widest = (sqls: string[]) => Math.max(0, ...sqls.flatMap((sql) => [...sql.matchAll(/\$(\d+)/g)].map((match) => Number(match[1]))));
 
+/** The subscription counters of the app on `port` (src/metrics/metrics.ts). */
+async function executionCounts(port: number) {
+  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+  const count = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { results: count('connect_subscription_results_total'), executions: count('connect_subscription_executions_total') };
+}
+
 type Subscriber = { received: { data?: unknown; errors?: unknown[] }[]; close(): Promise<void> };
 
-/** `count` subscribers, alternating WebSocket and SSE, and the two selections. */
-async function crowd(count: number): Promise<Subscriber[]> {
-  const fetchHere = fetchAs(s.host);
+type Caller = { host: string; apiKey: string };
+
+/** `count` subscribers of `caller` on `port`, alternating WebSocket and SSE, and the two selections. */
+async function crowd(count: number, caller: Caller = s, port = served.port): Promise<Subscriber[]> {
+  const fetchHere = fetchAs(caller.host);
   const subscribers: Subscriber[] = [];
   for (let index = 0; index < count; index++) {
     const document = index % 4 < 2 ? BODIES : STATUSES;
     if (index % 2 === 0) {
-      const socket = socketClient(served.port, s.host, bearer(s.apiKey));
+      const socket = socketClient(port, caller.host, bearer(caller.apiKey));
       const subscription = socket.subscribe(document as never);
       subscribers.push({
         received: subscription.received as Subscriber['received'],
@@ -61,7 +71,7 @@ async function crowd(count: number): Promise<Subscriber[]> {
         },
       });
     } else {
-      const stream = await subscribeSse((path, init) => fetchHere(`http://127.0.0.1:${served.port}${path}`, init), bearer(s.apiKey), document as never);
+      const stream = await subscribeSse((path, init) => fetchHere(`http://127.0.0.1:${port}${path}`, init), bearer(caller.apiKey), document as never);
       subscribers.push({ received: stream.received as Subscriber['received'], close: () => stream.close() });
     }
   }
@@ -99,6 +109,7 @@ describe('a crowd of subscribers', () => {
     // Every subscriber registered before anything is published.
     await sleep(onPostgres ? 1000 : 1500);
     statements = [];
+    const before = await executionCounts(served.port);
     const sends = await Promise.all(
       Array.from({ length: SENDS }, (_, index) => s.send({ to: c.id, message: `to the crowd ${index}`, ...(index === 0 ? { is_encrypted: true } : {}) })),
     );
@@ -120,7 +131,64 @@ describe('a crowd of subscribers', () => {
     expect(messageReads()).toBeLessThanOrEqual(SENDS * perSendWithFew);
     // Each read asks for one message, not one copy per subscriber.
     expect(widest(messageReadStatements())).toBeLessThanOrEqual(widestWithFew);
+    // Each event was executed once per selection (one visibility class), and that result handed to every subscriber.
+    const after = await executionCounts(served.port);
+    expect(after.results - before.results).toBe(CROWD * SENDS);
+    expect(after.executions - before.executions).toBeLessThanOrEqual(SENDS * 2);
 
     await Promise.all(subscribers.map((subscriber) => subscriber.close()));
+  }, 120_000);
+
+  it('executes each event once per visibility class while every subscriber sees only its own channel and workspace, and once per subscriber with sharing off', async () => {
+    // Three visibility classes: the first channel, a second channel of the same workspace, another workspace.
+    const second = await addChannel(app.db.prisma, s.workspace.id, 'Second channel');
+    const secondCaller = { host: s.host, apiKey: second.apiKey };
+    const secondApi = restClient(app, s.host, second.apiKey);
+    const other = await messagingSetup(app);
+    const [c, cOther] = [await s.contact({ email: 'classes@example.com', phone: '+14155550123' }), await other.contact({ email: 'elsewhere@example.com' })];
+    const unshared = await serveOnPort(app.db, { ...app.env, SUBSCRIPTION_SHARED_EXECUTION: false }, { providers: app.providers, events: app.events });
+    try {
+      const first = await crowd(12);
+      const secondCrowd = await crowd(8, secondCaller);
+      const otherCrowd = await crowd(8, other);
+      const off = await crowd(8);
+      const offCrowd = await crowd(8, s, unshared.port);
+      await sleep(onPostgres ? 800 : 1200);
+      const [before, beforeOff] = [await executionCounts(served.port), await executionCounts(unshared.port)];
+
+      const sent = [
+        await s.send({ to: c.id, message: 'first, sealed', is_encrypted: true }),
+        await s.send({ to: c.id, message: 'first, plain' }),
+        await secondApi.post('/messages', { to: c.id, message: 'second channel' }),
+        await other.send({ to: cOther.id, message: 'other workspace' }),
+      ];
+      expect(sent.map((answer) => answer.status), JSON.stringify(sent.map((answer) => answer.body))).toEqual([202, 202, 202, 202]);
+      const [sealed, plain, onSecond, elsewhere] = sent.map((answer) => answer.body.data.message.id as string);
+
+      await allReceived([...first, ...off, ...offCrowd], 2);
+      await allReceived([...secondCrowd, ...otherCrowd], 1);
+      await sleep(300);
+      const seen = (subscriber: Subscriber) => subscriber.received.map((result) => (result.data as { messageAdded: { id: string; body: string | null } }).messageAdded);
+      for (const subscriber of [...first, ...off, ...offCrowd]) {
+        expect(seen(subscriber).map((message) => message.id)).toEqual([sealed, plain]);
+        expect(seen(subscriber).map((message) => message.body)).toEqual([null, 'first, plain']);
+      }
+      for (const subscriber of secondCrowd) expect(seen(subscriber).map((message) => [message.id, message.body])).toEqual([[onSecond, 'second channel']]);
+      for (const subscriber of otherCrowd) expect(seen(subscriber).map((message) => [message.id, message.body])).toEqual([[elsewhere, 'other workspace']]);
+
+      // Shared: one execution per event, selection and class (2 events × 2 selections on the first
+      // channel, 1 × 2 on each of the others), however many subscribers each class has.
+      const after = await executionCounts(served.port);
+      expect(after.results - before.results).toBe((12 + 8) * 2 + 8 + 8);
+      expect(after.executions - before.executions).toBeLessThanOrEqual(2 * 2 + 2 + 2);
+      // Switched off, the same subscribers cost one execution each.
+      const afterOff = await executionCounts(unshared.port);
+      expect(afterOff.results - beforeOff.results).toBe(8 * 2);
+      expect(afterOff.executions - beforeOff.executions).toBe(8 * 2);
+
+      await Promise.all([...first, ...secondCrowd, ...otherCrowd, ...off, ...offCrowd].map((subscriber) => subscriber.close()));
+    } finally {
+      await unshared.close();
+    }
   }, 120_000);
 });

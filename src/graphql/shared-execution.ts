@@ -1,0 +1,85 @@
+import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
+import type { GraphQLContext } from './builder.js';
+import { StreamEnd } from './subscriptions.js';
+
+/** What is told of each event a subscriber receives: whether its result was executed for it, or shared. */
+export type ExecutionObserver = (executed: boolean) => void;
+
+/** A number for each document yoga's parser cache holds: the same text is the same object. */
+const documentIds = new WeakMap<DocumentNode, number>();
+let nextDocumentId = 0;
+const documentId = (document: DocumentNode) => {
+  let id = documentIds.get(document);
+  if (id === undefined) documentIds.set(document, (id = ++nextDocumentId));
+  return id;
+};
+
+/**
+ * What a subscriber's results may depend on besides the event: its operation (document, name,
+ * variables, which hold the field's arguments) and what of its credential any resolver reads —
+ * the workspace, the acting channel and every channel it can act as. Nothing else of the caller
+ * is read once an event has passed the subscriber's own filter (src/modules/messages,
+ * src/modules/conversations): the credential's user, scopes and expiry decide whether and for
+ * how long the stream runs (src/graphql/scopes.ts, src/graphql/subscriptions.ts), never what an
+ * event's result holds, and an encrypted message's content is hidden from everyone alike.
+ */
+export function visibilityClass(args: ExecutionArgs): string {
+  const { auth } = args.contextValue as GraphQLContext;
+  return JSON.stringify([
+    documentId(args.document),
+    args.operationName ?? null,
+    args.variableValues ?? null,
+    auth.workspace.id,
+    auth.channel?.id ?? null,
+    auth.channels.map((channel) => channel.id).sort(),
+  ]);
+}
+
+/** Each event's results, by visibility class: held by the event, gone with it once every subscriber has taken it. */
+const results = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
+
+/**
+ * Subscriptions execute each event once per visibility class rather than once per subscriber:
+ * the bus hands one event object to every subscriber of the process (src/events/bus.ts), each
+ * subscriber's stream filters it by its own workspace, channel and arguments and holds it until
+ * its credential is known to hold (src/graphql/subscriptions.ts), and the first subscriber of a
+ * class to take it executes the selection; the others of that class receive the same result.
+ * The end of a stream (its credential lapsed) is each subscriber's own and always executed for it.
+ *
+ * An envelop `onSubscribe` hook: the subscription's source stream is created as graphql-js does
+ * it, per subscriber, and only the per-event execution is shared. Every transport (WebSocket, SSE
+ * single and distinct connections) runs it, and the result hooks of other plugins (masking) see
+ * each subscriber's result as before. `enabled: false` (SUBSCRIPTION_SHARED_EXECUTION) executes
+ * for each subscriber as graphql-js would; `observe` counts either way.
+ */
+export function sharedSubscriptionExecution(options: { enabled: boolean; observe: ExecutionObserver }): Plugin {
+  const { enabled, observe } = options;
+  const executeFor = (args: ExecutionArgs, event: unknown): Promise<ExecutionResult> => {
+    observe(true);
+    return Promise.resolve().then(() => execute({ ...args, rootValue: event }) as ExecutionResult | Promise<ExecutionResult>);
+  };
+  const subscribe = async (args: ExecutionArgs) => {
+    const source = await createSourceEventStream(args);
+    if (!isAsyncIterable(source)) return source;
+    const key = enabled ? visibilityClass(args) : '';
+    return mapAsyncIterator(source as AsyncIterable<unknown>, (event: unknown) => {
+      if (!enabled || event === null || typeof event !== 'object' || event instanceof StreamEnd) return executeFor(args, event);
+      let byClass = results.get(event);
+      if (!byClass) results.set(event, (byClass = new Map()));
+      const shared = byClass.get(key);
+      if (shared) {
+        observe(false);
+        return shared;
+      }
+      const result = executeFor(args, event);
+      byClass.set(key, result);
+      return result;
+    });
+  };
+  return {
+    onSubscribe({ setSubscribeFn }) {
+      setSubscribeFn(subscribe as never);
+    },
+  };
+}
