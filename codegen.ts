@@ -1,7 +1,7 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
 
 // Typed documents for GraphQL clients: the test suite, the example client in
-// examples/graphql-client and the browser page in examples/browser-session. Each target reads
+// examples/graphql-client and the browser pages in examples/browser-session and examples/web-inbox. Each target reads
 // only its own documents, so an operation in one never changes another's generated code. The
 // examples ship persisted documents: ids only (SHA-256 of each text), the texts in
 // gql/persisted-documents.json for the deploy step that registers them with the gateway.
@@ -28,6 +28,11 @@ const config: CodegenConfig = {
       ...output,
       presetConfig: { ...output.presetConfig, persistedDocuments: { mode: 'replaceDocumentWithHash', hashAlgorithm: 'sha256' } },
       documents: ['examples/browser-session/src/**/*.ts', '!examples/browser-session/src/gql/**'],
+    },
+    [`${root}examples/web-inbox/src/gql/`]: {
+      ...output,
+      presetConfig: { ...output.presetConfig, persistedDocuments: { mode: 'replaceDocumentWithHash', hashAlgorithm: 'sha256' } },
+      documents: ['examples/web-inbox/src/**/*.{ts,tsx}', '!examples/web-inbox/src/gql/**'],
     },
   },
 };
