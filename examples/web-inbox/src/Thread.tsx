@@ -158,7 +158,6 @@ function MessageItem({ message }: { message: Message }) {
         {message.sender.name ?? message.sender.type} · {new Date(message.createdAt).toLocaleTimeString()}
         {outbound && (
           <span className={`tick ${message.status}`} data-testid="tick" title={message.failureReason ?? message.status}>
-            {' '}
             {TICKS[message.status]}
           </span>
         )}
