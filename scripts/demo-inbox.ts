@@ -137,8 +137,10 @@ async function stop() {
   await inbox.close();
   await worker?.stop();
   server.closeAllConnections();
-  await new Promise((resolve) => server.close(resolve));
+  const closed = new Promise((resolve) => server.close(resolve));
+  // The page's WebSockets are no longer the HTTP server's connections: the app closes them.
   await app.dispose();
+  await closed;
   await events.dispose();
   await providers.close();
   await fake.close();

@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createBackend, registerDocuments } from '../browser-session/server.js';
@@ -43,6 +43,12 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     ...(options.onMint ? { onMint: options.onMint } : {}),
   });
   const server = http.createServer();
+  // Every socket, upgraded ones (Vite's reload channel) included, to end them on close.
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   let closeVite = async () => {};
   if (options.mode === 'dev') {
     const { createServer } = await import('vite');
@@ -62,8 +68,9 @@ export async function startInboxServer(options: InboxServerOptions): Promise<Inb
     url: `http://localhost:${(server.address() as AddressInfo).port}`,
     async close() {
       await closeVite();
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      const closed = new Promise((resolve) => server.close(resolve));
+      for (const socket of sockets) socket.destroy();
+      await closed;
     },
   };
 }

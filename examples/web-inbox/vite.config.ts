@@ -8,5 +8,7 @@ export default defineConfig({
   base: './',
   logLevel: 'warn',
   plugins: [react()],
+  // The repository's node_modules, not one under this directory.
+  cacheDir: '../../node_modules/.vite/web-inbox',
   build: { outDir: 'dist', emptyOutDir: true, target: 'es2022' },
 });
