@@ -60,13 +60,14 @@ export function Thread({ conversation, onChange }: { conversation: Conversation;
       ({ messages: page }) => {
         if (!current) return;
         scroll.current = { to: 'bottom' };
-        setMessages((page?.edges.map((edge) => edge.node) ?? []).reverse());
+        // Merged: a message that arrived on the subscription meanwhile stays.
+        merge(page?.edges.map((edge) => edge.node) ?? []);
         setOlder(page?.pageInfo.hasNextPage ? page.pageInfo.endCursor ?? null : null);
         setLoading(false);
       },
       (failure: unknown) => current && (setError(errorText(failure)), setLoading(false)),
     );
-    void markRead();
+    if (conversation.unreadCount > 0) void markRead();
     return () => {
       current = false;
     };
