@@ -2,7 +2,7 @@ import { useState, type FormEvent } from 'react';
 import type { ConnectionState } from '../../browser-session/src/connection.js';
 import { ConversationList, Filters } from './ConversationList.js';
 import { useConversations, type Filter } from './conversations.js';
-import { backend, errorText, GatewayProvider, useGateway, useSession } from './gateway.js';
+import { backend, errorText, GatewayProvider, useAgent, useSession } from './gateway.js';
 import { Thread } from './Thread.js';
 
 const STATES: Record<ConnectionState['kind'], string> = {
@@ -23,7 +23,7 @@ export function App() {
   if (session.kind === 'signed-out') return <SignIn message={session.message} onSignedIn={restart} />;
   const ended = state.kind === 'revoked' || state.kind === 'signed-out';
   return (
-    <GatewayProvider connection={session.connection} agent={session.agent}>
+    <GatewayProvider client={session.client} agent={session.agent}>
       <header className="top">
         <h1>Inbox</h1>
         <span data-testid="agent">{session.agent.name}</span>
@@ -48,7 +48,7 @@ export function App() {
 }
 
 function Inbox() {
-  const { agent } = useGateway();
+  const agent = useAgent();
   const [filter, setFilter] = useState<Filter>({ view: 'all', label: '', search: '' });
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const { conversations, byId, loading, error, hasMore, loadMore, update } = useConversations(filter);

@@ -1,6 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState, type FormEvent } from 'react';
+import { useClient, useMutation, useQuery } from 'urql';
 import type { Conversation } from './conversations.js';
-import { errorText, useGateway, useSubscription } from './gateway.js';
+import { errorText, useAgent, useEvents } from './gateway.js';
 import type { InboxMessageFragment } from './gql/graphql.js';
 import { AssignMutation, MarkReadMutation, MessageAddedSubscription, MessageUpdatedSubscription, SendReplyMutation, ThreadQuery } from './operations.js';
 
@@ -24,11 +25,18 @@ type Scroll = { to: 'bottom' } | { to: 'keep'; height: number; top: number } | n
 
 /** One conversation: its messages (newest at the bottom, older ones as the agent scrolls up), a reply box, assign and mark read. */
 export function Thread({ conversation, onChange }: { conversation: Conversation; onChange(conversation: Conversation): void }) {
-  const { connection, agent } = useGateway();
+  const agent = useAgent();
+  const client = useClient();
   const [messages, setMessages] = useState<Message[]>([]);
-  const [older, setOlder] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
+  /** The cursor of the page before the oldest shown; undefined until the first page came. */
+  const [older, setOlder] = useState<string | null | undefined>(undefined);
+  const [loadingOlder, setLoadingOlder] = useState(false);
   const [error, setError] = useState('');
+  // The newest page (urql runs it again when a mutation answers with a message or this conversation).
+  const [newest] = useQuery({ query: ThreadQuery, variables: { conversationId: conversation.id, first: PAGE }, requestPolicy: 'network-only' });
+  const [, markReadMutation] = useMutation(MarkReadMutation);
+  const [, assignMutation] = useMutation(AssignMutation);
+  const loading = older === undefined || loadingOlder;
   const box = useRef<HTMLDivElement>(null);
   const scroll = useRef<Scroll>(null);
   const id = conversation.id;
@@ -45,49 +53,44 @@ export function Thread({ conversation, onChange }: { conversation: Conversation;
     });
 
   const markRead = () =>
-    connection.execute(MarkReadMutation, { id }).then(
-      ({ markConversationRead: result }) => result?.conversation && onChange(result.conversation),
-      (failure: unknown) => setError(errorText(failure)),
+    markReadMutation({ id }).then(({ data, error: failure }) =>
+      failure ? setError(errorText(failure)) : data?.markConversationRead?.conversation && onChange(data.markConversationRead.conversation),
     );
 
   // Opening: the newest page, scrolled to the bottom, and the conversation marked read.
   useEffect(() => {
-    let current = true;
-    setMessages([]);
-    setLoading(true);
-    setError('');
-    connection.execute(ThreadQuery, { conversationId: id, first: PAGE }).then(
-      ({ messages: page }) => {
-        if (!current) return;
-        scroll.current = { to: 'bottom' };
-        // Merged: a message that arrived on the subscription meanwhile stays.
-        merge(page?.edges.map((edge) => edge.node) ?? []);
-        setOlder(page?.pageInfo.hasNextPage ? page.pageInfo.endCursor ?? null : null);
-        setLoading(false);
-      },
-      (failure: unknown) => current && (setError(errorText(failure)), setLoading(false)),
-    );
+    const page = newest.data?.messages;
+    if (newest.error) setError(errorText(newest.error));
+    if (!page) return;
+    // The first time only: a later run of the query (after a mutation) adds what is new, and leaves the scroll.
+    if (older === undefined) {
+      scroll.current = { to: 'bottom' };
+      setOlder(page.pageInfo.hasNextPage ? (page.pageInfo.endCursor ?? null) : null);
+    }
+    // Merged: a message that arrived on the subscription meanwhile stays.
+    merge(page.edges.map((edge) => edge.node));
+  }, [newest.data, newest.error]);
+
+  useEffect(() => {
     if (conversation.unreadCount > 0) void markRead();
-    return () => {
-      current = false;
-    };
     // Once per conversation opened.
-  }, [connection, id]);
+  }, [id]);
 
   // Messages are listed newest first, so the page before the oldest shown is the next one (`after`).
   const loadOlder = () => {
     const element = box.current;
     if (!older || loading || !element) return;
-    setLoading(true);
-    connection.execute(ThreadQuery, { conversationId: id, first: PAGE, after: older }).then(
-      ({ messages: page }) => {
+    setLoadingOlder(true);
+    void client
+      .query(ThreadQuery, { conversationId: id, first: PAGE, after: older }, { requestPolicy: 'network-only' })
+      .toPromise()
+      .then(({ data, error: failure }) => {
+        setLoadingOlder(false);
+        if (failure || !data?.messages) return setError(errorText(failure));
         scroll.current = { to: 'keep', height: element.scrollHeight, top: element.scrollTop };
-        merge(page?.edges.map((edge) => edge.node) ?? []);
-        setOlder(page?.pageInfo.hasNextPage ? page.pageInfo.endCursor ?? null : null);
-        setLoading(false);
-      },
-      (failure: unknown) => (setError(errorText(failure)), setLoading(false)),
-    );
+        merge(data.messages.edges.map((edge) => edge.node));
+        setOlder(data.messages.pageInfo.hasNextPage ? (data.messages.pageInfo.endCursor ?? null) : null);
+      });
   };
 
   useLayoutEffect(() => {
@@ -104,17 +107,16 @@ export function Thread({ conversation, onChange }: { conversation: Conversation;
     return !element || element.scrollHeight - element.scrollTop - element.clientHeight < 80;
   };
 
-  useSubscription(MessageAddedSubscription, { conversationId: id }, ({ messageAdded }) => {
+  useEvents(MessageAddedSubscription, { conversationId: id }, ({ messageAdded }) => {
     if (nearBottom()) scroll.current = { to: 'bottom' };
     merge([messageAdded]);
   });
   // A status changed: the ticks move.
-  useSubscription(MessageUpdatedSubscription, { conversationId: id }, ({ messageUpdated }) => merge([messageUpdated]));
+  useEvents(MessageUpdatedSubscription, { conversationId: id }, ({ messageUpdated }) => merge([messageUpdated]));
 
   const assignToMe = () =>
-    connection.execute(AssignMutation, { id, userId: agent.id }).then(
-      ({ assignConversation: result }) => result?.conversation && onChange(result.conversation),
-      (failure: unknown) => setError(errorText(failure)),
+    assignMutation({ id, userId: agent.id }).then(({ data, error: failure }) =>
+      failure ? setError(errorText(failure)) : data?.assignConversation?.conversation && onChange(data.assignConversation.conversation),
     );
 
   return (
@@ -169,24 +171,22 @@ function MessageItem({ message }: { message: Message }) {
 
 /** Sends as the signed-in agent: a session's message is recorded as its user's (no `from`). */
 function ReplyBox({ conversation, onSent }: { conversation: Conversation; onSent(message: Message): void }) {
-  const { connection } = useGateway();
+  const [{ fetching: sending }, sendReply] = useMutation(SendReplyMutation);
   const [text, setText] = useState('');
-  const [sending, setSending] = useState(false);
   const [error, setError] = useState('');
 
   const send = (event: FormEvent) => {
     event.preventDefault();
     if (!text.trim()) return;
-    setSending(true);
+    if (sending) return;
     setError('');
-    connection
-      .execute(SendReplyMutation, { input: { contact: { contactId: conversation.contact.id }, message: text, idempotencyKey: crypto.randomUUID() } })
-      .then(({ sendMessage }) => {
-        if (sendMessage?.userErrors.length) return setError(sendMessage.userErrors.map((failure) => failure.message).join(' '));
-        if (sendMessage?.message) onSent(sendMessage.message);
-        setText('');
-      }, (failure: unknown) => setError(errorText(failure)))
-      .finally(() => setSending(false));
+    void sendReply({ input: { contact: { contactId: conversation.contact.id }, message: text, idempotencyKey: crypto.randomUUID() } }).then(({ data, error: failure }) => {
+      const sendMessage = data?.sendMessage;
+      if (failure) return setError(errorText(failure));
+      if (sendMessage?.userErrors.length) return setError(sendMessage.userErrors.map((userError) => userError.message).join(' '));
+      if (sendMessage?.message) onSent(sendMessage.message);
+      setText('');
+    });
   };
 
   return (

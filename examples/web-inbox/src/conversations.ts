@@ -1,5 +1,6 @@
-import { useCallback, useEffect, useState } from 'react';
-import { errorText, useGateway, useSubscription } from './gateway.js';
+import { useCallback, useEffect, useMemo, useState } from 'react';
+import { useClient, useQuery } from 'urql';
+import { errorText, useAgent, useEvents } from './gateway.js';
 import type { InboxConversationFragment } from './gql/graphql.js';
 import { ConversationUpdatedSubscription, ConversationsQuery } from './operations.js';
 
@@ -17,18 +18,19 @@ const PAGE = 25;
 /**
  * The conversation list for `filter`, newest activity first, kept live: every change of a
  * conversation (a message, a read, an assignment) arrives on `conversationUpdated` and replaces
- * it in place; one the list does not hold yet (a new conversation) reloads the list. A
- * conversation that stops matching the filter (read, in the unread view) stays until the
- * filter changes, so it does not vanish under the agent's cursor.
+ * it in place; one the list does not hold yet (a new conversation) runs the list's query again.
+ * The first page is urql's `useQuery` (the network each time: the list changes under the
+ * subscription, which the document cache does not see), and urql runs it again when a mutation
+ * answers with a conversation or a message. A conversation that stops matching the filter (read,
+ * in the unread view) stays until the filter changes, so it does not vanish under the agent's cursor.
  */
 export function useConversations(filter: Filter) {
-  const { connection, agent } = useGateway();
+  const agent = useAgent();
+  const client = useClient();
   const [byId, setById] = useState(() => new Map<string, Conversation>());
-  const [order, setOrder] = useState<string[]>([]);
-  const [next, setNext] = useState<string | null>(null);
-  const [loading, setLoading] = useState(true);
-  const [error, setError] = useState('');
-  const [reloads, setReloads] = useState(0);
+  /** The ids listed, the filter they were listed for, the cursor of the next page and whether further pages were loaded. */
+  const [listed, setListed] = useState<{ key: string; ids: string[]; next: string | null; more: boolean }>({ key: '', ids: [], next: null, more: false });
+  const [moreError, setMoreError] = useState('');
 
   const variables = useCallback(
     (after: string | null) => ({
@@ -42,6 +44,9 @@ export function useConversations(filter: Filter) {
     }),
     [filter, agent.id],
   );
+  const firstPage = useMemo(() => variables(null), [variables]);
+  const key = JSON.stringify(firstPage);
+  const [{ data, error }, runAgain] = useQuery({ query: ConversationsQuery, variables: firstPage, requestPolicy: 'network-only' });
 
   const remember = (conversations: Conversation[]) =>
     setById((known) => {
@@ -51,48 +56,50 @@ export function useConversations(filter: Filter) {
     });
 
   useEffect(() => {
-    let current = true;
-    setLoading(true);
-    connection.execute(ConversationsQuery, variables(null)).then(
-      ({ conversations }) => {
-        if (!current) return;
-        const nodes = conversations?.edges.map((edge) => edge.node) ?? [];
-        remember(nodes);
-        setOrder(nodes.map((node) => node.id));
-        setNext(conversations?.pageInfo.hasNextPage ? conversations.pageInfo.endCursor ?? null : null);
-        setError('');
-        setLoading(false);
-      },
-      (failure: unknown) => current && (setError(errorText(failure)), setLoading(false)),
+    const page = data?.conversations;
+    if (!page) return;
+    const nodes = page.edges.map((edge) => edge.node);
+    remember(nodes);
+    // Run again for the same filter: what was listed stays (further pages, a conversation just read).
+    const cursor = page.pageInfo.hasNextPage ? (page.pageInfo.endCursor ?? null) : null;
+    setListed((shown) =>
+      shown.key === key
+        ? { ...shown, ids: [...new Set([...nodes.map((node) => node.id), ...shown.ids])], next: shown.more ? shown.next : cursor }
+        : { key, ids: nodes.map((node) => node.id), next: cursor, more: false },
     );
-    return () => {
-      current = false;
-    };
-  }, [connection, variables, reloads]);
+    setMoreError('');
+  }, [data]);
 
+  const next = listed.key === key ? listed.next : null;
   const loadMore = () => {
     if (!next) return;
-    connection.execute(ConversationsQuery, variables(next)).then(({ conversations }) => {
-      const nodes = conversations?.edges.map((edge) => edge.node) ?? [];
-      remember(nodes);
-      setOrder((ids) => [...ids, ...nodes.map((node) => node.id).filter((id) => !ids.includes(id))]);
-      setNext(conversations?.pageInfo.hasNextPage ? conversations.pageInfo.endCursor ?? null : null);
-    }, (failure: unknown) => setError(errorText(failure)));
+    void client
+      .query(ConversationsQuery, variables(next), { requestPolicy: 'network-only' })
+      .toPromise()
+      .then(({ data: more, error: failure }) => {
+        if (failure || !more?.conversations) return setMoreError(errorText(failure));
+        const nodes = more.conversations.edges.map((edge) => edge.node);
+        remember(nodes);
+        const cursor = more.conversations.pageInfo.hasNextPage ? (more.conversations.pageInfo.endCursor ?? null) : null;
+        setListed((shown) => (shown.key === key ? { ...shown, ids: [...new Set([...shown.ids, ...nodes.map((node) => node.id)])], next: cursor, more: true } : shown));
+      });
   };
 
   /** A conversation as a mutation or the subscription answered it. */
   const update = useCallback((conversation: Conversation) => remember([conversation]), []);
 
-  useSubscription(ConversationUpdatedSubscription, {}, ({ conversationUpdated }) => {
+  useEvents(ConversationUpdatedSubscription, {}, ({ conversationUpdated }) => {
     update(conversationUpdated);
-    if (!order.includes(conversationUpdated.id)) setReloads((n) => n + 1);
+    if (!listed.ids.includes(conversationUpdated.id)) runAgain({ requestPolicy: 'network-only' });
   });
 
   // Newest activity first, also after live changes.
-  const conversations = order
+  const ids = listed.key === key ? listed.ids : [];
+  const conversations = ids
     .map((id) => byId.get(id))
     .filter((conversation): conversation is Conversation => Boolean(conversation))
     .sort((a, b) => (b.lastMessageAt ?? '').localeCompare(a.lastMessageAt ?? ''));
 
-  return { conversations, byId, loading, error, hasMore: Boolean(next), loadMore, update };
+  const loading = listed.key !== key && !error;
+  return { conversations, byId, loading, error: error ? errorText(error) : moreError, hasMore: Boolean(next), loadMore, update };
 }
