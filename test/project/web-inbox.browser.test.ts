@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -46,6 +46,8 @@ describe.skipIf(suite.skip)(suite.title, () => {
   const minted: { id: string; user: string; expiresAt: string }[] = [];
   /** Requests the page sent anywhere but its server and the gateway. */
   const foreign: string[] = [];
+  /** The payloads of the operations the page started on its WebSockets. */
+  const subscribed: { query?: unknown; extensions?: { persistedQuery?: { sha256Hash?: unknown } } }[] = [];
 
   async function rest(method: string, route: string, body?: unknown) {
     const response = await fetch(`${gatewayUrl}/api/connect${route}`, {
@@ -76,6 +78,8 @@ describe.skipIf(suite.skip)(suite.title, () => {
     fake = await startWhatsAppFake({ token: WHATSAPP_SETTINGS.accessToken });
     app = await createTestApp({}, undefined, { providers: testProviders({ whatsapp: { baseUrl: fake.url, version: 'v21.0' } }) });
     demo = (await seedDemo(app.db.prisma))!;
+    // Session tokens may run only the registered documents, by id.
+    await app.db.prisma.workspace.update({ where: { id: demo.workspaceId }, data: { trustedDocumentsOnly: true } });
     await configureChannel(
       app.db.prisma,
       demo.channelId,
@@ -115,6 +119,12 @@ describe.skipIf(suite.skip)(suite.title, () => {
       return route.abort('blockedbyclient');
     });
     page = await context.newPage();
+    page.on('websocket', (socket) =>
+      socket.on('framesent', ({ payload }) => {
+        const message = JSON.parse(String(payload)) as { type: string; payload?: (typeof subscribed)[number] };
+        if (message.type === 'subscribe' && message.payload) subscribed.push(message.payload);
+      }),
+    );
   }, 120_000);
 
   afterAll(async () => {
@@ -241,5 +251,13 @@ describe.skipIf(suite.skip)(suite.title, () => {
     await page.getByRole('button', { name: 'Unread', exact: true }).click();
     await poll(names).toEqual(['Alan Turing', 'Ada King']);
     expect(foreign).toEqual([]);
+  });
+
+  it('ran every operation on the socket by its registered id, with no text (the workspace runs only registered documents)', async () => {
+    const registered = Object.keys(JSON.parse(readFileSync('examples/web-inbox/src/gql/persisted-documents.json', 'utf8')) as Record<string, string>);
+    const ids = new Set(subscribed.map((operation) => `sha256:${String(operation.extensions?.persistedQuery?.sha256Hash)}`));
+    // The list, a thread, its older pages, the three mutations and the three subscriptions.
+    expect([...ids].sort()).toEqual([...registered].sort());
+    expect(subscribed.filter((operation) => operation.query !== '')).toEqual([]);
   });
 });
