@@ -1,7 +1,8 @@
 import type { CodegenConfig } from '@graphql-codegen/cli';
+import { addTypenameSelectionDocumentTransform } from '@graphql-codegen/client-preset';
 
 // Typed documents for GraphQL clients: the test suite, the example client in
-// examples/graphql-client and the browser page in examples/browser-session. Each target reads
+// examples/graphql-client and the browser pages in examples/browser-session and examples/web-inbox. Each target reads
 // only its own documents, so an operation in one never changes another's generated code. The
 // examples ship persisted documents: ids only (SHA-256 of each text), the texts in
 // gql/persisted-documents.json for the deploy step that registers them with the gateway.
@@ -28,6 +29,15 @@ const config: CodegenConfig = {
       ...output,
       presetConfig: { ...output.presetConfig, persistedDocuments: { mode: 'replaceDocumentWithHash', hashAlgorithm: 'sha256' } },
       documents: ['examples/browser-session/src/**/*.ts', '!examples/browser-session/src/gql/**'],
+    },
+    // urql: the documents keep their text (urql keys its cache by it) with the id beside it
+    // (`__meta__.hash`), and `__typename` where urql adds it, so the registered text is the one urql
+    // formats and its document cache sees the types.
+    [`${root}examples/web-inbox/src/gql/`]: {
+      ...output,
+      presetConfig: { ...output.presetConfig, persistedDocuments: { mode: 'embedHashInDocument', hashAlgorithm: 'sha256' } },
+      documentTransforms: [addTypenameSelectionDocumentTransform],
+      documents: ['examples/web-inbox/src/**/*.{ts,tsx}', '!examples/web-inbox/src/gql/**'],
     },
   },
 };

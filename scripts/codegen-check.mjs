@@ -6,7 +6,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-const targets = ['test/gql', 'examples/graphql-client/gql', 'examples/browser-session/src/gql'];
+const targets = ['test/gql', 'examples/graphql-client/gql', 'examples/browser-session/src/gql', 'examples/web-inbox/src/gql'];
 
 const out = fs.mkdtempSync(path.join(os.tmpdir(), 'codegen-'));
 try {

@@ -17,6 +17,8 @@ export interface BackendOptions {
   staticDir: string;
   /** Session lifetime in seconds (60–86400). */
   ttlSeconds?: number;
+  /** What the minted sessions may do (default `read` and `send`; `conversations` adds assigning and marking read). */
+  scopes?: ('read' | 'send' | 'contacts' | 'conversations')[];
   /** Called with each session minted (its id, never its token), e.g. for an audit log. */
   onMint?(session: { id: string; user: string; expiresAt: string }): void;
 }
@@ -92,7 +94,7 @@ export function createBackend(options: BackendOptions): http.RequestListener {
           if (!email) return send(response, 401, { message: 'Sign in first.' });
           // The page's own origin: the session refuses requests from any other site's pages.
           const origin = `http://${request.headers.host}`;
-          const minted = await gateway('POST', '/sessions', { user: email, ttl_seconds: options.ttlSeconds ?? 900, scopes: ['read', 'send'], origins: [origin] });
+          const minted = await gateway('POST', '/sessions', { user: email, ttl_seconds: options.ttlSeconds ?? 900, scopes: options.scopes ?? ['read', 'send'], origins: [origin] });
           const body = (await minted.json()) as { data?: { session: GatewaySession }; message?: string; errors?: Record<string, string[]> };
           if (minted.status !== 201 || !body.data) {
             // An unknown user is the gateway's 422 on `user`: this agent has no workspace user.
@@ -114,11 +116,15 @@ export function createBackend(options: BackendOptions): http.RequestListener {
 }
 
 /**
- * The deploy step: registers the page's documents (src/gql/persisted-documents.json) with the
- * gateway, so that the page may name them by id. Returns how many were new.
+ * The deploy step: registers the page's documents (`manifest`, by default this page's
+ * src/gql/persisted-documents.json) with the gateway, so that the page may name them by id.
+ * Returns how many were new.
  */
-export async function registerDocuments(options: Pick<BackendOptions, 'gatewayUrl' | 'apiKey'>): Promise<number> {
-  const manifest = await readFile(fileURLToPath(new URL('./src/gql/persisted-documents.json', import.meta.url)), 'utf8');
+export async function registerDocuments(
+  options: Pick<BackendOptions, 'gatewayUrl' | 'apiKey'>,
+  manifestFile = fileURLToPath(new URL('./src/gql/persisted-documents.json', import.meta.url)),
+): Promise<number> {
+  const manifest = await readFile(manifestFile, 'utf8');
   const response = await fetch(new URL('/api/connect/graphql/documents', options.gatewayUrl), {
     method: 'POST',
     headers: { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json' },

@@ -1,6 +1,6 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import type { FormattedExecutionResult, GraphQLFormattedError } from 'graphql';
-import { createClient, type Client } from 'graphql-ws';
+import { createClient, type Client, type Sink, type SubscribePayload } from 'graphql-ws';
 
 /** What the page's backend answers `POST /api/session` with (server.ts). */
 export interface MintedSession {
@@ -126,15 +126,28 @@ export class GatewayConnection {
     variables: TVariables,
     onData: (data: TData) => void,
   ): () => void {
+    return this.request(payload(document, variables), { next: (result) => result.data && onData(result.data as TData), error: () => {}, complete: () => {} });
+  }
+
+  /**
+   * Runs any operation on the socket as graphql-ws takes it (the transport of a client library,
+   * e.g. urql's subscriptionExchange); `sink` receives each result, then the end. The session's
+   * end and expiry are handled as for subscribe(): a stream that ended on an expired session is
+   * started again on the new one, under the same sink. Returns a function that stops it.
+   */
+  request(operation: SubscribePayload, sink: Sink<FormattedExecutionResult>): () => void {
     const client = this.client;
     if (!client) throw new Error('start() first');
     let stopped = false;
     let stop = () => {};
     const start = () => {
-      stop = client.subscribe<TData>(payload(document, variables), {
+      // The run that reported the lapse ends; its end is not the stream's.
+      let lapsed = false;
+      stop = client.subscribe(operation, {
         next: (result) => {
           const code = result.errors?.[0]?.extensions?.code as string | undefined;
           if (code && LAPSED.has(code)) {
+            lapsed = true;
             if (code === 'UNAUTHENTICATED') return this.end('revoked', 'The gateway ended this session.');
             this.expired = true;
             void this.refresh().then(() => {
@@ -143,10 +156,10 @@ export class GatewayConnection {
             });
             return;
           }
-          if (result.data) onData(result.data as TData);
+          sink.next(result as FormattedExecutionResult);
         },
-        error: () => {},
-        complete: () => {},
+        error: (error) => !lapsed && sink.error(error),
+        complete: () => !lapsed && sink.complete(),
       });
     };
     start();
