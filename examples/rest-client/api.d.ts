@@ -133,7 +133,7 @@ export interface paths {
         };
         /**
          * List messages
-         * @description The acting channel's messages, newest first. `search` is a full-text match and never matches an encrypted message.
+         * @description The acting channel's messages, newest first. `search` is a full-text match and never matches an encrypted message. With `conversation_id`, a credential of several channels needs no X-Channel-Uuid: the conversation names its channel.
          *
          *     Scope: `read`.
          */
@@ -205,7 +205,9 @@ export interface paths {
         };
         /**
          * Get a conversation
-         * @description Scope: `read`.
+         * @description A conversation of the acting channel or, for a credential of several channels that sends no X-Channel-Uuid, of any of them.
+         *
+         *     Scope: `read`.
          */
         get: operations["getConversation"];
         put?: never;
@@ -1554,7 +1556,6 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
