@@ -238,6 +238,92 @@ describe('GET /conversations filters', () => {
   });
 });
 
+describe('one conversation, without X-Channel-Uuid', () => {
+  /** A workspace with two channels, a conversation on each, a third channel outside the credentials with one of its own. */
+  async function twoChannels() {
+    const s = await setup();
+    const second = (await addChannel(app.db.prisma, s.workspace.id, 'Second channel')).channel;
+    const outside = (await addChannel(app.db.prisma, s.workspace.id, 'Outside channel')).channel;
+    const { token } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'Both', channelIds: [s.channel.id, second.id] });
+    const { token: outsideToken } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'Outside', channelIds: [outside.id] });
+    const contact = await s.contact({ phone: phone() });
+    const on = async (channelToken: string, channelId: string, message: string) =>
+      (await restClient(app, s.host, channelToken, { 'X-Channel-Uuid': channelId }).post('/messages', { to: contact.id, message })).body.data.message as {
+        id: string;
+        conversationId: string;
+      };
+    const first = await on(token, s.channel.id, 'on the first');
+    const onSecond = await on(token, second.id, 'on the second');
+    const onOutside = await on(outsideToken, outside.id, 'outside');
+    return { ...s, second, token, first, onSecond, onOutside };
+  }
+
+  /** Reads and changes one conversation of `client` without the header, each asserted; the state changes' actor is `actor`. */
+  async function actOnConversation(client: ReturnType<typeof restClient>, w: Awaited<ReturnType<typeof twoChannels>>, actor: Record<string, unknown>) {
+    const id = w.onSecond.conversationId;
+    const got = await client.get(`/conversations/${id}`);
+    expect(got.status, JSON.stringify(got.body)).toBe(200);
+    expect(got.body.data.conversation).toMatchObject({ id, channelId: w.second.id, stateChanges: [{ type: 'opened' }] });
+    const messages = await client.get(`/messages?conversation_id=${id}`);
+    expect(messages.status).toBe(200);
+    expect(messages.body.data.map((m: { id: string }) => m.id)).toEqual([w.onSecond.id]);
+    const assigned = await client.post(`/conversations/${id}/assign`, { user: w.user.id });
+    expect(assigned.status).toBe(200);
+    expect(assigned.body.data.conversation.stateChanges.at(-1)).toMatchObject({ type: 'assigned', actor });
+    const read = await client.post(`/conversations/${id}/read`, { through: w.onSecond.id });
+    expect(read.status).toBe(200);
+    expect(read.body.data.conversation.lastReadAt).not.toBeNull();
+    const labelled = await client.post(`/conversations/${id}/labels`, { add: ['Billing'] });
+    expect(labelled.status).toBe(200);
+    expect(labelled.body.data.conversation.labels).toEqual(['billing']);
+    const closed = await client.post(`/conversations/${id}/close`);
+    expect(closed.status).toBe(200);
+    expect(closed.body.data.conversation).toMatchObject({ status: 'closed', channelId: w.second.id });
+    expect(closed.body.data.conversation.stateChanges.at(-1)).toMatchObject({ type: 'closed', actor });
+    const reopened = await client.post(`/conversations/${id}/reopen`);
+    expect(reopened.status).toBe(200);
+    expect(reopened.body.data.conversation.status).toBe('open');
+
+    // A conversation of a channel outside the credential stays unseen: 404, and no messages.
+    const outside = w.onOutside.conversationId;
+    expect((await client.get(`/conversations/${outside}`)).status).toBe(404);
+    for (const [path, body] of [['assign', { user: null }], ['read', {}], ['labels', { add: ['x'] }], ['close', undefined], ['reopen', undefined]] as const) {
+      const refused = await client.post(`/conversations/${outside}/${path}`, body);
+      expect(refused.status, path).toBe(404);
+    }
+    const unseen = await client.get(`/messages?conversation_id=${outside}`);
+    expect(unseen.status).toBe(200);
+    expect(unseen.body.data).toEqual([]);
+    expect((await app.db.prisma.conversation.findUniqueOrThrow({ where: { id: outside } })).labels).toEqual([]);
+
+    // Messages of no one conversation still need the acting channel; so does a send.
+    const all = await client.get('/messages');
+    expect(all.status).toBe(400);
+    expect(all.body.message).toContain('X-Channel-Uuid');
+    expect((await client.post('/messages', { to: got.body.data.conversation.contactId, message: 'which channel?' })).status).toBe(400);
+  }
+
+  it('a connection token over two channels reads and changes a conversation of either; the actor is its channel', async () => {
+    const w = await twoChannels();
+    await actOnConversation(restClient(app, w.host, w.token), w, { type: 'channel', id: w.second.id, name: 'Second channel' });
+  });
+
+  it('a session over two channels does the same as its user', async () => {
+    const w = await twoChannels();
+    const { mintSession } = await import('../../helpers/sessions.js');
+    const session = await mintSession(restClient(app, w.host, w.token), { user: w.user.email, channels: [w.channel.id, w.second.id] });
+    await actOnConversation(restClient(app, w.host, session.token), w, { type: 'user', id: w.user.id, name: 'Agent Smith' });
+  });
+
+  it('with X-Channel-Uuid, a conversation of another of its channels is a 404 as before', async () => {
+    const w = await twoChannels();
+    const asFirst = restClient(app, w.host, w.token, { 'X-Channel-Uuid': w.channel.id });
+    expect((await asFirst.get(`/conversations/${w.first.conversationId}`)).status).toBe(200);
+    expect((await asFirst.get(`/conversations/${w.onSecond.conversationId}`)).status).toBe(404);
+    expect((await asFirst.post(`/conversations/${w.onSecond.conversationId}/read`, {})).status).toBe(404);
+  });
+});
+
 describe('GET /users', () => {
   it("lists the workspace's users, paged", async () => {
     const s = await setup();
