@@ -2,7 +2,9 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { bearer } from '../helpers/factories.js';
+import { addChannel, bearer, createConnection } from '../helpers/factories.js';
+import { restClient } from '../helpers/rest.js';
+import { mintSession } from '../helpers/sessions.js';
 import { executeOperation } from '../helpers/graphql.js';
 import { messagingSetup } from '../helpers/messaging.js';
 import { graphql } from '../gql/index.js';
@@ -56,6 +58,37 @@ const InboxPage = graphql(`
 const InboxUsers = graphql(`
   query InboxUsers($first: Int, $after: String) {
     users(first: $first, after: $after) { edges { node { id name email } } pageInfo { hasNextPage endCursor } }
+  }
+`);
+
+const InboxSearchPage = graphql(`
+  query InboxSearchPage($first: Int, $after: String, $last: Int, $before: String, $search: String, $sort: ConversationSort) {
+    conversations(first: $first, after: $after, last: $last, before: $before, search: $search, sort: $sort) {
+      edges { cursor node { id } }
+      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    }
+  }
+`);
+
+const InboxConversation = graphql(`
+  query InboxConversation($id: ID!) {
+    conversation(id: $id) {
+      id channelId stateChanges { type }
+      messages(first: 10) { edges { node { id } } }
+    }
+    messages(conversationId: $id, first: 10) { edges { node { id } } }
+  }
+`);
+
+const InboxClose = graphql(`
+  mutation InboxClose($id: ID!) {
+    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id } } } userErrors { field code } }
+  }
+`);
+
+const InboxReopen = graphql(`
+  mutation InboxReopen($id: ID!) {
+    reopenConversation(id: $id) { conversation { id status } userErrors { field code } }
   }
 `);
 
@@ -146,6 +179,116 @@ describe('conversations(...) filters and sort', () => {
     const page = first.data!.conversations!;
     expect(page.edges[0]!.node).toMatchObject({ id: a.conversationId, unreadCount: 1, assignee: { id: s.user.id }, lastMessage: { body: 'answer', direction: 'inbound' } });
     expect(await ids({ sort: 'last_message', first: 1, after: page.pageInfo.endCursor })).toEqual([b.conversationId]);
+  });
+});
+
+describe('searched conversations, both ways', () => {
+  it('forward and backward pages of a search meet exactly, in either sort; REST pages forward the same', async () => {
+    const s = await setup();
+    const matching: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const p = phone();
+      matching.push((await s.conversationWith(p, `parcel number ${i}`)).conversationId);
+      await s.conversationWith(phone(), `unrelated ${i}`);
+      // Activity in another order than creation, so the two sorts differ.
+      if (i % 2 === 0) await s.reply(p, 'thanks', new Date(Date.now() + 1000 * (10 - i)));
+    }
+    for (const sort of ['created', 'last_message'] as const) {
+      const page = async (variables: { first?: number; after?: string | null; last?: number; before?: string | null }) => {
+        const result = await s.gql(InboxSearchPage, { search: 'parcel', sort, ...variables });
+        expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
+        return result.data!.conversations!;
+      };
+      // Forward, two at a time.
+      const forward: string[] = [];
+      const forwardPages: Awaited<ReturnType<typeof page>>[] = [];
+      let after: string | null = null;
+      do {
+        const current = await page({ first: 2, after });
+        forwardPages.push(current);
+        forward.push(...current.edges.map((edge) => edge.node.id));
+        after = current.pageInfo.hasNextPage ? current.pageInfo.endCursor! : null;
+      } while (after);
+      expect(forward).toHaveLength(5);
+      expect(new Set(forward)).toEqual(new Set(matching));
+      expect(forwardPages.map((p) => p.edges.length)).toEqual([2, 2, 1]);
+
+      // Backward from the end, two at a time: the same list, no gap, no duplicate.
+      const backward: string[][] = [];
+      let before: string | null = null;
+      for (;;) {
+        const current = await page({ last: 2, before });
+        backward.unshift(current.edges.map((edge) => edge.node.id));
+        if (!current.pageInfo.hasPreviousPage) break;
+        before = current.pageInfo.startCursor!;
+      }
+      expect(backward).toEqual([[forward[0]], forward.slice(1, 3), forward.slice(3, 5)]);
+
+      // The page before a forward page's start is exactly the page that led to it.
+      const back = await page({ last: 2, before: forwardPages[1]!.pageInfo.startCursor });
+      expect(back.edges.map((edge) => edge.node.id)).toEqual(forward.slice(0, 2));
+      expect(back.pageInfo).toMatchObject({ hasPreviousPage: false, hasNextPage: true });
+      const between = await page({ first: 10, after: forwardPages[0]!.pageInfo.endCursor, before: forwardPages[2]!.pageInfo.startCursor });
+      expect(between.edges.map((edge) => edge.node.id)).toEqual(forward.slice(2, 4));
+
+      // REST: the same list, forward.
+      const rest: string[] = [];
+      let cursor = '';
+      for (;;) {
+        const listed = await s.api.get(`/conversations?search=parcel&sort=${sort}&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(listed.status).toBe(200);
+        rest.push(...listed.body.data.map((c: { id: string }) => c.id));
+        if (!listed.body.meta.has_more) break;
+        cursor = listed.body.meta.next_cursor;
+      }
+      expect(rest).toEqual(forward);
+    }
+  });
+});
+
+describe('one conversation, without X-Channel-Uuid', () => {
+  it('a connection token and a session over two channels read and change a conversation of either; one outside stays unseen', async () => {
+    const s = await setup();
+    const second = (await addChannel(app.db.prisma, s.workspace.id, 'Second channel')).channel;
+    const outside = (await addChannel(app.db.prisma, s.workspace.id, 'Outside channel')).channel;
+    const { token } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'Both', channelIds: [s.channel.id, second.id] });
+    const { token: outsideToken } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'Outside', channelIds: [outside.id] });
+    const contact = await s.contact({ phone: phone() });
+    const sendOn = async (channelToken: string, channelId: string, message: string) =>
+      (await restClient(app, s.host, channelToken, { 'X-Channel-Uuid': channelId }).post('/messages', { to: contact.id, message })).body.data.message as { id: string; conversationId: string };
+    const onSecond = await sendOn(token, second.id, 'on the second');
+    const onOutside = await sendOn(outsideToken, outside.id, 'outside');
+    const session = await mintSession(restClient(app, s.host, token), { user: s.user.email, channels: [s.channel.id, second.id] });
+
+    for (const [credential, actor] of [
+      [token, { type: 'channel', id: second.id }],
+      [session.token, { type: 'user', id: s.user.id }],
+    ] as const) {
+      const as = <TData, TVariables>(doc: TypedDocumentNode<TData, TVariables>, variables: TVariables) => executeOperation(app, s.host, bearer(credential), doc, variables);
+      const id = onSecond.conversationId;
+      const read = await as(InboxConversation, { id });
+      expect(read.errors, JSON.stringify(read.errors)).toBeUndefined();
+      expect(read.data!.conversation).toMatchObject({ id, channelId: second.id, messages: { edges: [{ node: { id: onSecond.id } }] } });
+      expect(read.data!.messages!.edges.map((edge) => edge.node.id)).toEqual([onSecond.id]);
+      const assigned = await as(InboxAssign, { id, userId: s.user.id });
+      expect(assigned.data!.assignConversation!.userErrors).toEqual([]);
+      expect(assigned.data!.assignConversation!.conversation!.stateChanges.at(-1)).toEqual({ type: 'assigned', actor });
+      expect((await as(InboxRead, { id })).data!.markConversationRead!.userErrors).toEqual([]);
+      expect((await as(InboxLabels, { id, add: ['Billing'] })).data!.updateConversationLabels!.conversation!.labels).toEqual(['billing']);
+      const closed = await as(InboxClose, { id });
+      expect(closed.data!.closeConversation!.conversation).toMatchObject({ status: 'closed' });
+      expect(closed.data!.closeConversation!.conversation!.stateChanges.at(-1)).toEqual({ type: 'closed', actor });
+      expect((await as(InboxReopen, { id })).data!.reopenConversation!.conversation).toMatchObject({ status: 'open' });
+      await as(InboxAssign, { id, userId: null });
+
+      const unseen = await as(InboxConversation, { id: onOutside.conversationId });
+      expect(unseen.errors).toBeUndefined();
+      expect(unseen.data).toEqual({ conversation: null, messages: { edges: [] } });
+      const refused = await as(InboxLabels, { id: onOutside.conversationId, add: ['x'] });
+      expect(refused.data!.updateConversationLabels).toEqual({ conversation: null, userErrors: [{ field: ['id'], message: expect.any(String), code: 'NOT_FOUND' }] });
+      expect((await as(InboxClose, { id: onOutside.conversationId })).data!.closeConversation!.conversation).toBeNull();
+    }
+    expect((await app.db.prisma.conversation.findUniqueOrThrow({ where: { id: onOutside.conversationId } })).status).toBe('open');
   });
 });
 
