@@ -5,6 +5,8 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { addChannel, bearer, createConnection } from '../helpers/factories.js';
 import { restClient } from '../helpers/rest.js';
 import { mintSession } from '../helpers/sessions.js';
+import { subscribeSse } from '../helpers/sse.js';
+import { parse } from 'graphql';
 import { executeOperation } from '../helpers/graphql.js';
 import { messagingSetup } from '../helpers/messaging.js';
 import { graphql } from '../gql/index.js';
@@ -259,6 +261,11 @@ describe('one conversation, without X-Channel-Uuid', () => {
     const onSecond = await sendOn(token, second.id, 'on the second');
     const onOutside = await sendOn(outsideToken, outside.id, 'outside');
     const session = await mintSession(restClient(app, s.host, token), { user: s.user.email, channels: [s.channel.id, second.id] });
+    // Its changes stream to conversationUpdated(id:) of a subscriber that named no channel either.
+    const stream = await subscribeSse((path, init) => app.fetch(s.host, path, init), bearer(token), parse('subscription ($id: ID) { conversationUpdated(id: $id) { id channelId } }') as never, {
+      id: onSecond.conversationId,
+    } as never);
+    await new Promise((resolve) => setTimeout(resolve, 200));
 
     for (const [credential, actor] of [
       [token, { type: 'channel', id: second.id }],
@@ -289,6 +296,9 @@ describe('one conversation, without X-Channel-Uuid', () => {
       expect((await as(InboxClose, { id: onOutside.conversationId })).data!.closeConversation!.conversation).toBeNull();
     }
     expect((await app.db.prisma.conversation.findUniqueOrThrow({ where: { id: onOutside.conversationId } })).status).toBe('open');
+    const events = await stream.waitFor(1);
+    await stream.close();
+    expect(new Set(events.map((event) => JSON.stringify(event)))).toEqual(new Set([JSON.stringify({ data: { conversationUpdated: { id: onSecond.conversationId, channelId: second.id } } })]));
   });
 });
 
