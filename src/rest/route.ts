@@ -16,7 +16,7 @@ export type RouteMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
  * 403, 429, 500, 503) and those its declaration implies (a body: 400, 413, 422; a
  * query: 422; an acting channel: 400; idempotency: 409, 422).
  */
-export type RouteFailure = 400 | 403 | 404 | 422 | 502;
+export type RouteFailure = 403 | 404 | 422 | 502;
 
 export interface RouteRequest<Params, Query> {
   request: Request;

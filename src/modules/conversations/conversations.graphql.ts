@@ -15,7 +15,6 @@ import {
   getConversation,
   listConversations,
   markConversationRead,
-  reachableChannels,
   setConversationStatus,
   updateConversationLabels,
 } from './conversations.service.js';
@@ -196,17 +195,15 @@ builder.mutationFields((t) => ({
 builder.subscriptionField('conversationUpdated', (t) =>
   t.prismaField({
     type: 'Conversation',
-    description:
-      'A conversation of the acting channel changed: a message, a close or a reopen. With `id`, only that conversation (of any channel the credential can act as, when it named none).',
+    description: 'A conversation of the acting channel changed: a message, a close or a reopen. With `id`, only that conversation.',
     scope: 'read',
     args: { id: t.arg.id() },
     subscribe: (_root, args, ctx) => {
+      const channel = actingChannel(ctx.auth);
       const id = args.id == null ? null : String(args.id).toLowerCase();
-      // One conversation names its channel: any the credential reaches; all of them otherwise need the acting one.
-      const channelIds = new Set(id === null ? [actingChannel(ctx.auth).id] : reachableChannels(ctx).map((channel) => channel.id));
       return pipe(
         ctx.events!.subscribe('conversation.updated'),
-        filter((event) => event.workspaceId === ctx.auth.workspace.id && channelIds.has(event.channelId) && (id === null || event.conversationId === id)),
+        filter((event) => event.workspaceId === ctx.auth.workspace.id && event.channelId === channel.id && (id === null || event.conversationId === id)),
       );
     },
     // Loaded once per event and selection for every subscriber of this process.

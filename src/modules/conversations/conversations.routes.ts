@@ -16,10 +16,6 @@ import { conversationTable } from './conversations.sql.js';
 import { assignConversationSchema, conversationFiltersSchema, conversationViewSchema, markReadSchema, updateLabelsSchema } from './conversations.schemas.js';
 
 const conversationEnvelope = resourceEnvelope('conversation', conversationViewSchema);
-/**
- * A route of one conversation: the conversation names its channel, so a credential of several
- * channels needs no X-Channel-Uuid (`actsAsChannel: false`); one of a channel it cannot act as is a 404.
- */
 const conversationParams = z.object({ id: apiUuid.meta({ description: 'The conversation UUID.' }) });
 
 export const conversationRoutes = [
@@ -55,9 +51,7 @@ export const conversationRoutes = [
     scope: 'read',
     tag: 'Conversations',
     summary: 'Get a conversation',
-    description: 'A conversation of the acting channel or, for a credential of several channels that sends no X-Channel-Uuid, of any of them.',
     params: conversationParams,
-    actsAsChannel: false,
     failures: [404],
     responses: { 200: { description: 'The conversation.', schema: conversationEnvelope } },
     handler: async ({ ctx, params }) => json(200, { data: { conversation: conversationTable.view(await getConversation(ctx, params.id)) } }),
@@ -72,7 +66,6 @@ export const conversationRoutes = [
     summary: 'Close a conversation',
     description: 'Closing a closed conversation changes nothing and answers it as it is.',
     params: conversationParams,
-    actsAsChannel: false,
     failures: [404],
     responses: { 200: { description: 'The closed conversation.', schema: conversationEnvelope } },
     handler: async ({ ctx, params }) =>
@@ -88,7 +81,6 @@ export const conversationRoutes = [
     summary: 'Reopen a conversation',
     description: 'Reopening an open conversation changes nothing. A contact has at most one open conversation per channel: reopening while another is open is a 422.',
     params: conversationParams,
-    actsAsChannel: false,
     failures: [404, 422],
     responses: { 200: { description: 'The reopened conversation.', schema: conversationEnvelope } },
     handler: async ({ ctx, params }) =>
@@ -104,7 +96,6 @@ export const conversationRoutes = [
     summary: 'Assign a conversation',
     description: 'Assigns the conversation to a workspace user (`user`: id or email) or, with `null`, unassigns it; records an `assigned` or `unassigned` state change. Assigning to the current assignee changes nothing.',
     params: conversationParams,
-    actsAsChannel: false,
     body: assignConversationSchema,
     failures: [404, 422],
     responses: { 200: { description: 'The conversation.', schema: conversationEnvelope } },
@@ -122,7 +113,6 @@ export const conversationRoutes = [
     description:
       "The conversation is read up to `through` (a message of it; default its latest message): `lastReadAt` becomes that message's `createdAt` and never moves back. Read state is the conversation's (the team's).",
     params: conversationParams,
-    actsAsChannel: false,
     body: markReadSchema,
     failures: [404, 422],
     responses: { 200: { description: 'The conversation.', schema: conversationEnvelope } },
@@ -139,7 +129,6 @@ export const conversationRoutes = [
     summary: 'Add and remove labels',
     description: 'Labels are trimmed, 1–50 characters, compared without case (stored lowercased); a conversation has at most 20. Concurrent changes never lose one another.',
     params: conversationParams,
-    actsAsChannel: false,
     body: updateLabelsSchema,
     failures: [404, 422],
     responses: { 200: { description: 'The conversation.', schema: conversationEnvelope } },

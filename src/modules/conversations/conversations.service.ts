@@ -85,39 +85,27 @@ export async function conversationForSend(
   return created;
 }
 
-/**
- * The channels whose conversations the caller reaches: the acting channel, or — for a credential
- * of several channels that named none — all of them (one inbox across channels).
- */
-export function reachableChannels(ctx: RequestContext) {
-  return ctx.auth.channel ? [ctx.auth.channel] : ctx.auth.channels;
-}
-
-/** Who a change to a conversation of `channelId` is recorded as made by: a session's user (CONTRACT §7), else that channel. */
-function channelActor(ctx: RequestContext, channelId: string): Actor {
+/** Who a change is recorded as made by: a session's user (CONTRACT §7), else the acting channel. */
+function channelActor(ctx: RequestContext): Actor {
+  const channel = actingChannel(ctx.auth);
   const user = ctx.auth.credential.user;
   if (user) return { type: 'user', id: user.id, name: user.name };
-  const channel = reachableChannels(ctx).find((candidate) => candidate.id === channelId) ?? actingChannel(ctx.auth);
   return { type: 'channel', id: channel.id, name: channel.name };
 }
 
-/**
- * A conversation of a channel the caller reaches (the acting one, or any of the credential's when
- * it named none: the conversation says which), or NotFound (malformed ids included).
- */
+/** A conversation of the acting channel, or NotFound (malformed ids included). */
 export async function getConversation(
   ctx: RequestContext,
   id: string,
   query: PrismaQuery = conversationTable.query,
 ): Promise<ConversationRow> {
-  const channelIds = reachableChannels(ctx).map((channel) => channel.id);
-  const conversation =
-    isUuid(id) && channelIds.length > 0
-      ? await ctx.prisma.conversation.findFirst({
-          ...query,
-          where: { id: id.toLowerCase(), workspaceId: ctx.auth.workspace.id, channelId: channelIds.length === 1 ? channelIds[0]! : { in: channelIds } },
-        })
-      : null;
+  const channel = actingChannel(ctx.auth);
+  const conversation = isUuid(id)
+    ? await ctx.prisma.conversation.findFirst({
+        ...query,
+        where: { id: id.toLowerCase(), workspaceId: ctx.auth.workspace.id, channelId: channel.id },
+      })
+    : null;
   if (!conversation) throw new NotFoundError('Conversation');
   return conversation as ConversationRow;
 }
@@ -129,8 +117,8 @@ export async function setConversationStatus(
   target: 'open' | 'closed',
   query?: PrismaQuery,
 ): Promise<ConversationRow> {
-  const { id: conversationId, channelId } = await getConversation(ctx, id, { select: { id: true, channelId: true } });
-  const actor = channelActor(ctx, channelId);
+  const actor = channelActor(ctx);
+  const { id: conversationId } = await getConversation(ctx, id, { select: { id: true } });
   const conflict = () =>
     ValidationError.field('id', 'The contact already has an open conversation on this channel.');
   let changed: boolean;
@@ -164,7 +152,7 @@ export async function setConversationStatus(
     throw error;
   }
   if (queued > 0) ctx.onMessageQueued?.();
-  if (changed) ctx.events?.publish({ type: 'conversation.updated', conversationId, workspaceId: ctx.auth.workspace.id, channelId });
+  if (changed) ctx.events?.publish({ type: 'conversation.updated', conversationId, workspaceId: ctx.auth.workspace.id, channelId: actingChannel(ctx.auth).id });
   return getConversation(ctx, conversationId, query);
 }
 
@@ -199,7 +187,8 @@ async function pageFilters(ctx: RequestContext, params: ConversationListParams):
     sort: defined(params.sort),
     channel_id: defined(params.channelId),
   });
-  let channelIds = reachableChannels(ctx).map((channel) => channel.id);
+  const actable = ctx.auth.channel ? [ctx.auth.channel] : ctx.auth.channels;
+  let channelIds = actable.map((channel) => channel.id);
   if (filters.channel_id) {
     const wanted = filters.channel_id.toLowerCase();
     if (!channelIds.includes(wanted)) throw ValidationError.field('channel_id', 'The channel_id must be a channel this credential can act as.');
@@ -325,10 +314,10 @@ async function changeConversation(
 export async function assignConversation(ctx: RequestContext, id: string, input: unknown, query?: PrismaQuery): Promise<ConversationRow> {
   const body = parseInput(assignConversationSchema, input);
   // The conversation first: an unknown conversation is a 404 whatever the body names.
-  const { channelId } = await getConversation(ctx, id, { select: { id: true, channelId: true } });
+  await getConversation(ctx, id, { select: { id: true } });
   const user = body.user === null ? null : await findWorkspaceUser(ctx, body.user);
   if (body.user !== null && !user) throw ValidationError.field('user', 'The user must be a user of this workspace (id or email).');
-  const actor = channelActor(ctx, channelId);
+  const actor = channelActor(ctx);
   return changeConversation(
     ctx,
     id,

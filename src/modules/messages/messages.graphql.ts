@@ -12,7 +12,6 @@ import { MessageDirection, MessageStatus, MessageType } from '../../generated/pr
 import { keysetOrder, keysetWhere, toPage } from '../../lib/pagination.js';
 import { Actor } from '../conversations/conversations.graphql.js';
 import { listMessages, sendMessage } from './messages.service.js';
-import { reachableChannels } from '../conversations/conversations.service.js';
 import { ENCRYPTED_PLACEHOLDER, MESSAGE_RELATIONS, messageSender, messageTable, type MessageRow } from './messages.sql.js';
 import type { MediaView } from './messages.schemas.js';
 
@@ -104,8 +103,7 @@ builder.queryField('messages', (t) =>
   t.field({
     type: MessageConnection,
     nullable: true,
-    description:
-      "The acting channel's messages, newest first. Search never matches encrypted messages. With `conversationId`, a credential of several channels needs no X-Channel-Uuid: the conversation names its channel.",
+    description: "The acting channel's messages, newest first. Search never matches encrypted messages.",
     scope: 'read',
     args: { ...pageArgs, conversationId: t.arg.id(), contactId: t.arg.id(), search: t.arg.string() },
     complexity: connectionComplexity,
@@ -205,20 +203,17 @@ builder.mutationField('sendMessage', (t) =>
   }),
 );
 
-/**
- * A message event heard on the bus, of the acting channel and, when given, of one conversation
- * (of any channel the credential reaches when it named none: the conversation names its channel).
- */
+/** A message event heard on the bus, of the acting channel and, when given, of one conversation. */
 type MessageEvent = { messageId: string; conversationId: string; workspaceId: string; channelId: string };
 
 function messageEvents(ctx: Context, type: 'message.created' | 'message.updated', conversationIdArg: string | number | null | undefined) {
+  const channel = actingChannel(ctx.auth);
   const conversationId = conversationIdArg == null ? null : String(conversationIdArg).toLowerCase();
-  const channelIds = new Set(conversationId === null ? [actingChannel(ctx.auth).id] : reachableChannels(ctx).map((channel) => channel.id));
   return pipe(
     ctx.events!.subscribe(type),
     filter(
       (event: MessageEvent) =>
-        event.workspaceId === ctx.auth.workspace.id && channelIds.has(event.channelId) && (conversationId === null || event.conversationId === conversationId),
+        event.workspaceId === ctx.auth.workspace.id && event.channelId === channel.id && (conversationId === null || event.conversationId === conversationId),
     ),
   );
 }

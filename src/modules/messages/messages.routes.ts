@@ -77,11 +77,8 @@ export const messageRoutes = [
     scope: 'read',
     tag: 'Messages',
     summary: 'List messages',
-    description:
-      "The acting channel's messages, newest first. `search` is a full-text match and never matches an encrypted message. With `conversation_id`, a credential of several channels needs no X-Channel-Uuid: the conversation names its channel.",
-    actsAsChannel: false,
+    description: "The acting channel's messages, newest first. `search` is a full-text match and never matches an encrypted message.",
     query: pageQuerySchema.extend(messageFiltersSchema.shape),
-    failures: [400],
     responses: { 200: { description: 'A page of messages.', schema: collectionEnvelope(messageViewSchema) } },
     handler: async ({ ctx, query }) => {
       const { limit, cursor, ...filters } = query;
