@@ -238,89 +238,96 @@ describe('GET /conversations filters', () => {
   });
 });
 
-describe('one conversation, without X-Channel-Uuid', () => {
-  /** A workspace with two channels, a conversation on each, a third channel outside the credentials with one of its own. */
+describe('one conversation of a credential with several channels', () => {
+  /** A workspace with two channels under one connection token, a conversation on each. */
   async function twoChannels() {
     const s = await setup();
     const second = (await addChannel(app.db.prisma, s.workspace.id, 'Second channel')).channel;
-    const outside = (await addChannel(app.db.prisma, s.workspace.id, 'Outside channel')).channel;
     const { token } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'Both', channelIds: [s.channel.id, second.id] });
-    const { token: outsideToken } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'Outside', channelIds: [outside.id] });
-    const contact = await s.contact({ phone: phone() });
-    const on = async (channelToken: string, channelId: string, message: string) =>
-      (await restClient(app, s.host, channelToken, { 'X-Channel-Uuid': channelId }).post('/messages', { to: contact.id, message })).body.data.message as {
+    const contact = await s.contact({ phone: `+1415777${String(1000 + (++seq % 9000)).padStart(4, '0')}` });
+    const on = async (channelId: string, message: string) =>
+      (await restClient(app, s.host, token, { 'X-Channel-Uuid': channelId }).post('/messages', { to: contact.id, message })).body.data.message as {
         id: string;
         conversationId: string;
       };
-    const first = await on(token, s.channel.id, 'on the first');
-    const onSecond = await on(token, second.id, 'on the second');
-    const onOutside = await on(outsideToken, outside.id, 'outside');
-    return { ...s, second, token, first, onSecond, onOutside };
+    const first = await on(s.channel.id, 'on the first');
+    const onSecond = await on(second.id, 'on the second');
+    return { ...s, second, token, first, onSecond };
   }
 
-  /** Reads and changes one conversation of `client` without the header, each asserted; the state changes' actor is `actor`. */
-  async function actOnConversation(client: ReturnType<typeof restClient>, w: Awaited<ReturnType<typeof twoChannels>>, actor: Record<string, unknown>) {
+  /**
+   * Every read and action on one conversation needs X-Channel-Uuid (400 naming the header, nothing
+   * changed); the list carries each conversation's channelId, and with it as the header they all work.
+   */
+  async function needsTheHeader(token: string, w: Awaited<ReturnType<typeof twoChannels>>, actor: Record<string, unknown>) {
     const id = w.onSecond.conversationId;
-    const got = await client.get(`/conversations/${id}`);
+    const bare = restClient(app, w.host, token);
+    const refusals = [
+      ['GET', `/conversations/${id}`, undefined],
+      ['GET', `/messages?conversation_id=${id}`, undefined],
+      ['POST', `/conversations/${id}/assign`, { user: w.user.id }],
+      ['POST', `/conversations/${id}/read`, {}],
+      ['POST', `/conversations/${id}/labels`, { add: ['billing'] }],
+      ['POST', `/conversations/${id}/close`, undefined],
+      ['POST', `/conversations/${id}/reopen`, undefined],
+    ] as const;
+    for (const [method, path, body] of refusals) {
+      const refused = method === 'GET' ? await bare.get(path) : await bare.post(path, body);
+      expect(refused.status, path).toBe(400);
+      expect(refused.body.status, path).toBe('error');
+      expect(refused.body.message, path).toContain('X-Channel-Uuid');
+    }
+    const untouched = await app.db.prisma.conversation.findUniqueOrThrow({ where: { id } });
+    expect(untouched).toMatchObject({ status: 'open', labels: [], assigneeId: null, lastReadAt: null });
+
+    // The list is one inbox across channels; each conversation names its channel.
+    const listed = await bare.get('/conversations');
+    expect(listed.status).toBe(200);
+    const item = listed.body.data.find((c: { id: string }) => c.id === id) as { channelId: string };
+    expect(item.channelId).toBe(w.second.id);
+    expect(listed.body.data.find((c: { id: string }) => c.id === w.first.conversationId).channelId).toBe(w.channel.id);
+
+    // With that channel as X-Channel-Uuid, the conversation reads and changes.
+    const named = restClient(app, w.host, token, { 'X-Channel-Uuid': item.channelId });
+    const got = await named.get(`/conversations/${id}`);
     expect(got.status, JSON.stringify(got.body)).toBe(200);
-    expect(got.body.data.conversation).toMatchObject({ id, channelId: w.second.id, stateChanges: [{ type: 'opened' }] });
-    const messages = await client.get(`/messages?conversation_id=${id}`);
+    expect(got.body.data.conversation).toMatchObject({ id, channelId: w.second.id });
+    const messages = await named.get(`/messages?conversation_id=${id}`);
     expect(messages.status).toBe(200);
     expect(messages.body.data.map((m: { id: string }) => m.id)).toEqual([w.onSecond.id]);
-    const assigned = await client.post(`/conversations/${id}/assign`, { user: w.user.id });
+    const assigned = await named.post(`/conversations/${id}/assign`, { user: w.user.id });
     expect(assigned.status).toBe(200);
     expect(assigned.body.data.conversation.stateChanges.at(-1)).toMatchObject({ type: 'assigned', actor });
-    const read = await client.post(`/conversations/${id}/read`, { through: w.onSecond.id });
+    const read = await named.post(`/conversations/${id}/read`, { through: w.onSecond.id });
     expect(read.status).toBe(200);
     expect(read.body.data.conversation.lastReadAt).not.toBeNull();
-    const labelled = await client.post(`/conversations/${id}/labels`, { add: ['Billing'] });
+    const labelled = await named.post(`/conversations/${id}/labels`, { add: ['Billing'] });
     expect(labelled.status).toBe(200);
     expect(labelled.body.data.conversation.labels).toEqual(['billing']);
-    const closed = await client.post(`/conversations/${id}/close`);
+    const closed = await named.post(`/conversations/${id}/close`);
     expect(closed.status).toBe(200);
-    expect(closed.body.data.conversation).toMatchObject({ status: 'closed', channelId: w.second.id });
     expect(closed.body.data.conversation.stateChanges.at(-1)).toMatchObject({ type: 'closed', actor });
-    const reopened = await client.post(`/conversations/${id}/reopen`);
+    const reopened = await named.post(`/conversations/${id}/reopen`);
     expect(reopened.status).toBe(200);
     expect(reopened.body.data.conversation.status).toBe('open');
 
-    // A conversation of a channel outside the credential stays unseen: 404, and no messages.
-    const outside = w.onOutside.conversationId;
-    expect((await client.get(`/conversations/${outside}`)).status).toBe(404);
-    for (const [path, body] of [['assign', { user: null }], ['read', {}], ['labels', { add: ['x'] }], ['close', undefined], ['reopen', undefined]] as const) {
-      const refused = await client.post(`/conversations/${outside}/${path}`, body);
-      expect(refused.status, path).toBe(404);
-    }
-    const unseen = await client.get(`/messages?conversation_id=${outside}`);
-    expect(unseen.status).toBe(200);
-    expect(unseen.body.data).toEqual([]);
-    expect((await app.db.prisma.conversation.findUniqueOrThrow({ where: { id: outside } })).labels).toEqual([]);
-
-    // Messages of no one conversation still need the acting channel; so does a send.
-    const all = await client.get('/messages');
-    expect(all.status).toBe(400);
-    expect(all.body.message).toContain('X-Channel-Uuid');
-    expect((await client.post('/messages', { to: got.body.data.conversation.contactId, message: 'which channel?' })).status).toBe(400);
+    // Naming the other channel, the conversation is not found.
+    const other = restClient(app, w.host, token, { 'X-Channel-Uuid': w.channel.id });
+    expect((await other.get(`/conversations/${id}`)).status).toBe(404);
+    expect((await other.post(`/conversations/${id}/close`)).status).toBe(404);
+    expect((await other.get(`/messages?conversation_id=${id}`)).body.data).toEqual([]);
   }
 
-  it('a connection token over two channels reads and changes a conversation of either; the actor is its channel', async () => {
+  it('a connection token over two channels: 400 without X-Channel-Uuid; with the channel the list gives, the actor is that channel', async () => {
     const w = await twoChannels();
-    await actOnConversation(restClient(app, w.host, w.token), w, { type: 'channel', id: w.second.id, name: 'Second channel' });
+    await needsTheHeader(w.token, w, { type: 'channel', id: w.second.id, name: 'Second channel' });
   });
 
-  it('a session over two channels does the same as its user', async () => {
+  it('a session over two channels: the same, as its user', async () => {
     const w = await twoChannels();
     const { mintSession } = await import('../../helpers/sessions.js');
     const session = await mintSession(restClient(app, w.host, w.token), { user: w.user.email, channels: [w.channel.id, w.second.id] });
-    await actOnConversation(restClient(app, w.host, session.token), w, { type: 'user', id: w.user.id, name: 'Agent Smith' });
-  });
-
-  it('with X-Channel-Uuid, a conversation of another of its channels is a 404 as before', async () => {
-    const w = await twoChannels();
-    const asFirst = restClient(app, w.host, w.token, { 'X-Channel-Uuid': w.channel.id });
-    expect((await asFirst.get(`/conversations/${w.first.conversationId}`)).status).toBe(200);
-    expect((await asFirst.get(`/conversations/${w.onSecond.conversationId}`)).status).toBe(404);
-    expect((await asFirst.post(`/conversations/${w.onSecond.conversationId}/read`, {})).status).toBe(404);
+    await needsTheHeader(session.token, w, { type: 'user', id: w.user.id, name: 'Agent Smith' });
   });
 });
 
