@@ -133,7 +133,7 @@ export interface paths {
         };
         /**
          * List messages
-         * @description The acting channel's messages, newest first. `search` is a full-text match and never matches an encrypted message. With `conversation_id`, a credential of several channels needs no X-Channel-Uuid: the conversation names its channel.
+         * @description The acting channel's messages, newest first. `search` is a full-text match and never matches an encrypted message.
          *
          *     Scope: `read`.
          */
@@ -205,9 +205,7 @@ export interface paths {
         };
         /**
          * Get a conversation
-         * @description A conversation of the acting channel or, for a credential of several channels that sends no X-Channel-Uuid, of any of them.
-         *
-         *     Scope: `read`.
+         * @description Scope: `read`.
          */
         get: operations["getConversation"];
         put?: never;
@@ -1556,6 +1554,7 @@ export interface operations {
                     };
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
