@@ -46,6 +46,7 @@ type Documents = {
     "\n  query InboxUsers($first: Int, $after: String) {\n    users(first: $first, after: $after) { edges { node { id name email } } pageInfo { hasNextPage endCursor } }\n  }\n": typeof types.InboxUsersDocument,
     "\n  query InboxSearchPage($first: Int, $after: String, $last: Int, $before: String, $search: String, $sort: ConversationSort) {\n    conversations(first: $first, after: $after, last: $last, before: $before, search: $search, sort: $sort) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.InboxSearchPageDocument,
     "\n  query InboxConversation($id: ID!) {\n    conversation(id: $id) {\n      id channelId stateChanges { type }\n      messages(first: 10) { edges { node { id } } }\n    }\n    messages(conversationId: $id, first: 10) { edges { node { id } } }\n  }\n": typeof types.InboxConversationDocument,
+    "\n  query InboxChannels {\n    conversations(first: 50) { edges { node { id channelId } } }\n  }\n": typeof types.InboxChannelsDocument,
     "\n  mutation InboxClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id } } } userErrors { field code } }\n  }\n": typeof types.InboxCloseDocument,
     "\n  mutation InboxReopen($id: ID!) {\n    reopenConversation(id: $id) { conversation { id status } userErrors { field code } }\n  }\n": typeof types.InboxReopenDocument,
     "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Contact { name email }\n      ... on Conversation { status contact { id name } messages(first: 5) { edges { node { id body } } pageInfo { hasNextPage } } }\n      ... on Message { body placeholder isEncrypted sender { type name } conversation { id } }\n      ... on Channel { name type }\n      ... on Template { name language }\n      ... on User { name userEmail: email }\n    }\n  }\n": typeof types.NodeByIdDocument,
@@ -109,6 +110,7 @@ const documents: Documents = {
     "\n  query InboxUsers($first: Int, $after: String) {\n    users(first: $first, after: $after) { edges { node { id name email } } pageInfo { hasNextPage endCursor } }\n  }\n": types.InboxUsersDocument,
     "\n  query InboxSearchPage($first: Int, $after: String, $last: Int, $before: String, $search: String, $sort: ConversationSort) {\n    conversations(first: $first, after: $after, last: $last, before: $before, search: $search, sort: $sort) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.InboxSearchPageDocument,
     "\n  query InboxConversation($id: ID!) {\n    conversation(id: $id) {\n      id channelId stateChanges { type }\n      messages(first: 10) { edges { node { id } } }\n    }\n    messages(conversationId: $id, first: 10) { edges { node { id } } }\n  }\n": types.InboxConversationDocument,
+    "\n  query InboxChannels {\n    conversations(first: 50) { edges { node { id channelId } } }\n  }\n": types.InboxChannelsDocument,
     "\n  mutation InboxClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id } } } userErrors { field code } }\n  }\n": types.InboxCloseDocument,
     "\n  mutation InboxReopen($id: ID!) {\n    reopenConversation(id: $id) { conversation { id status } userErrors { field code } }\n  }\n": types.InboxReopenDocument,
     "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Contact { name email }\n      ... on Conversation { status contact { id name } messages(first: 5) { edges { node { id body } } pageInfo { hasNextPage } } }\n      ... on Message { body placeholder isEncrypted sender { type name } conversation { id } }\n      ... on Channel { name type }\n      ... on Template { name language }\n      ... on User { name userEmail: email }\n    }\n  }\n": types.NodeByIdDocument,
@@ -282,6 +284,10 @@ export function graphql(source: "\n  query InboxSearchPage($first: Int, $after: 
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query InboxConversation($id: ID!) {\n    conversation(id: $id) {\n      id channelId stateChanges { type }\n      messages(first: 10) { edges { node { id } } }\n    }\n    messages(conversationId: $id, first: 10) { edges { node { id } } }\n  }\n"): (typeof documents)["\n  query InboxConversation($id: ID!) {\n    conversation(id: $id) {\n      id channelId stateChanges { type }\n      messages(first: 10) { edges { node { id } } }\n    }\n    messages(conversationId: $id, first: 10) { edges { node { id } } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query InboxChannels {\n    conversations(first: 50) { edges { node { id channelId } } }\n  }\n"): (typeof documents)["\n  query InboxChannels {\n    conversations(first: 50) { edges { node { id channelId } } }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -82,6 +82,12 @@ const InboxConversation = graphql(`
   }
 `);
 
+const InboxChannels = graphql(`
+  query InboxChannels {
+    conversations(first: 50) { edges { node { id channelId } } }
+  }
+`);
+
 const InboxClose = graphql(`
   mutation InboxClose($id: ID!) {
     closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id } } } userErrors { field code } }
@@ -248,57 +254,92 @@ describe('searched conversations, both ways', () => {
   });
 });
 
-describe('one conversation, without X-Channel-Uuid', () => {
-  it('a connection token and a session over two channels read and change a conversation of either; one outside stays unseen', async () => {
+describe('one conversation of a credential with several channels', () => {
+  it('a connection token and a session over two channels get CHANNEL_REQUIRED without X-Channel-Uuid; with the channelId the list gives, they read and change it', async () => {
     const s = await setup();
     const second = (await addChannel(app.db.prisma, s.workspace.id, 'Second channel')).channel;
-    const outside = (await addChannel(app.db.prisma, s.workspace.id, 'Outside channel')).channel;
     const { token } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'Both', channelIds: [s.channel.id, second.id] });
-    const { token: outsideToken } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'Outside', channelIds: [outside.id] });
     const contact = await s.contact({ phone: phone() });
-    const sendOn = async (channelToken: string, channelId: string, message: string) =>
-      (await restClient(app, s.host, channelToken, { 'X-Channel-Uuid': channelId }).post('/messages', { to: contact.id, message })).body.data.message as { id: string; conversationId: string };
-    const onSecond = await sendOn(token, second.id, 'on the second');
-    const onOutside = await sendOn(outsideToken, outside.id, 'outside');
+    const sendOn = async (channelId: string, message: string) =>
+      (await restClient(app, s.host, token, { 'X-Channel-Uuid': channelId }).post('/messages', { to: contact.id, message })).body.data.message as { id: string; conversationId: string };
+    const onFirst = await sendOn(s.channel.id, 'on the first');
+    const onSecond = await sendOn(second.id, 'on the second');
+    const id = onSecond.conversationId;
     const session = await mintSession(restClient(app, s.host, token), { user: s.user.email, channels: [s.channel.id, second.id] });
-    // Its changes stream to conversationUpdated(id:) of a subscriber that named no channel either.
-    const stream = await subscribeSse((path, init) => app.fetch(s.host, path, init), bearer(token), parse('subscription ($id: ID) { conversationUpdated(id: $id) { id channelId } }') as never, {
-      id: onSecond.conversationId,
-    } as never);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    const codes = (result: { errors?: readonly { extensions?: Record<string, unknown> }[] }) => (result.errors ?? []).map((error) => error.extensions?.code);
 
     for (const [credential, actor] of [
       [token, { type: 'channel', id: second.id }],
       [session.token, { type: 'user', id: s.user.id }],
     ] as const) {
-      const as = <TData, TVariables>(doc: TypedDocumentNode<TData, TVariables>, variables: TVariables) => executeOperation(app, s.host, bearer(credential), doc, variables);
-      const id = onSecond.conversationId;
-      const read = await as(InboxConversation, { id });
-      expect(read.errors, JSON.stringify(read.errors)).toBeUndefined();
-      expect(read.data!.conversation).toMatchObject({ id, channelId: second.id, messages: { edges: [{ node: { id: onSecond.id } }] } });
-      expect(read.data!.messages!.edges.map((edge) => edge.node.id)).toEqual([onSecond.id]);
-      const assigned = await as(InboxAssign, { id, userId: s.user.id });
+      const as =
+        (headers: Record<string, string>) =>
+        <TData, TVariables>(doc: TypedDocumentNode<TData, TVariables>, variables: TVariables) =>
+          executeOperation(app, s.host, { ...bearer(credential), ...headers }, doc, variables);
+      const bare = as({});
+
+      // Without the header: every field naming one conversation is refused, nothing changes.
+      const read = await bare(InboxConversation, { id });
+      expect(codes(read)).toEqual(['CHANNEL_REQUIRED', 'CHANNEL_REQUIRED']);
+      expect(read.data).toEqual({ conversation: null, messages: null });
+      for (const [name, result] of [
+        ['assign', await bare(InboxAssign, { id, userId: s.user.id })],
+        ['read', await bare(InboxRead, { id })],
+        ['labels', await bare(InboxLabels, { id, add: ['billing'] })],
+        ['close', await bare(InboxClose, { id })],
+        ['reopen', await bare(InboxReopen, { id })],
+      ] as const) {
+        expect(codes(result), name).toEqual(['CHANNEL_REQUIRED']);
+      }
+      expect(await app.db.prisma.conversation.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: 'open', labels: [], assigneeId: null, lastReadAt: null });
+      for (const subscription of [
+        'subscription ($id: ID) { conversationUpdated(id: $id) { id } }',
+        'subscription ($id: ID) { messageAdded(conversationId: $id) { id } }',
+        'subscription ($id: ID) { messageUpdated(conversationId: $id) { id } }',
+      ]) {
+        const refused = await subscribeSse((path, init) => app.fetch(s.host, path, init), bearer(credential), parse(subscription) as never, { id } as never);
+        const [first] = (await refused.waitFor(1)) as { errors?: { extensions?: Record<string, unknown> }[] }[];
+        await refused.close();
+        expect(codes(first!), subscription).toEqual(['CHANNEL_REQUIRED']);
+      }
+
+      // The list is one inbox across channels; each conversation names its channel.
+      const listed = await bare(InboxChannels, {});
+      expect(listed.errors).toBeUndefined();
+      const nodes = listed.data!.conversations!.edges.map((edge) => edge.node);
+      expect(nodes).toEqual(expect.arrayContaining([{ id, channelId: second.id }, { id: onFirst.conversationId, channelId: s.channel.id }]));
+      const channelId = nodes.find((node) => node.id === id)!.channelId;
+
+      // With it as X-Channel-Uuid, the conversation reads and changes, and its changes stream.
+      const named = as({ 'X-Channel-Uuid': channelId });
+      const stream = await subscribeSse((path, init) => app.fetch(s.host, path, init), { ...bearer(credential), 'X-Channel-Uuid': channelId }, parse('subscription ($id: ID) { conversationUpdated(id: $id) { id channelId } }') as never, {
+        id,
+      } as never);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const got = await named(InboxConversation, { id });
+      expect(got.errors, JSON.stringify(got.errors)).toBeUndefined();
+      expect(got.data!.conversation).toMatchObject({ id, channelId: second.id, messages: { edges: [{ node: { id: onSecond.id } }] } });
+      expect(got.data!.messages!.edges.map((edge) => edge.node.id)).toEqual([onSecond.id]);
+      const assigned = await named(InboxAssign, { id, userId: s.user.id });
       expect(assigned.data!.assignConversation!.userErrors).toEqual([]);
       expect(assigned.data!.assignConversation!.conversation!.stateChanges.at(-1)).toEqual({ type: 'assigned', actor });
-      expect((await as(InboxRead, { id })).data!.markConversationRead!.userErrors).toEqual([]);
-      expect((await as(InboxLabels, { id, add: ['Billing'] })).data!.updateConversationLabels!.conversation!.labels).toEqual(['billing']);
-      const closed = await as(InboxClose, { id });
-      expect(closed.data!.closeConversation!.conversation).toMatchObject({ status: 'closed' });
+      expect((await named(InboxRead, { id })).data!.markConversationRead!.userErrors).toEqual([]);
+      expect((await named(InboxLabels, { id, add: ['Billing'] })).data!.updateConversationLabels!.conversation!.labels).toEqual(['billing']);
+      const closed = await named(InboxClose, { id });
       expect(closed.data!.closeConversation!.conversation!.stateChanges.at(-1)).toEqual({ type: 'closed', actor });
-      expect((await as(InboxReopen, { id })).data!.reopenConversation!.conversation).toMatchObject({ status: 'open' });
-      await as(InboxAssign, { id, userId: null });
+      expect((await named(InboxReopen, { id })).data!.reopenConversation!.conversation).toMatchObject({ status: 'open' });
+      const events = await stream.waitFor(1);
+      await stream.close();
+      expect(events[0]).toEqual({ data: { conversationUpdated: { id, channelId: second.id } } });
 
-      const unseen = await as(InboxConversation, { id: onOutside.conversationId });
-      expect(unseen.errors).toBeUndefined();
-      expect(unseen.data).toEqual({ conversation: null, messages: { edges: [] } });
-      const refused = await as(InboxLabels, { id: onOutside.conversationId, add: ['x'] });
-      expect(refused.data!.updateConversationLabels).toEqual({ conversation: null, userErrors: [{ field: ['id'], message: expect.any(String), code: 'NOT_FOUND' }] });
-      expect((await as(InboxClose, { id: onOutside.conversationId })).data!.closeConversation!.conversation).toBeNull();
+      // Naming the other channel, the conversation is not found.
+      const other = as({ 'X-Channel-Uuid': s.channel.id });
+      expect((await other(InboxConversation, { id })).data).toEqual({ conversation: null, messages: { edges: [] } });
+
+      // Back as it was for the next credential.
+      await named(InboxAssign, { id, userId: null });
+      await app.db.prisma.conversation.update({ where: { id }, data: { labels: [], lastReadAt: null } });
     }
-    expect((await app.db.prisma.conversation.findUniqueOrThrow({ where: { id: onOutside.conversationId } })).status).toBe('open');
-    const events = await stream.waitFor(1);
-    await stream.close();
-    expect(new Set(events.map((event) => JSON.stringify(event)))).toEqual(new Set([JSON.stringify({ data: { conversationUpdated: { id: onSecond.conversationId, channelId: second.id } } })]));
   });
 });
 
