@@ -70,10 +70,22 @@ export interface SendJob {
   recordPart(providerId: string, part: number): Promise<void>;
 }
 
+/** A read receipt: the provider's id of the latest inbound message the team read. */
+export interface ReadReceiptJob {
+  deliveryId: string;
+  channel: ProviderChannel;
+  providerMessageId: string;
+}
+
+/** How reporting a read ended: taken, to be tried again, or refused for good. */
+export type ReceiptOutcome = { kind: 'sent' } | { kind: 'retry'; reason: string } | { kind: 'failed'; code: string; text: string };
+
 /** Sends a channel's messages. Never throws for a provider's answer: every answer is an outcome. */
 export interface OutboundProvider {
   readonly name: ProviderName;
   send(job: SendJob): Promise<SendOutcome>;
+  /** Reports that the inbound message was read, for a provider that takes read receipts. */
+  markRead?(job: ReadReceiptJob): Promise<ReceiptOutcome>;
 }
 
 /** A file received with an inbound message, fetched from the provider when asked for. */

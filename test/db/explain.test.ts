@@ -287,6 +287,11 @@ const cases: [string, () => Promise<void>, { uses?: string[] }?][] = [
     operation(`query($c: ID) { messages(conversationId: $c, last: 25) { edges { node { id body sender { name } } } pageInfo { hasPreviousPage startCursor } } }`, () => ({ c: known.conversationId })),
   ],
   ['GraphQL conversations, a backward page', operation(`query($before: String) { conversations(last: 25, before: $before) { edges { node { id status } } } }`, () => ({ before: known.conversationsEarly }))],
+  ['GraphQL conversations(search:), the last page', operation('{ conversations(last: 25, search: "Lotte Smits") { edges { node { id status } } pageInfo { hasPreviousPage startCursor } } }')],
+  [
+    'GraphQL conversations(search:) a name, a backward page',
+    operation(`query($before: String) { conversations(last: 25, before: $before, search: "Lotte Smits") { edges { node { id status } } } }`, () => ({ before: known.conversationsEarly })),
+  ],
   [
     'GraphQL conversations(status:), the last page, with their last messages',
     operation(`{ conversations(last: 25, status: closed) { edges { node { id contact { id name } messages(last: 2) { edges { node { id body } } } } } } }`),

@@ -2,7 +2,11 @@ import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
-import { bearer } from '../helpers/factories.js';
+import { addChannel, bearer, createConnection } from '../helpers/factories.js';
+import { restClient } from '../helpers/rest.js';
+import { mintSession } from '../helpers/sessions.js';
+import { subscribeSse } from '../helpers/sse.js';
+import { parse } from 'graphql';
 import { executeOperation } from '../helpers/graphql.js';
 import { messagingSetup } from '../helpers/messaging.js';
 import { graphql } from '../gql/index.js';
@@ -56,6 +60,43 @@ const InboxPage = graphql(`
 const InboxUsers = graphql(`
   query InboxUsers($first: Int, $after: String) {
     users(first: $first, after: $after) { edges { node { id name email } } pageInfo { hasNextPage endCursor } }
+  }
+`);
+
+const InboxSearchPage = graphql(`
+  query InboxSearchPage($first: Int, $after: String, $last: Int, $before: String, $search: String, $sort: ConversationSort) {
+    conversations(first: $first, after: $after, last: $last, before: $before, search: $search, sort: $sort) {
+      edges { cursor node { id } }
+      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    }
+  }
+`);
+
+const InboxConversation = graphql(`
+  query InboxConversation($id: ID!) {
+    conversation(id: $id) {
+      id channelId stateChanges { type }
+      messages(first: 10) { edges { node { id } } }
+    }
+    messages(conversationId: $id, first: 10) { edges { node { id } } }
+  }
+`);
+
+const InboxChannels = graphql(`
+  query InboxChannels {
+    conversations(first: 50) { edges { node { id channelId } } }
+  }
+`);
+
+const InboxClose = graphql(`
+  mutation InboxClose($id: ID!) {
+    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id } } } userErrors { field code } }
+  }
+`);
+
+const InboxReopen = graphql(`
+  mutation InboxReopen($id: ID!) {
+    reopenConversation(id: $id) { conversation { id status } userErrors { field code } }
   }
 `);
 
@@ -146,6 +187,159 @@ describe('conversations(...) filters and sort', () => {
     const page = first.data!.conversations!;
     expect(page.edges[0]!.node).toMatchObject({ id: a.conversationId, unreadCount: 1, assignee: { id: s.user.id }, lastMessage: { body: 'answer', direction: 'inbound' } });
     expect(await ids({ sort: 'last_message', first: 1, after: page.pageInfo.endCursor })).toEqual([b.conversationId]);
+  });
+});
+
+describe('searched conversations, both ways', () => {
+  it('forward and backward pages of a search meet exactly, in either sort; REST pages forward the same', async () => {
+    const s = await setup();
+    const matching: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      const p = phone();
+      matching.push((await s.conversationWith(p, `parcel number ${i}`)).conversationId);
+      await s.conversationWith(phone(), `unrelated ${i}`);
+      // Activity in another order than creation, so the two sorts differ.
+      if (i % 2 === 0) await s.reply(p, 'thanks', new Date(Date.now() + 1000 * (10 - i)));
+    }
+    for (const sort of ['created', 'last_message'] as const) {
+      const page = async (variables: { first?: number; after?: string | null; last?: number; before?: string | null }) => {
+        const result = await s.gql(InboxSearchPage, { search: 'parcel', sort, ...variables });
+        expect(result.errors, JSON.stringify(result.errors)).toBeUndefined();
+        return result.data!.conversations!;
+      };
+      // Forward, two at a time.
+      const forward: string[] = [];
+      const forwardPages: Awaited<ReturnType<typeof page>>[] = [];
+      let after: string | null = null;
+      do {
+        const current = await page({ first: 2, after });
+        forwardPages.push(current);
+        forward.push(...current.edges.map((edge) => edge.node.id));
+        after = current.pageInfo.hasNextPage ? current.pageInfo.endCursor! : null;
+      } while (after);
+      expect(forward).toHaveLength(5);
+      expect(new Set(forward)).toEqual(new Set(matching));
+      expect(forwardPages.map((p) => p.edges.length)).toEqual([2, 2, 1]);
+
+      // Backward from the end, two at a time: the same list, no gap, no duplicate.
+      const backward: string[][] = [];
+      let before: string | null = null;
+      for (;;) {
+        const current = await page({ last: 2, before });
+        backward.unshift(current.edges.map((edge) => edge.node.id));
+        if (!current.pageInfo.hasPreviousPage) break;
+        before = current.pageInfo.startCursor!;
+      }
+      expect(backward).toEqual([[forward[0]], forward.slice(1, 3), forward.slice(3, 5)]);
+
+      // The page before a forward page's start is exactly the page that led to it.
+      const back = await page({ last: 2, before: forwardPages[1]!.pageInfo.startCursor });
+      expect(back.edges.map((edge) => edge.node.id)).toEqual(forward.slice(0, 2));
+      expect(back.pageInfo).toMatchObject({ hasPreviousPage: false, hasNextPage: true });
+      const between = await page({ first: 10, after: forwardPages[0]!.pageInfo.endCursor, before: forwardPages[2]!.pageInfo.startCursor });
+      expect(between.edges.map((edge) => edge.node.id)).toEqual(forward.slice(2, 4));
+
+      // REST: the same list, forward.
+      const rest: string[] = [];
+      let cursor = '';
+      for (;;) {
+        const listed = await s.api.get(`/conversations?search=parcel&sort=${sort}&limit=2${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(listed.status).toBe(200);
+        rest.push(...listed.body.data.map((c: { id: string }) => c.id));
+        if (!listed.body.meta.has_more) break;
+        cursor = listed.body.meta.next_cursor;
+      }
+      expect(rest).toEqual(forward);
+    }
+  });
+});
+
+describe('one conversation of a credential with several channels', () => {
+  it('a connection token and a session over two channels get CHANNEL_REQUIRED without X-Channel-Uuid; with the channelId the list gives, they read and change it', async () => {
+    const s = await setup();
+    const second = (await addChannel(app.db.prisma, s.workspace.id, 'Second channel')).channel;
+    const { token } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'Both', channelIds: [s.channel.id, second.id] });
+    const contact = await s.contact({ phone: phone() });
+    const sendOn = async (channelId: string, message: string) =>
+      (await restClient(app, s.host, token, { 'X-Channel-Uuid': channelId }).post('/messages', { to: contact.id, message })).body.data.message as { id: string; conversationId: string };
+    const onFirst = await sendOn(s.channel.id, 'on the first');
+    const onSecond = await sendOn(second.id, 'on the second');
+    const id = onSecond.conversationId;
+    const session = await mintSession(restClient(app, s.host, token), { user: s.user.email, channels: [s.channel.id, second.id] });
+    const codes = (result: { errors?: readonly { extensions?: Record<string, unknown> }[] }) => (result.errors ?? []).map((error) => error.extensions?.code);
+
+    for (const [credential, actor] of [
+      [token, { type: 'channel', id: second.id }],
+      [session.token, { type: 'user', id: s.user.id }],
+    ] as const) {
+      const as =
+        (headers: Record<string, string>) =>
+        <TData, TVariables>(doc: TypedDocumentNode<TData, TVariables>, variables: TVariables) =>
+          executeOperation(app, s.host, { ...bearer(credential), ...headers }, doc, variables);
+      const bare = as({});
+
+      // Without the header: every field naming one conversation is refused, nothing changes.
+      const read = await bare(InboxConversation, { id });
+      expect(codes(read)).toEqual(['CHANNEL_REQUIRED', 'CHANNEL_REQUIRED']);
+      expect(read.data).toEqual({ conversation: null, messages: null });
+      for (const [name, result] of [
+        ['assign', await bare(InboxAssign, { id, userId: s.user.id })],
+        ['read', await bare(InboxRead, { id })],
+        ['labels', await bare(InboxLabels, { id, add: ['billing'] })],
+        ['close', await bare(InboxClose, { id })],
+        ['reopen', await bare(InboxReopen, { id })],
+      ] as const) {
+        expect(codes(result), name).toEqual(['CHANNEL_REQUIRED']);
+      }
+      expect(await app.db.prisma.conversation.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: 'open', labels: [], assigneeId: null, lastReadAt: null });
+      for (const subscription of [
+        'subscription ($id: ID) { conversationUpdated(id: $id) { id } }',
+        'subscription ($id: ID) { messageAdded(conversationId: $id) { id } }',
+        'subscription ($id: ID) { messageUpdated(conversationId: $id) { id } }',
+      ]) {
+        const refused = await subscribeSse((path, init) => app.fetch(s.host, path, init), bearer(credential), parse(subscription) as never, { id } as never);
+        const [first] = (await refused.waitFor(1)) as { errors?: { extensions?: Record<string, unknown> }[] }[];
+        await refused.close();
+        expect(codes(first!), subscription).toEqual(['CHANNEL_REQUIRED']);
+      }
+
+      // The list is one inbox across channels; each conversation names its channel.
+      const listed = await bare(InboxChannels, {});
+      expect(listed.errors).toBeUndefined();
+      const nodes = listed.data!.conversations!.edges.map((edge) => edge.node);
+      expect(nodes).toEqual(expect.arrayContaining([{ id, channelId: second.id }, { id: onFirst.conversationId, channelId: s.channel.id }]));
+      const channelId = nodes.find((node) => node.id === id)!.channelId;
+
+      // With it as X-Channel-Uuid, the conversation reads and changes, and its changes stream.
+      const named = as({ 'X-Channel-Uuid': channelId });
+      const stream = await subscribeSse((path, init) => app.fetch(s.host, path, init), { ...bearer(credential), 'X-Channel-Uuid': channelId }, parse('subscription ($id: ID) { conversationUpdated(id: $id) { id channelId } }') as never, {
+        id,
+      } as never);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const got = await named(InboxConversation, { id });
+      expect(got.errors, JSON.stringify(got.errors)).toBeUndefined();
+      expect(got.data!.conversation).toMatchObject({ id, channelId: second.id, messages: { edges: [{ node: { id: onSecond.id } }] } });
+      expect(got.data!.messages!.edges.map((edge) => edge.node.id)).toEqual([onSecond.id]);
+      const assigned = await named(InboxAssign, { id, userId: s.user.id });
+      expect(assigned.data!.assignConversation!.userErrors).toEqual([]);
+      expect(assigned.data!.assignConversation!.conversation!.stateChanges.at(-1)).toEqual({ type: 'assigned', actor });
+      expect((await named(InboxRead, { id })).data!.markConversationRead!.userErrors).toEqual([]);
+      expect((await named(InboxLabels, { id, add: ['Billing'] })).data!.updateConversationLabels!.conversation!.labels).toEqual(['billing']);
+      const closed = await named(InboxClose, { id });
+      expect(closed.data!.closeConversation!.conversation!.stateChanges.at(-1)).toEqual({ type: 'closed', actor });
+      expect((await named(InboxReopen, { id })).data!.reopenConversation!.conversation).toMatchObject({ status: 'open' });
+      const events = await stream.waitFor(1);
+      await stream.close();
+      expect(events[0]).toEqual({ data: { conversationUpdated: { id, channelId: second.id } } });
+
+      // Naming the other channel, the conversation is not found.
+      const other = as({ 'X-Channel-Uuid': s.channel.id });
+      expect((await other(InboxConversation, { id })).data).toEqual({ conversation: null, messages: { edges: [] } });
+
+      // Back as it was for the next credential.
+      await named(InboxAssign, { id, userId: null });
+      await app.db.prisma.conversation.update({ where: { id }, data: { labels: [], lastReadAt: null } });
+    }
   });
 });
 

@@ -237,15 +237,15 @@ const orderOf = (sort: ConversationSort, direction: 'asc' | 'desc') =>
   sort === 'last_message' ? [{ lastMessageAt: direction }, { id: direction }] : [{ createdAt: direction }, { id: direction }];
 
 /**
- * A page of conversations (GraphQL), each read as `load` says (what the selection reads): one
- * statement for the page's rows (a search first finds the page's ids in SQL).
+ * A page of conversations (GraphQL), forward or backward, each read as `load` says (what the
+ * selection reads): one statement for the page's rows (a search first finds the page's keys in
+ * SQL, in either direction).
  */
 export async function listConversations(ctx: RequestContext, params: ConversationListParams, load: RowLoad<ConversationRow>): Promise<Page<ConversationRow>> {
   const filters = await pageFilters(ctx, params);
   if (filters.search) {
-    if (params.backward || params.before) throw ValidationError.field('search', 'A searched list of conversations is read forward only: use first and after.');
     const keys = await conversationPage(ctx.sql, ctx.auth.workspace.id, filters, params, false);
-    const page = toPage(keys, params.limit);
+    const page = toPage(keys, params);
     if (page.items.length === 0) return { ...page, items: [] };
     const rows = (await ctx.prisma.conversation.findMany({ ...pageArgs(load), where: { id: { in: page.items.map((key) => key.id) } } })) as ConversationRow[];
     const byId = new Map(rows.map((row) => [row.id, row]));
@@ -333,14 +333,41 @@ export async function assignConversation(ctx: RequestContext, id: string, input:
   );
 }
 
-/** What marking a conversation read leaves to do after commit: the provider's read receipt, when it takes one. */
-export type ReadReceipt = (tx: Db, conversationId: string, readThrough: Date) => Promise<void>;
+/**
+ * Queues, in the transaction that moved the conversation's read state from `previous` to
+ * `through`, the read receipt of a WhatsApp Cloud API channel: the provider id of the latest
+ * inbound message read, when that message is newly read and has one. A conversation has at most
+ * one pending receipt: a newer read replaces the message it names and starts its attempts afresh,
+ * and takes it from a worker attempting it (whose outcome is then not recorded), so the newest
+ * read is the one reported. A receipt is retried like a message and never touches a message.
+ */
+async function queueReadReceipt(tx: Db, conversationId: string, previous: Date | null, through: Date): Promise<void> {
+  await tx.$executeRaw`
+    INSERT INTO deliveries (id, workspace_id, conversation_id, payload)
+    SELECT gen_random_uuid(), c.workspace_id, c.id, json_build_object('message_id', latest.provider_id)
+      FROM conversations AS c
+      JOIN channels AS channel ON channel.id = c.channel_id AND channel.provider = 'whatsapp_cloud'
+     CROSS JOIN LATERAL (
+           SELECT m.created_at,
+                  (SELECT p.provider_id FROM provider_message_ids AS p WHERE p.message_id = m.id AND p.channel_id = c.channel_id ORDER BY p.part LIMIT 1) AS provider_id
+             FROM messages AS m
+            WHERE m.conversation_id = c.id AND m.direction = 'inbound' AND m.created_at <= ${through}::timestamptz
+            ORDER BY m.created_at DESC, m.id DESC
+            LIMIT 1) AS latest
+     WHERE c.id = ${conversationId}::uuid
+       AND latest.provider_id IS NOT NULL
+       AND (${previous}::timestamptz IS NULL OR latest.created_at > ${previous}::timestamptz)
+    ON CONFLICT (conversation_id) WHERE status = 'pending'
+    DO UPDATE SET payload = EXCLUDED.payload, attempts = 0, run_at = now(), locked_by = NULL, locked_until = NULL, last_error = NULL, updated_at = now()`;
+}
 
 /**
  * POST /conversations/{id}/read: the conversation is read up to `through` (a message of it;
- * default its latest message) — never back. Read state is the conversation's, not a user's.
+ * default its latest message) — never back. Read state is the conversation's, not a user's. On a
+ * channel whose provider takes read receipts, the receipt is queued with the change (the outbox
+ * sends it; the answer never waits for it).
  */
-export async function markConversationRead(ctx: RequestContext, id: string, input: unknown, query?: PrismaQuery, receipt?: ReadReceipt): Promise<ConversationRow> {
+export async function markConversationRead(ctx: RequestContext, id: string, input: unknown, query?: PrismaQuery): Promise<ConversationRow> {
   const body = parseInput(markReadSchema, input ?? {}) ?? {};
   const { id: conversationId } = await getConversation(ctx, id, { select: { id: true } });
   let through: Date | null = null;
@@ -366,7 +393,7 @@ export async function markConversationRead(ctx: RequestContext, id: string, inpu
                unread_count = (SELECT count(*) FROM messages WHERE conversation_id = ${conversationId}::uuid AND direction = 'inbound' AND created_at > ${target}::timestamptz),
                updated_at = now()
          WHERE id = ${conversationId}::uuid`;
-      return { type: 'conversation.read', ...(receipt ? { after: (db: Db) => receipt(db, conversationId, target) } : {}) };
+      return { type: 'conversation.read', after: (db: Db) => queueReadReceipt(db, conversationId, latest?.read ?? null, target) };
     },
     query,
   );

@@ -1,7 +1,7 @@
 import { Prisma, type Conversation, type ConversationStateChange, type User } from '../../generated/prisma/client.js';
 import type { RunSql } from '../../db/database.js';
 import { isoSql, viewFields, viewTable } from '../../db/view.js';
-import type { Cursor } from '../../lib/pagination.js';
+import type { PageRequest } from '../../lib/pagination.js';
 import { messageTable, senderJoins, type MessageRow } from '../messages/messages.sql.js';
 import type { ActorView, ConversationSort, ConversationView } from './conversations.schemas.js';
 
@@ -113,16 +113,19 @@ const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`
 /**
  * A page of conversations in one statement: the ids and keys of the filtered page, one past the
  * limit, each (`withView`) with its whole view built in SQL (assignee, labels, unread count, newest
- * message with its sender, state changes).
+ * message with its sender, state changes). The page is a keyset over (order key, id) like every
+ * other: within `cursor` and `before`, read newest first, or oldest first for a backward page (the
+ * rows in the order read, for `toPage` to flip); a search only narrows the rows walked.
  */
 export async function conversationPage(
   sql: RunSql,
   workspaceId: string,
   filters: ConversationPageFilters,
-  params: { limit: number; cursor?: Cursor | undefined },
+  params: PageRequest,
   withView: boolean,
 ): Promise<{ id: string; createdAt: Date; view: ConversationView }[]> {
-  const { cursor } = params;
+  const { cursor, before } = params;
+  const direction = Prisma.raw(params.backward ? 'ASC' : 'DESC');
   const key = filters.sort === 'last_message' ? Prisma.raw('c.last_message_at') : Prisma.raw('c.created_at');
   const search = filters.search ? containing(filters.search) : undefined;
   const rows = await sql<{ id: string; key: Date; view: ConversationView }>(Prisma.sql`
@@ -154,9 +157,10 @@ export async function conversationPage(
                : Prisma.empty
            }
            ${cursor ? Prisma.sql`AND (${key}, c.id) < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty}
-         ORDER BY ${key} DESC, c.id DESC
+           ${before ? Prisma.sql`AND (${key}, c.id) > (${before.createdAt}::timestamptz, ${before.id}::uuid)` : Prisma.empty}
+         ORDER BY ${key} ${direction}, c.id ${direction}
          LIMIT ${params.limit + 1}) AS page
-     ORDER BY page.key DESC, page.id DESC`);
+     ORDER BY page.key ${direction}, page.id ${direction}`);
   return rows.map((row) => ({ id: row.id, createdAt: new Date(row.key), view: row.view }));
 }
 

@@ -54,9 +54,10 @@ export const STOP_GRACE_MS = 5000;
 export const DEFAULT_IN_FLIGHT = 32;
 
 /**
- * A claimed delivery: a message to its channel, an event to an endpoint, or an inbound event to
- * process — with what attempting it needs, read by the claim itself (`m_`: the message, `c_`
- * its channel, `ct_` its contact, `t_` its template; `e_` an event's endpoint).
+ * A claimed delivery: a message to its channel, an event to an endpoint, an inbound event to
+ * process, or a conversation's read receipt to its channel — with what attempting it needs, read
+ * by the claim itself (`m_`: the message, `c_` its channel or the receipt's, `ct_` its contact,
+ * `t_` its template; `e_` an event's endpoint).
  */
 interface Claimed {
   id: string;
@@ -64,6 +65,7 @@ interface Claimed {
   message_id: string | null;
   endpoint_id: string | null;
   inbound_event_id: string | null;
+  conversation_id: string | null;
   attempts: number;
   max_attempts: number;
   event_type: string | null;
@@ -98,7 +100,7 @@ interface Claimed {
   sent_parts: string[];
 }
 
-type Kind = 'message' | 'event' | 'inbound';
+type Kind = 'message' | 'event' | 'inbound' | 'receipt';
 
 /**
  * This worker's lease on a delivery ran out and another claim took it over: the attempt stops at
@@ -108,7 +110,7 @@ export class LeaseLost extends Error {
   override name = 'LeaseLost';
 }
 
-const kindOf = (row: Claimed): Kind => (row.message_id ? 'message' : row.inbound_event_id ? 'inbound' : 'event');
+const kindOf = (row: Claimed): Kind => (row.message_id ? 'message' : row.inbound_event_id ? 'inbound' : row.conversation_id ? 'receipt' : 'event');
 
 /** What an attempt came to, for `finish`: delivered, to be retried, or failed for good (with the provider's reason). */
 type Outcome = { kind: 'sent'; providerIds?: string[]; warning?: string } | { kind: 'retry'; reason: string } | { kind: 'failed'; reason: string; failureReason?: string };
@@ -274,7 +276,7 @@ export class DeliveryWorker {
                 ORDER BY run_at
                 LIMIT ${limit}
                 FOR UPDATE SKIP LOCKED)
-        RETURNING d.id, d.workspace_id, d.message_id, d.endpoint_id, d.inbound_event_id, d.attempts, d.max_attempts, d.event_type, d.payload)
+        RETURNING d.id, d.workspace_id, d.message_id, d.endpoint_id, d.inbound_event_id, d.conversation_id, d.attempts, d.max_attempts, d.event_type, d.payload)
       SELECT claimed.*,
              e.id AS e_id, e.url AS e_url, e.secret AS e_secret,
              m.id AS m_id, m.conversation_id AS m_conversation_id, m.type::text AS m_type, m.body AS m_body, m.is_encrypted AS m_is_encrypted,
@@ -288,7 +290,8 @@ export class DeliveryWorker {
         FROM claimed
         LEFT JOIN webhook_endpoints AS e ON e.id = claimed.endpoint_id
         LEFT JOIN messages AS m ON m.id = claimed.message_id
-        LEFT JOIN channels AS c ON c.id = m.channel_id
+        LEFT JOIN conversations AS receipt ON receipt.id = claimed.conversation_id
+        LEFT JOIN channels AS c ON c.id = coalesce(m.channel_id, receipt.channel_id)
         LEFT JOIN contacts AS ct ON ct.id = m.contact_id
         LEFT JOIN channel_templates AS t ON t.id = m.template_id`);
   }
@@ -308,7 +311,13 @@ export class DeliveryWorker {
     let outcome: Outcome;
     try {
       outcome =
-        kind === 'message' ? await this.sendMessage(row, context) : kind === 'event' ? await this.sendEvent(row, context) : await this.processInbound(row, context);
+        kind === 'message'
+          ? await this.sendMessage(row, context)
+          : kind === 'event'
+            ? await this.sendEvent(row, context)
+            : kind === 'receipt'
+              ? await this.sendReceipt(row, context)
+              : await this.processInbound(row, context);
     } catch (error) {
       if (error instanceof LeaseLost) {
         logger.warn(context, 'delivery lease lost mid-attempt: the worker holding it now goes on');
@@ -320,7 +329,7 @@ export class DeliveryWorker {
       if (outcome.warning) logger.warn({ ...context, warning: outcome.warning }, 'delivered with a warning');
       deliveryAttempts.labels(kind, 'delivered').inc();
       const recorded = await this.finish(row, outcome);
-      const done = kind === 'message' ? 'message delivered' : kind === 'event' ? 'event delivered' : 'inbound event processed';
+      const done = { message: 'message delivered', event: 'event delivered', inbound: 'inbound event processed', receipt: 'read receipt delivered' }[kind];
       logger.info({ ...context, recorded }, done);
       return;
     }
@@ -404,6 +413,34 @@ export class DeliveryWorker {
     }
     if (outcome.kind === 'retry') return { kind: 'retry', reason: clean(outcome.reason) };
     return outcome.warning ? { ...outcome, warning: clean(outcome.warning) } : outcome;
+  }
+
+  /**
+   * A conversation's read receipt to its channel's provider: the latest inbound message read. A
+   * provider that takes none has nothing to do; a refusal fails the receipt alone, never a message.
+   */
+  private async sendReceipt(row: Claimed, context: Record<string, unknown>): Promise<Outcome> {
+    context.conversationId = row.conversation_id;
+    const providerMessageId = (row.payload as { message_id?: unknown } | null)?.message_id;
+    if (!row.c_id || typeof providerMessageId !== 'string') return { kind: 'sent' };
+    const channel = {
+      id: row.c_id,
+      name: row.c_name,
+      provider: row.c_provider,
+      webhookUrl: row.c_webhook_url,
+      webhookSecret: row.c_webhook_secret,
+      providerSettings: row.c_provider_settings,
+      providerSecrets: row.c_provider_secrets,
+    };
+    const provider = this.options.providers.outbound(channel);
+    context.provider = provider.name;
+    if (!provider.markRead) return { kind: 'sent' };
+    const opened = providerChannel(channel, this.options.sealer);
+    const clean = (text: string) => redactSecrets(text, [...Object.values(opened.secrets), opened.webhookSecret]).slice(0, 1000);
+    const outcome = await provider.markRead({ deliveryId: row.id, channel: opened, providerMessageId });
+    if (outcome.kind === 'failed') return { kind: 'failed', reason: clean(`${outcome.code}: ${outcome.text}`) };
+    if (outcome.kind === 'retry') return { kind: 'retry', reason: clean(outcome.reason) };
+    return { kind: 'sent' };
   }
 
   /** One workspace event to one endpoint, signed with the endpoint's secret. */

@@ -1,4 +1,4 @@
-import type { OutboundProvider, SendJob, SendOutcome } from '../provider.js';
+import type { OutboundProvider, ReceiptOutcome, SendJob, SendOutcome } from '../provider.js';
 import { providerRequest, type ProviderAnswer, type ProviderHttp } from '../http.js';
 
 /** The WhatsApp Cloud API's media message types, by the extension of the link's path. */
@@ -86,13 +86,15 @@ export function unidentifiedPart(messageId: string, part: number): string {
  * with the channel's access token, one request per part; the parts an earlier attempt sent are skipped.
  */
 export function whatsappProvider(options: { baseUrl: string; version: string; http: ProviderHttp }): OutboundProvider {
+  const messagesUrl = (settings: Record<string, string>) =>
+    `${options.baseUrl.replace(/\/+$/, '')}/${options.version}/${encodeURIComponent(settings.phoneNumberId ?? '')}/messages`;
   return {
     name: 'whatsapp_cloud',
     async send(job): Promise<SendOutcome> {
       // The phone was checked when the message was accepted; it may have been cleared since.
       if (!job.recipient.phone) return { kind: 'failed', code: 'no_phone', text: 'The contact has no phone number to send the WhatsApp message to.' };
       const { settings, secrets } = job.channel;
-      const url = `${options.baseUrl.replace(/\/+$/, '')}/${options.version}/${encodeURIComponent(settings.phoneNumberId ?? '')}/messages`;
+      const url = messagesUrl(settings);
       const ids = [...job.sentParts];
       const warnings: string[] = [];
       const parts = whatsappParts(job);
@@ -111,6 +113,18 @@ export function whatsappProvider(options: { baseUrl: string; version: string; ht
         ids.push(id);
       }
       return { kind: 'sent', providerIds: ids, ...(warnings.length ? { warning: warnings.join('; ') } : {}) };
+    },
+    /** Marks an inbound message read (and, on WhatsApp, every one before it): the same endpoint and token as a send. */
+    async markRead(job): Promise<ReceiptOutcome> {
+      const answer = await providerRequest(options.http, messagesUrl(job.channel.settings), {
+        method: 'POST',
+        headers: { authorization: `Bearer ${job.channel.secrets.accessToken ?? ''}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ messaging_product: 'whatsapp', status: 'read', message_id: job.providerMessageId }),
+      });
+      if ('kind' in answer) return answer;
+      // Any 2xx is taken; otherwise a 429 or 5xx is tried again and any other 4xx refused, as for a send.
+      const outcome = answer.status >= 200 && answer.status < 300 ? null : outcomeOf(answer);
+      return outcome && 'kind' in outcome && outcome.kind !== 'sent' ? outcome : { kind: 'sent' };
     },
   };
 }

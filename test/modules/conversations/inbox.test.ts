@@ -238,6 +238,99 @@ describe('GET /conversations filters', () => {
   });
 });
 
+describe('one conversation of a credential with several channels', () => {
+  /** A workspace with two channels under one connection token, a conversation on each. */
+  async function twoChannels() {
+    const s = await setup();
+    const second = (await addChannel(app.db.prisma, s.workspace.id, 'Second channel')).channel;
+    const { token } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'Both', channelIds: [s.channel.id, second.id] });
+    const contact = await s.contact({ phone: `+1415777${String(1000 + (++seq % 9000)).padStart(4, '0')}` });
+    const on = async (channelId: string, message: string) =>
+      (await restClient(app, s.host, token, { 'X-Channel-Uuid': channelId }).post('/messages', { to: contact.id, message })).body.data.message as {
+        id: string;
+        conversationId: string;
+      };
+    const first = await on(s.channel.id, 'on the first');
+    const onSecond = await on(second.id, 'on the second');
+    return { ...s, second, token, first, onSecond };
+  }
+
+  /**
+   * Every read and action on one conversation needs X-Channel-Uuid (400 naming the header, nothing
+   * changed); the list carries each conversation's channelId, and with it as the header they all work.
+   */
+  async function needsTheHeader(token: string, w: Awaited<ReturnType<typeof twoChannels>>, actor: Record<string, unknown>) {
+    const id = w.onSecond.conversationId;
+    const bare = restClient(app, w.host, token);
+    const refusals = [
+      ['GET', `/conversations/${id}`, undefined],
+      ['GET', `/messages?conversation_id=${id}`, undefined],
+      ['POST', `/conversations/${id}/assign`, { user: w.user.id }],
+      ['POST', `/conversations/${id}/read`, {}],
+      ['POST', `/conversations/${id}/labels`, { add: ['billing'] }],
+      ['POST', `/conversations/${id}/close`, undefined],
+      ['POST', `/conversations/${id}/reopen`, undefined],
+    ] as const;
+    for (const [method, path, body] of refusals) {
+      const refused = method === 'GET' ? await bare.get(path) : await bare.post(path, body);
+      expect(refused.status, path).toBe(400);
+      expect(refused.body.status, path).toBe('error');
+      expect(refused.body.message, path).toContain('X-Channel-Uuid');
+    }
+    const untouched = await app.db.prisma.conversation.findUniqueOrThrow({ where: { id } });
+    expect(untouched).toMatchObject({ status: 'open', labels: [], assigneeId: null, lastReadAt: null });
+
+    // The list is one inbox across channels; each conversation names its channel.
+    const listed = await bare.get('/conversations');
+    expect(listed.status).toBe(200);
+    const item = listed.body.data.find((c: { id: string }) => c.id === id) as { channelId: string };
+    expect(item.channelId).toBe(w.second.id);
+    expect(listed.body.data.find((c: { id: string }) => c.id === w.first.conversationId).channelId).toBe(w.channel.id);
+
+    // With that channel as X-Channel-Uuid, the conversation reads and changes.
+    const named = restClient(app, w.host, token, { 'X-Channel-Uuid': item.channelId });
+    const got = await named.get(`/conversations/${id}`);
+    expect(got.status, JSON.stringify(got.body)).toBe(200);
+    expect(got.body.data.conversation).toMatchObject({ id, channelId: w.second.id });
+    const messages = await named.get(`/messages?conversation_id=${id}`);
+    expect(messages.status).toBe(200);
+    expect(messages.body.data.map((m: { id: string }) => m.id)).toEqual([w.onSecond.id]);
+    const assigned = await named.post(`/conversations/${id}/assign`, { user: w.user.id });
+    expect(assigned.status).toBe(200);
+    expect(assigned.body.data.conversation.stateChanges.at(-1)).toMatchObject({ type: 'assigned', actor });
+    const read = await named.post(`/conversations/${id}/read`, { through: w.onSecond.id });
+    expect(read.status).toBe(200);
+    expect(read.body.data.conversation.lastReadAt).not.toBeNull();
+    const labelled = await named.post(`/conversations/${id}/labels`, { add: ['Billing'] });
+    expect(labelled.status).toBe(200);
+    expect(labelled.body.data.conversation.labels).toEqual(['billing']);
+    const closed = await named.post(`/conversations/${id}/close`);
+    expect(closed.status).toBe(200);
+    expect(closed.body.data.conversation.stateChanges.at(-1)).toMatchObject({ type: 'closed', actor });
+    const reopened = await named.post(`/conversations/${id}/reopen`);
+    expect(reopened.status).toBe(200);
+    expect(reopened.body.data.conversation.status).toBe('open');
+
+    // Naming the other channel, the conversation is not found.
+    const other = restClient(app, w.host, token, { 'X-Channel-Uuid': w.channel.id });
+    expect((await other.get(`/conversations/${id}`)).status).toBe(404);
+    expect((await other.post(`/conversations/${id}/close`)).status).toBe(404);
+    expect((await other.get(`/messages?conversation_id=${id}`)).body.data).toEqual([]);
+  }
+
+  it('a connection token over two channels: 400 without X-Channel-Uuid; with the channel the list gives, the actor is that channel', async () => {
+    const w = await twoChannels();
+    await needsTheHeader(w.token, w, { type: 'channel', id: w.second.id, name: 'Second channel' });
+  });
+
+  it('a session over two channels: the same, as its user', async () => {
+    const w = await twoChannels();
+    const { mintSession } = await import('../../helpers/sessions.js');
+    const session = await mintSession(restClient(app, w.host, w.token), { user: w.user.email, channels: [w.channel.id, w.second.id] });
+    await needsTheHeader(session.token, w, { type: 'user', id: w.user.id, name: 'Agent Smith' });
+  });
+});
+
 describe('GET /users', () => {
   it("lists the workspace's users, paged", async () => {
     const s = await setup();
