@@ -1,7 +1,7 @@
 import { Prisma, type Conversation, type ConversationStateChange, type User } from '../../generated/prisma/client.js';
 import type { RunSql } from '../../db/database.js';
-import { isoSql, viewFields, viewTable } from '../../db/view.js';
-import type { Cursor } from '../../lib/pagination.js';
+import { isoSql, joinedSql, viewFields, viewTable, type Joinable, type JoinedLoad } from '../../db/view.js';
+import { PAGE_POSITION, type Cursor, type PageRequest } from '../../lib/pagination.js';
 import { messageTable, senderJoins, type MessageRow } from '../messages/messages.sql.js';
 import type { ActorView, ConversationSort, ConversationView } from './conversations.schemas.js';
 
@@ -111,23 +111,16 @@ export interface ConversationPageFilters {
 const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
- * A page of conversations in one statement: the ids and keys of the filtered page, one past the
- * limit, each (`withView`) with its whole view built in SQL (assignee, labels, unread count, newest
- * message with its sender, state changes).
+ * The filtered page of conversations within the page's bounds, one past the limit, with all their
+ * columns and their order key as `key`: newest (conversation or activity) first, or for a backward
+ * page oldest first (`toPage` flips it).
  */
-export async function conversationPage(
-  sql: RunSql,
-  workspaceId: string,
-  filters: ConversationPageFilters,
-  params: { limit: number; cursor?: Cursor | undefined },
-  withView: boolean,
-): Promise<{ id: string; createdAt: Date; view: ConversationView }[]> {
-  const { cursor } = params;
+function pageRowsSql(workspaceId: string, filters: ConversationPageFilters, params: PageRequest): Prisma.Sql {
+  const { cursor, before } = params;
   const key = filters.sort === 'last_message' ? Prisma.raw('c.last_message_at') : Prisma.raw('c.created_at');
+  const order = params.backward ? Prisma.sql`${key} ASC, c.id ASC` : Prisma.sql`${key} DESC, c.id DESC`;
   const search = filters.search ? containing(filters.search) : undefined;
-  const rows = await sql<{ id: string; key: Date; view: ConversationView }>(Prisma.sql`
-    SELECT page.id, page.key, ${withView ? conversationTable.sql('page') : Prisma.sql`NULL::json`} AS view
-      FROM (
+  return Prisma.sql`
         SELECT c.*, ${key} AS key FROM conversations AS c
          WHERE c.workspace_id = ${workspaceId}::uuid
            AND ${
@@ -154,10 +147,75 @@ export async function conversationPage(
                : Prisma.empty
            }
            ${cursor ? Prisma.sql`AND (${key}, c.id) < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty}
-         ORDER BY ${key} DESC, c.id DESC
-         LIMIT ${params.limit + 1}) AS page
-     ORDER BY page.key DESC, page.id DESC`);
+           ${before ? Prisma.sql`AND (${key}, c.id) > (${before.createdAt}::timestamptz, ${before.id}::uuid)` : Prisma.empty}
+         ORDER BY ${order}
+         LIMIT ${params.limit + 1}`;
+}
+
+/** The order of the rows of `pageRowsSql` read by a statement around it, as `page`. */
+const pageOrder = (params: PageRequest) => (params.backward ? Prisma.sql`page.key ASC, page.id ASC` : Prisma.sql`page.key DESC, page.id DESC`);
+
+/**
+ * A page of conversations in one statement: the ids and keys of the filtered page, one past the
+ * limit, each (`withView`) with its whole view built in SQL (assignee, labels, unread count, newest
+ * message with its sender, state changes).
+ */
+export async function conversationPage(
+  sql: RunSql,
+  workspaceId: string,
+  filters: ConversationPageFilters,
+  params: PageRequest,
+  withView: boolean,
+): Promise<{ id: string; createdAt: Date; view: ConversationView }[]> {
+  const rows = await sql<{ id: string; key: Date; view: ConversationView }>(Prisma.sql`
+    SELECT page.id, page.key, ${withView ? conversationTable.sql('page') : Prisma.sql`NULL::json`} AS view
+      FROM (${pageRowsSql(workspaceId, filters, params)}) AS page
+     ORDER BY ${pageOrder(params)}`);
   return rows.map((row) => ({ id: row.id, createdAt: new Date(row.key), view: row.view }));
+}
+
+/**
+ * The to-one relations a page of conversations may read in its own statement: its assignee, its
+ * contact, and its newest message with the rows its sender is named from.
+ */
+export const CONVERSATION_JOINS = {
+  assignee: { table: 'users', on: 'assigneeId' },
+  contact: { table: 'contacts', on: 'contactId' },
+  lastMessage: {
+    table: 'messages',
+    on: 'lastMessageId',
+    joins: {
+      channel: { table: 'channels', on: 'channelId' },
+      senderUser: { table: 'users', on: 'senderUserId' },
+      senderContact: { table: 'contacts', on: 'senderContactId' },
+    },
+  },
+} as const satisfies Record<string, Joinable>;
+
+/**
+ * A page of conversations as rows (GraphQL), in one statement: the filtered page of `pageRowsSql`
+ * with the columns and joined relations `load` reads, each row carrying the position its page
+ * continues from (its order key).
+ */
+export async function conversationRows(
+  sql: RunSql,
+  workspaceId: string,
+  filters: ConversationPageFilters,
+  params: PageRequest,
+  load: JoinedLoad<ConversationRow>,
+): Promise<ConversationRow[]> {
+  const read = joinedSql(load, 'page');
+  const rows = await sql<Record<string, unknown> & { pageKey: Date | null }>(Prisma.sql`
+    SELECT page.key AS "pageKey", ${read.select}
+      FROM (${pageRowsSql(workspaceId, filters, params)}) AS page
+      ${read.joins}
+     ORDER BY ${pageOrder(params)}`);
+  return rows.map((row) => {
+    const conversation = read.shape(row) as ConversationRow & { [PAGE_POSITION]?: Cursor };
+    // A conversation without a message yet has no activity time: its page continues from its creation.
+    conversation[PAGE_POSITION] = { createdAt: row.pageKey ?? conversation.createdAt, id: conversation.id };
+    return conversation;
+  });
 }
 
 /** SQL yielding the view of conversation `id` as JSON (an event's data, read by the statement that queues it). */
