@@ -199,6 +199,16 @@ export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'i
         });
       }
     }
+    if (definition.maxStatements !== undefined) {
+      const value = result ? (report.statements?.gateway[definition.id]?.perRequest ?? null) : null;
+      targets.push({
+        id: `${definition.id}.statements`,
+        description: `${definition.title}: statements per request (gateway)`,
+        value,
+        target: `≤ ${definition.maxStatements}`,
+        pass: value === null ? null : value <= definition.maxStatements,
+      });
+    }
     if (definition.rest) {
       const value = result?.restRatio ?? null;
       targets.push({
