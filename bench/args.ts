@@ -27,6 +27,8 @@ export interface Settings {
   floorPrepared: boolean;
   /** Subscribers of the crowd row (0: no crowd row). */
   crowd: number;
+  /** Conversations added for the inbox-at-scale check (0: no check). */
+  inboxScale: number;
 }
 
 export const HELP = `npm run bench -- [options]
@@ -74,6 +76,10 @@ Output
                       SSE; 2000 is the target's size) while REST sends arrive at 50/s for 10 s —
                       memory per idle subscriber, events delivered / expected, fan-out p99 from the
                       202 to the last subscriber, send p99 (default 0: no crowd row)
+  --inbox-scale N     the inbox at scale: N more conversations on the channel (made by PostgreSQL,
+                      not through the API), then the first inbox page unfiltered against its
+                      filtered, searched and sort=last_message pages, p50 one request at a time on
+                      the gateway, each judged ≤ 1.5 × the unfiltered page's (default 0: no check)
   --help              this text
 `;
 
@@ -82,7 +88,7 @@ export class UsageError extends Error {}
 export function parseArgs(argv: string[]): Settings | 'help' {
   const values = new Map<string, string>();
   const flags = new Set<string>();
-  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd']);
+  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'inbox-scale']);
   const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help', 'floor-prepared']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -132,6 +138,7 @@ export function parseArgs(argv: string[]): Settings | 'help' {
     render: values.get('render') ?? null,
     floorPrepared: flags.has('floor-prepared'),
     crowd: number('crowd', 0, 0),
+    inboxScale: number('inbox-scale', 0, 0),
     server: values.get('database') ?? process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   };
 }
