@@ -135,15 +135,19 @@ function pageRowsSql(workspaceId: string, filters: ConversationPageFilters, para
            ${
              search
                ? // Contacts through their trigram indexes, messages through their full-text index (encrypted ones have none).
-                 Prisma.sql`AND (c.contact_id IN (
-                                 SELECT contact.id FROM contacts AS contact
-                                  WHERE contact.workspace_id = ${workspaceId}::uuid AND (contact.name ILIKE ${search} OR contact.email ILIKE ${search})
-                                 UNION ALL
-                                 SELECT phone.contact_id FROM contact_phones AS phone
-                                  WHERE phone.workspace_id = ${workspaceId}::uuid AND phone.number ILIKE ${search})
-                             OR c.id IN (
+                 // One set of matching conversations (not an OR of two), so that a rare term is read from its matches
+                 // and sorted, rather than found by walking every conversation of the channel in order.
+                 Prisma.sql`AND c.id IN (
                                  SELECT m.conversation_id FROM messages AS m
-                                  WHERE m.workspace_id = ${workspaceId}::uuid AND m.search_vector @@ plainto_tsquery('simple'::regconfig, ${filters.search})))`
+                                  WHERE m.workspace_id = ${workspaceId}::uuid AND m.search_vector @@ plainto_tsquery('simple'::regconfig, ${filters.search})
+                                 UNION
+                                 SELECT matched.id FROM conversations AS matched
+                                  WHERE matched.contact_id IN (
+                                          SELECT contact.id FROM contacts AS contact
+                                           WHERE contact.workspace_id = ${workspaceId}::uuid AND (contact.name ILIKE ${search} OR contact.email ILIKE ${search})
+                                          UNION ALL
+                                          SELECT phone.contact_id FROM contact_phones AS phone
+                                           WHERE phone.workspace_id = ${workspaceId}::uuid AND phone.number ILIKE ${search}))`
                : Prisma.empty
            }
            ${cursor ? Prisma.sql`AND (${key}, c.id) < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty}
