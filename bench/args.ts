@@ -35,6 +35,8 @@ export interface Settings {
   crowdShared: boolean;
   /** The Redis the crowd row's processes share. */
   redis: string;
+  /** Conversations added for the inbox-at-scale check (0: no check). */
+  inboxScale: number;
 }
 
 export const HELP = `npm run bench -- [options]
@@ -90,6 +92,10 @@ Output
                       (SUBSCRIPTION_SHARED_EXECUTION=0): the figures without shared execution
   --redis URL         the Redis of --crowd-processes 2+ (default $BENCH_REDIS_URL or
                       redis://127.0.0.1:6379)
+  --inbox-scale N     the inbox at scale: N more conversations on the channel (made by PostgreSQL,
+                      not through the API), then the first inbox page unfiltered against its
+                      filtered, searched and sort=last_message pages, p50 one request at a time on
+                      the gateway, each judged ≤ 1.5 × the unfiltered page's (default 0: no check)
   --help              this text
 `;
 
@@ -98,7 +104,7 @@ export class UsageError extends Error {}
 export function parseArgs(argv: string[]): Settings | 'help' {
   const values = new Map<string, string>();
   const flags = new Set<string>();
-  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'redis']);
+  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'redis', 'inbox-scale']);
   const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help', 'floor-prepared', 'crowd-unshared']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -152,6 +158,7 @@ export function parseArgs(argv: string[]): Settings | 'help' {
     crowdClients: number('crowd-clients', 0, 0),
     crowdShared: !flags.has('crowd-unshared'),
     redis: values.get('redis') ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
+    inboxScale: number('inbox-scale', 0, 0),
     server: values.get('database') ?? process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   };
 }

@@ -26,6 +26,17 @@ export const DOCUMENTS = {
     pageInfo { hasNextPage endCursor }
   }
 }`,
+  BenchInbox: `query BenchInbox($first: Int) {
+  conversations(first: $first, sort: last_message) {
+    edges { node {
+      id status unreadCount lastReadAt labels
+      assignee { id name email }
+      contact { id name phoneNumber email }
+      lastMessage { id type body status createdAt direction }
+    } }
+    pageInfo { hasNextPage endCursor }
+  }
+}`,
   /** The gateway's own page checks (bench/checks.ts): a conversation's messages from either end. */
   BenchConversationPage: `query BenchConversationPage($id: ID, $first: Int, $last: Int) {
   messages(conversationId: $id, first: $first, last: $last) {
@@ -91,6 +102,8 @@ export interface Operation {
   write: boolean;
   /** The least throughput against the floor that meets the target, when there is one. */
   floorTarget?: number;
+  /** The most statements the gateway may send the database for one request (authentication included), when judged. */
+  maxStatements?: number;
   /** Whether its latency is judged against the floor's: p99 at most 1.5 times, p50 at most 1.2 times. */
   tail?: boolean;
   /**
@@ -233,6 +246,16 @@ export const OPERATIONS: Operation[] = [
     request: (ctx) => ({ method: 'GET', path: '/api/connect/contacts?limit=25', headers: headers(ctx, false, ctx.sessionToken!) }),
   },
   {
+    id: 'rest.inbox',
+    title: 'GET /conversations?sort=last_message (the inbox page)',
+    transport: 'rest',
+    write: false,
+    floorTarget: 0.8,
+    tail: true,
+    maxStatements: 3,
+    request: (ctx) => ({ method: 'GET', path: '/api/connect/conversations?limit=25&sort=last_message', headers: headers(ctx, false) }),
+  },
+  {
     id: 'rest.deep',
     title: 'GET /contacts (deep cursor)',
     transport: 'rest',
@@ -294,6 +317,17 @@ export const OPERATIONS: Operation[] = [
     write: false,
     rest: { id: 'gql.contacts', target: 1, label: 'by id / as text' },
     request: (ctx) => graphqlById(ctx, 'BenchContacts', { first: 25 }),
+    fault: graphqlFault,
+  },
+  {
+    id: 'gql.inbox',
+    title: 'GraphQL conversations(first: 25, sort: last_message): the inbox page',
+    transport: 'graphql',
+    write: false,
+    rest: { id: 'rest.inbox', target: 0.9, label: 'GraphQL/REST' },
+    tail: true,
+    maxStatements: 3,
+    request: (ctx) => graphql(ctx, 'BenchInbox', { first: 25 }),
     fault: graphqlFault,
   },
   {

@@ -4,6 +4,7 @@ import { median, type EventLoopDelay, type Window } from './measure.js';
 import { OPERATIONS, operationById, type Operation } from './operations.js';
 import type { ProfileSummary } from './profile.js';
 import type { StatementReport } from './statements.js';
+import { INBOX_FILTER_LIMIT, type InboxAtScale } from './inbox-scale.js';
 import type { DeliveryRound, ProcessingRound } from './whatsapp.js';
 
 /** What a round measured besides its operations: inbound processing, delivery, and the gateway's memory after it. */
@@ -117,6 +118,8 @@ export interface Report {
    * with all `messages`), and how much the gateway's p50 grew between the two.
    */
   searchAtScale: { messages: number; before: number; latency: SearchLatency; growth: Record<string, number> } | null;
+  /** The inbox at scale (--inbox-scale); absent from reports made before it. */
+  inboxAtScale?: InboxAtScale | null;
   contactSearch: ContactSearch | null;
   /** Inbound processing and delivery through the workers (medians over rounds); null when not run. */
   whatsapp: WhatsAppSummary | null;
@@ -199,6 +202,16 @@ export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'i
         });
       }
     }
+    if (definition.maxStatements !== undefined) {
+      const value = result ? (report.statements?.gateway[definition.id]?.perRequest ?? null) : null;
+      targets.push({
+        id: `${definition.id}.statements`,
+        description: `${definition.title}: statements per request (gateway)`,
+        value,
+        target: `≤ ${definition.maxStatements}`,
+        pass: value === null ? null : value <= definition.maxStatements,
+      });
+    }
     if (definition.rest) {
       const value = result?.restRatio ?? null;
       targets.push({
@@ -238,6 +251,15 @@ export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'i
       value: growth,
       target: '≤ 3.00 (--scale)',
       pass: growth === null ? null : growth <= 3,
+    });
+  }
+  for (const [name, page] of Object.entries(report.inboxAtScale?.pages ?? {})) {
+    targets.push({
+      id: `inbox-scale.${name}`,
+      description: `GET /conversations?${page.query} at ${report.inboxAtScale!.conversations.toLocaleString('en-US')} conversations / unfiltered (p50, gateway)`,
+      value: page.ratio,
+      target: `≤ ${INBOX_FILTER_LIMIT.toFixed(2)}`,
+      pass: page.ratio <= INBOX_FILTER_LIMIT,
     });
   }
   targets.push({
@@ -442,6 +464,12 @@ export function render(report: Report): string {
   };
   if (report.searchAtScale) searchRows(` at ${report.searchAtScale.before.toLocaleString('en-US')}`, report.searchAtScale.latency);
   if (report.search) searchRows(report.searchAtScale ? ` at ${report.searchAtScale.messages.toLocaleString('en-US')}` : '', report.search);
+  if (report.inboxAtScale) {
+    const inbox = report.inboxAtScale;
+    const at = `${inbox.conversations.toLocaleString('en-US')} conversations`;
+    latency.push([`GET /conversations (unfiltered, ${at})`, `${fixed(inbox.unfiltered.p50, 1)} / —`, `${fixed(inbox.unfiltered.p95, 1)} / —`]);
+    for (const page of Object.values(inbox.pages)) latency.push([`GET /conversations?${page.query} (${at})`, `${fixed(page.latency.p50, 1)} / —`, `${fixed(page.latency.p95, 1)} / —`]);
+  }
   if (report.contactSearch?.gateway) latency.push([`GET /contacts?search=${report.contactSearch.term}`, `${fixed(report.contactSearch.gateway.p50, 1)} / —`, `${fixed(report.contactSearch.gateway.p95, 1)} / —`]);
   if (latency.length) {
     out.push(table(['one request at a time', 'p50 ms gw / fl', 'p95 ms gw / fl'], latency));

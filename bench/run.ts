@@ -28,6 +28,7 @@ import { judge, render, summarise, summariseWhatsApp, type OperationResult, type
 import { BENCH_WHATSAPP, addMessages, closeSessions, createTenant, createWhatsAppChannel, openSessions, seedData } from './seed.js';
 import { ROOT, buildGateway, buildRef, liveHeapMb, rssMb, startFloor, startGateway, type ServerProcess, type WhatsAppSettings } from './servers.js';
 import { countStatements, type StatementReport } from './statements.js';
+import { growInbox, inboxLatency, type InboxAtScale } from './inbox-scale.js';
 import { deliveryRound, discardInbound, inboundProcessing, repliers } from './whatsapp.js';
 import { startBenchWhatsAppFake, type BenchWhatsAppFake } from './whatsapp-fake.js';
 
@@ -323,6 +324,13 @@ async function main(): Promise<number> {
       searchAtScale = { messages: settings.messages, before: initialMessages, latency: before, growth };
     }
     const pages = await pageLatency(servers, ctx);
+    let inboxAtScale: InboxAtScale | null = null;
+    if (settings.inboxScale > 0) {
+      note(`adding ${settings.inboxScale.toLocaleString('en-US')} conversations for the inbox at scale`);
+      const seconds = await growInbox(sessions, fixture, settings.inboxScale);
+      inboxAtScale = { ...(await inboxLatency(gateway, ctx, monitor, fixture)), seedSeconds: Math.round(seconds * 10) / 10 };
+      note(`inbox at scale: ${JSON.stringify(inboxAtScale)}`);
+    }
     let crowd: CrowdResult | null = null;
     if (settings.crowd > 0) {
       const { crowdProcesses: processes, crowdShared: shared } = settings;
@@ -353,6 +361,7 @@ async function main(): Promise<number> {
       crowd,
       search,
       searchAtScale,
+      inboxAtScale,
       contactSearch: contacts,
       whatsapp: extras.length ? summariseWhatsApp(extras) : null,
       rounds: extras,

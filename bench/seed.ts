@@ -155,7 +155,7 @@ const CHUNK = 25_000;
  * Runs `sql(lo, hi)` over ordinals `from + 1 … from + total` in chunks, one chunk
  * at a time on each session, so that both cores of the machine work.
  */
-async function inChunks(sessions: pg.ClientBase[], label: string, total: number, from: number, sql: (lo: number, hi: number) => string) {
+export async function inChunks(sessions: pg.ClientBase[], label: string, total: number, from: number, sql: (lo: number, hi: number) => string) {
   const progress = new Progress(label, total);
   let next = from + 1;
   let done = 0;
@@ -291,7 +291,7 @@ export function longConversationMessages(messages: number): number {
 
 /**
  * Adds messages `fixture.messages + 1 … + count`, then brings every conversation's
- * `last_message_at` up to date and refreshes the planner's statistics.
+ * `last_message_at`, `last_message_id` and `unread_count` up to date and refreshes the planner's statistics.
  */
 export async function addMessages(sessions: pg.ClientBase[], fixture: Fixture, count: number, options: { prepared?: boolean } = {}): Promise<void> {
   if (!options.prepared) await Promise.all(sessions.map((s) => defineGenerators(s, fixture)));
@@ -323,10 +323,14 @@ export async function addMessages(sessions: pg.ClientBase[], fixture: Fixture, c
                              pg_temp.conversation_ms(k) + ((j - 1) / ${C} + 1) * 420000 + j % 1000 AS ms,
                              j % 3 = 0 AS inbound) AS v`);
   fixture.messages += count;
+  // The inbox reads each conversation's newest message and unread count off its row, as the
+  // statements storing messages keep them (nothing has been read: every inbound message is unread).
   await client.query(`
-    UPDATE conversations c SET last_message_at = m.last
-      FROM (SELECT conversation_id, max(created_at) AS last FROM messages GROUP BY conversation_id) m
-     WHERE c.id = m.conversation_id AND c.last_message_at IS DISTINCT FROM m.last`);
+    UPDATE conversations c SET last_message_at = m.last, last_message_id = m.last_id, unread_count = m.inbound
+      FROM (SELECT conversation_id, max(created_at) AS last, (array_agg(id ORDER BY created_at DESC, id DESC))[1] AS last_id,
+                   (count(*) FILTER (WHERE direction = 'inbound'))::int AS inbound
+              FROM messages GROUP BY conversation_id) m
+     WHERE c.id = m.conversation_id AND (c.last_message_at IS DISTINCT FROM m.last OR c.last_message_id IS DISTINCT FROM m.last_id)`);
   await analyze(client);
 }
 

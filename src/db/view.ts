@@ -237,3 +237,87 @@ export class ViewTable<Row, View> {
 export function viewTable<Row, View>(fields: ViewFields<Row, View>): ViewTable<Row, View> {
   return new ViewTable(fields);
 }
+
+/**
+ * A to-one relation a statement may read beside its rows by a join: the relation's table, the
+ * field of the row holding the related row's `id`, and the relations of that row it may join in
+ * turn. Declared by a domain for the reads that join (a page of conversations with its assignee,
+ * contact and newest message).
+ */
+export interface Joinable {
+  readonly table: string;
+  readonly on: string;
+  readonly joins?: Readonly<Record<string, Joinable>>;
+}
+
+/** A relation read by a join: what it is, the columns read of its row, and the relations joined beside it. */
+export interface JoinedRelation {
+  readonly relation: Joinable;
+  readonly columns: Columns<Record<string, unknown>>;
+  readonly joins: Readonly<Record<string, JoinedRelation>>;
+}
+
+/**
+ * A read of rows with their to-one relations joined in the same statement: the rows' columns and
+ * each relation's. The rows come back as Prisma reads them with the same relations selected
+ * (each relation an object of its columns, or null), so that what reads Prisma's rows reads these.
+ */
+export interface JoinedLoad<Row> {
+  readonly columns: Columns<Row>;
+  readonly joins: Readonly<Record<string, JoinedRelation>>;
+}
+
+/** The SQL of a joined read over a FROM item (see `joinedSql`), and the row → Prisma-shaped row function. */
+export interface JoinedSql<Row> {
+  /** `alias.column AS "field", …, j1.column AS "relation.field", …`: every column read, rows' and relations'. */
+  readonly select: Prisma.Sql;
+  /** `LEFT JOIN table AS j1 ON j1.id = alias.column …`: the relations' rows. */
+  readonly joins: Prisma.Sql;
+  /** The row as Prisma shapes it, from a row the statement read. */
+  readonly shape: (row: Record<string, unknown>) => Row;
+}
+
+const joinedSqls = new WeakMap<object, Map<string, JoinedSql<unknown>>>();
+
+/**
+ * The select list, joins and row shape of `load` over the FROM item `alias` (written in code), made
+ * once per load and alias. Each relation is a LEFT JOIN on its row's id (a missing row reads as
+ * null); the joined tables are named `j1`, `j2`, … and their columns `"relation.field"`.
+ */
+export function joinedSql<Row>(load: JoinedLoad<Row>, alias: string): JoinedSql<Row> {
+  let byAlias = joinedSqls.get(load);
+  if (!byAlias) joinedSqls.set(load, (byAlias = new Map()));
+  let built = byAlias.get(alias);
+  if (!built) {
+    const select: string[] = [];
+    const joins: string[] = [];
+    let tables = 0;
+    /** Walks the relations of one level: its select entries and joins, and the object literal of its row. */
+    const level = (columns: Columns<Record<string, unknown>>, from: string, path: string, relations: Readonly<Record<string, JoinedRelation>>): string => {
+      const entries = columns.names.map((name) => {
+        const key = `${path}${name}`;
+        select.push(`${from}.${columnName(name)} AS "${key}"`);
+        return `${JSON.stringify(name)}: row[${JSON.stringify(key)}]`;
+      });
+      for (const [name, joined] of Object.entries(relations)) {
+        const table = `j${++tables}`;
+        joins.push(`LEFT JOIN ${joined.relation.table} AS ${table} ON ${table}.id = ${from}.${columnName(joined.relation.on)}`);
+        const key = `${path}${name}.`;
+        // The joined row's id tells a missing row (null) from a row of nulls.
+        const columns = joined.columns.names.includes('id') ? joined.columns : new Columns<Record<string, unknown>>(['id', ...joined.columns.names]);
+        const literal = level(columns, table, key, joined.joins);
+        entries.push(`${JSON.stringify(name)}: row[${JSON.stringify(`${key}id`)}] === null ? null : ${literal}`);
+      }
+      return `{ ${entries.join(', ')} }`;
+    };
+    const literal = level(load.columns as unknown as Columns<Record<string, unknown>>, alias, '', load.joins);
+    built = {
+      select: Prisma.raw(select.join(', ')),
+      joins: Prisma.raw(joins.join('\n      ')),
+      // The source is made of model field names and relation names (written in code) and aliases.
+      shape: new Function(`return (row) => (${literal});`)() as (row: Record<string, unknown>) => unknown,
+    };
+    byAlias.set(alias, built);
+  }
+  return built as JoinedSql<Row>;
+}

@@ -235,6 +235,15 @@ const cases: [string, () => Promise<void>, { uses?: string[] }?][] = [
   ['GET /conversations?assignee= a user', rest(() => '/conversations?assignee=0190a5b0-0000-7000-8000-000000000000')],
   ['GET /conversations?assignee=none', rest(() => '/conversations?assignee=none')],
   ['GET /conversations?search= a name', rest(() => '/conversations?search=Lotte%20Smits')],
+  // A rare word is read from its matches (the full-text index), never by walking the channel's conversations in order.
+  ['GET /conversations?search= a rare word', rest(() => '/conversations?search=r12345'), { uses: ['messages_search_vector_idx'] }],
+  [
+    'GraphQL conversations: the inbox page, its assignees, contacts and newest messages joined',
+    operation(
+      `{ conversations(first: 25, sort: last_message, unread: true) { edges { node { id unreadCount labels assignee { id name email }
+           contact { id name phoneNumber } lastMessage { id body sender { type id name } } } } pageInfo { hasNextPage endCursor } } }`,
+    ),
+  ],
   ['GET /templates', rest(() => '/templates')],
   ['GET /channels', rest(() => '/channels')],
   ['GraphQL contacts', operation(`{ contacts(first: 25) { ${CONTACT_FIELDS} } }`)],

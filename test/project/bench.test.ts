@@ -49,7 +49,7 @@ describe.skipIf(!onPostgres)('npm run bench', () => {
     'runs every operation on the gateway and the floor and prints one JSON report without errors',
     async () => {
       // The loaded floor keeps its statements prepared (its unnamed path serves the statement counts).
-      const args = ['--contacts', '2000', '--messages', '4000', '--rounds', '1', '--duration', '1', '--warmup', '0', '--floor-prepared', '--json', '--database', inject('databaseUrl')];
+      const args = ['--contacts', '2000', '--messages', '4000', '--rounds', '1', '--duration', '1', '--warmup', '0', '--floor-prepared', '--inbox-scale', '3000', '--json', '--database', inject('databaseUrl')];
       const { code, stdout, stderr } = await runBench(distIsFresh() ? [...args, '--no-build'] : args);
       // 0: every target met, 1: some missed (timings on tiny data mean nothing); anything else is a failure.
       expect([0, 1], stderr.slice(-3000)).toContain(code);
@@ -126,6 +126,20 @@ describe.skipIf(!onPostgres)('npm run bench', () => {
       expect(report.whatsapp!.processing!.lagP99).toBeGreaterThanOrEqual(0);
 
       const targets = new Map(report.targets.map((t) => [t.id, t]));
+      // The inbox page: REST against the floor, GraphQL against REST, each within 3 statements.
+      for (const id of ['rest.inbox.floor', 'rest.inbox.p99', 'rest.inbox.statements', 'gql.inbox.rest', 'gql.inbox.p99', 'gql.inbox.statements']) {
+        expect(targets.get(id), id).toBeDefined();
+      }
+      expect(targets.get('rest.inbox.statements')!.value).toBeLessThanOrEqual(3);
+      expect(targets.get('gql.inbox.statements')!.value).toBeLessThanOrEqual(3);
+      // The inbox at scale: conversations added by PostgreSQL, each filtered page against the unfiltered one.
+      const inbox = report.inboxAtScale!;
+      expect(inbox.conversations).toBeGreaterThanOrEqual(3000);
+      expect(Object.keys(inbox.pages)).toEqual(['unread', 'assignee', 'label', 'unassigned', 'channel', 'search', 'sort=last_message']);
+      for (const [name, page] of Object.entries(inbox.pages)) {
+        expect(Number.isFinite(page.ratio) && page.ratio > 0, name).toBe(true);
+        expect(targets.get(`inbox-scale.${name}`), name).toBeDefined();
+      }
       for (const id of ['rest.patch.floor', 'rest.send.floor', 'rest.list.floor', 'rest.deep.floor', 'rest.search.floor', 'gql.updateContact.rest', 'gql.sendMessage.rest', 'gql.contacts.rest', 'gql.contacts.byId.rest', 'rest.list.session.rest', 'deep-page', 'backward-page.conversation', 'contact-search', 'errors', 'rss', 'wa.accept.floor', 'heap-growth']) {
         expect(targets.get(id), id).toBeDefined();
       }

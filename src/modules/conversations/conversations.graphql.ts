@@ -19,7 +19,7 @@ import {
   updateConversationLabels,
 } from './conversations.service.js';
 import { CONVERSATION_SORTS } from './conversations.schemas.js';
-import { CONVERSATION_RELATIONS, stateChangeActor, type ConversationRow } from './conversations.sql.js';
+import { CONVERSATION_JOINS, CONVERSATION_RELATIONS, stateChangeActor, type ConversationRow } from './conversations.sql.js';
 import type { ActorView } from './conversations.schemas.js';
 
 export const ActorTypeEnum = builder.enumType(ActorType, { name: 'ActorType' });
@@ -77,7 +77,7 @@ export const ConversationObject = builder.prismaObject('Conversation', {
 export const ConversationConnection = connectionType('Conversation', ConversationObject);
 
 /** How a page of `conversations` loads its rows. */
-const conversationsPage = pageLoader<ConversationRow>();
+const conversationsPage = pageLoader<ConversationRow>(CONVERSATION_JOINS);
 
 builder.queryFields((t) => ({
   conversation: t.prismaField({

@@ -8,7 +8,7 @@ import { isUuid } from '../../lib/uuid.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import type { PrismaQuery } from '../../db/query.js';
 import { parseInput } from '../../lib/validation.js';
-import { pageArgs, type RowLoad } from '../../db/view.js';
+import { KEYSET, pageArgs, type JoinedLoad, type RowLoad } from '../../db/view.js';
 import {
   LABEL_LIMITS,
   assignConversationSchema,
@@ -18,7 +18,7 @@ import {
   type ConversationSort,
   type ConversationView,
 } from './conversations.schemas.js';
-import { conversationPage, conversationTable, conversationViewSql, type ConversationPageFilters, type ConversationRow } from './conversations.sql.js';
+import { conversationPage, conversationRows, conversationTable, conversationViewSql, type ConversationPageFilters, type ConversationRow } from './conversations.sql.js';
 import { recordEvents, type DomainEvent } from '../events/events.service.js';
 import type { Actor } from './actor.schemas.js';
 
@@ -236,13 +236,26 @@ function keyBounds(sort: ConversationSort, page: PageRequest) {
 const orderOf = (sort: ConversationSort, direction: 'asc' | 'desc') =>
   sort === 'last_message' ? [{ lastMessageAt: direction }, { id: direction }] : [{ createdAt: direction }, { id: direction }];
 
+/** Reads of a page by column alone, as the joined reads they are (made once per list of columns). */
+const unjoined = new WeakMap<object, JoinedLoad<ConversationRow>>();
+
 /**
- * A page of conversations (GraphQL), forward or backward, each read as `load` says (what the
- * selection reads): one statement for the page's rows (a search first finds the page's keys in
- * SQL, in either direction).
+ * A page of conversations (GraphQL), each read as `load` says (what the selection reads): named
+ * columns, or with them the assignee, contact and newest message (`CONVERSATION_JOINS`), are the
+ * one statement REST's page is, filters and search included; another relation is Prisma's read of
+ * the page's rows (a search first finds the page's ids in SQL).
  */
-export async function listConversations(ctx: RequestContext, params: ConversationListParams, load: RowLoad<ConversationRow>): Promise<Page<ConversationRow>> {
+export async function listConversations(
+  ctx: RequestContext,
+  params: ConversationListParams,
+  load: RowLoad<ConversationRow> | JoinedLoad<ConversationRow>,
+): Promise<Page<ConversationRow>> {
   const filters = await pageFilters(ctx, params);
+  if ('columns' in load) {
+    let joined: JoinedLoad<ConversationRow> | undefined = 'joins' in load ? load : unjoined.get(load);
+    if (!joined) unjoined.set(load, (joined = { columns: load.columns.with(KEYSET), joins: {} }));
+    return toPage(await conversationRows(ctx.sql, ctx.auth.workspace.id, filters, params, joined), params);
+  }
   if (filters.search) {
     const keys = await conversationPage(ctx.sql, ctx.auth.workspace.id, filters, params, false);
     const page = toPage(keys, params);

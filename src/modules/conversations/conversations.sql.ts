@@ -1,7 +1,7 @@
 import { Prisma, type Conversation, type ConversationStateChange, type User } from '../../generated/prisma/client.js';
 import type { RunSql } from '../../db/database.js';
-import { isoSql, viewFields, viewTable } from '../../db/view.js';
-import type { PageRequest } from '../../lib/pagination.js';
+import { isoSql, joinedSql, viewFields, viewTable, type Joinable, type JoinedLoad } from '../../db/view.js';
+import { PAGE_POSITION, type Cursor, type PageRequest } from '../../lib/pagination.js';
 import { messageTable, senderJoins, type MessageRow } from '../messages/messages.sql.js';
 import type { ActorView, ConversationSort, ConversationView } from './conversations.schemas.js';
 
@@ -111,26 +111,16 @@ export interface ConversationPageFilters {
 const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
- * A page of conversations in one statement: the ids and keys of the filtered page, one past the
- * limit, each (`withView`) with its whole view built in SQL (assignee, labels, unread count, newest
- * message with its sender, state changes). The page is a keyset over (order key, id) like every
- * other: within `cursor` and `before`, read newest first, or oldest first for a backward page (the
- * rows in the order read, for `toPage` to flip); a search only narrows the rows walked.
+ * The filtered page of conversations within the page's bounds, one past the limit, with all their
+ * columns and their order key as `key`: newest (conversation or activity) first, or for a backward
+ * page oldest first (`toPage` flips it).
  */
-export async function conversationPage(
-  sql: RunSql,
-  workspaceId: string,
-  filters: ConversationPageFilters,
-  params: PageRequest,
-  withView: boolean,
-): Promise<{ id: string; createdAt: Date; view: ConversationView }[]> {
+function pageRowsSql(workspaceId: string, filters: ConversationPageFilters, params: PageRequest): Prisma.Sql {
   const { cursor, before } = params;
-  const direction = Prisma.raw(params.backward ? 'ASC' : 'DESC');
   const key = filters.sort === 'last_message' ? Prisma.raw('c.last_message_at') : Prisma.raw('c.created_at');
+  const order = params.backward ? Prisma.sql`${key} ASC, c.id ASC` : Prisma.sql`${key} DESC, c.id DESC`;
   const search = filters.search ? containing(filters.search) : undefined;
-  const rows = await sql<{ id: string; key: Date; view: ConversationView }>(Prisma.sql`
-    SELECT page.id, page.key, ${withView ? conversationTable.sql('page') : Prisma.sql`NULL::json`} AS view
-      FROM (
+  return Prisma.sql`
         SELECT c.*, ${key} AS key FROM conversations AS c
          WHERE c.workspace_id = ${workspaceId}::uuid
            AND ${
@@ -145,23 +135,91 @@ export async function conversationPage(
            ${
              search
                ? // Contacts through their trigram indexes, messages through their full-text index (encrypted ones have none).
-                 Prisma.sql`AND (c.contact_id IN (
-                                 SELECT contact.id FROM contacts AS contact
-                                  WHERE contact.workspace_id = ${workspaceId}::uuid AND (contact.name ILIKE ${search} OR contact.email ILIKE ${search})
-                                 UNION ALL
-                                 SELECT phone.contact_id FROM contact_phones AS phone
-                                  WHERE phone.workspace_id = ${workspaceId}::uuid AND phone.number ILIKE ${search})
-                             OR c.id IN (
+                 // One set of matching conversations (not an OR of two), so that a rare term is read from its matches
+                 // and sorted, rather than found by walking every conversation of the channel in order.
+                 Prisma.sql`AND c.id IN (
                                  SELECT m.conversation_id FROM messages AS m
-                                  WHERE m.workspace_id = ${workspaceId}::uuid AND m.search_vector @@ plainto_tsquery('simple'::regconfig, ${filters.search})))`
+                                  WHERE m.workspace_id = ${workspaceId}::uuid AND m.search_vector @@ plainto_tsquery('simple'::regconfig, ${filters.search})
+                                 UNION
+                                 SELECT matched.id FROM conversations AS matched
+                                  WHERE matched.contact_id IN (
+                                          SELECT contact.id FROM contacts AS contact
+                                           WHERE contact.workspace_id = ${workspaceId}::uuid AND (contact.name ILIKE ${search} OR contact.email ILIKE ${search})
+                                          UNION ALL
+                                          SELECT phone.contact_id FROM contact_phones AS phone
+                                           WHERE phone.workspace_id = ${workspaceId}::uuid AND phone.number ILIKE ${search}))`
                : Prisma.empty
            }
            ${cursor ? Prisma.sql`AND (${key}, c.id) < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty}
            ${before ? Prisma.sql`AND (${key}, c.id) > (${before.createdAt}::timestamptz, ${before.id}::uuid)` : Prisma.empty}
-         ORDER BY ${key} ${direction}, c.id ${direction}
-         LIMIT ${params.limit + 1}) AS page
-     ORDER BY page.key ${direction}, page.id ${direction}`);
+         ORDER BY ${order}
+         LIMIT ${params.limit + 1}`;
+}
+
+/** The order of the rows of `pageRowsSql` read by a statement around it, as `page`. */
+const pageOrder = (params: PageRequest) => (params.backward ? Prisma.sql`page.key ASC, page.id ASC` : Prisma.sql`page.key DESC, page.id DESC`);
+
+/**
+ * A page of conversations in one statement: the ids and keys of the filtered page, one past the
+ * limit, each (`withView`) with its whole view built in SQL (assignee, labels, unread count, newest
+ * message with its sender, state changes).
+ */
+export async function conversationPage(
+  sql: RunSql,
+  workspaceId: string,
+  filters: ConversationPageFilters,
+  params: PageRequest,
+  withView: boolean,
+): Promise<{ id: string; createdAt: Date; view: ConversationView }[]> {
+  const rows = await sql<{ id: string; key: Date; view: ConversationView }>(Prisma.sql`
+    SELECT page.id, page.key, ${withView ? conversationTable.sql('page') : Prisma.sql`NULL::json`} AS view
+      FROM (${pageRowsSql(workspaceId, filters, params)}) AS page
+     ORDER BY ${pageOrder(params)}`);
   return rows.map((row) => ({ id: row.id, createdAt: new Date(row.key), view: row.view }));
+}
+
+/**
+ * The to-one relations a page of conversations may read in its own statement: its assignee, its
+ * contact, and its newest message with the rows its sender is named from.
+ */
+export const CONVERSATION_JOINS = {
+  assignee: { table: 'users', on: 'assigneeId' },
+  contact: { table: 'contacts', on: 'contactId' },
+  lastMessage: {
+    table: 'messages',
+    on: 'lastMessageId',
+    joins: {
+      channel: { table: 'channels', on: 'channelId' },
+      senderUser: { table: 'users', on: 'senderUserId' },
+      senderContact: { table: 'contacts', on: 'senderContactId' },
+    },
+  },
+} as const satisfies Record<string, Joinable>;
+
+/**
+ * A page of conversations as rows (GraphQL), in one statement: the filtered page of `pageRowsSql`
+ * with the columns and joined relations `load` reads, each row carrying the position its page
+ * continues from (its order key).
+ */
+export async function conversationRows(
+  sql: RunSql,
+  workspaceId: string,
+  filters: ConversationPageFilters,
+  params: PageRequest,
+  load: JoinedLoad<ConversationRow>,
+): Promise<ConversationRow[]> {
+  const read = joinedSql(load, 'page');
+  const rows = await sql<Record<string, unknown> & { pageKey: Date | null }>(Prisma.sql`
+    SELECT page.key AS "pageKey", ${read.select}
+      FROM (${pageRowsSql(workspaceId, filters, params)}) AS page
+      ${read.joins}
+     ORDER BY ${pageOrder(params)}`);
+  return rows.map((row) => {
+    const conversation = read.shape(row) as ConversationRow & { [PAGE_POSITION]?: Cursor };
+    // A conversation without a message yet has no activity time: its page continues from its creation.
+    conversation[PAGE_POSITION] = { createdAt: row.pageKey ?? conversation.createdAt, id: conversation.id };
+    return conversation;
+  });
 }
 
 /** SQL yielding the view of conversation `id` as JSON (an event's data, read by the statement that queues it). */
