@@ -110,6 +110,23 @@ export class LeaseLost extends Error {
   override name = 'LeaseLost';
 }
 
+/** The channel a claimed message or receipt goes out on, as the claim read it (`c_`). */
+const claimedChannel = (row: Claimed) => ({
+  id: row.c_id,
+  name: row.c_name,
+  provider: row.c_provider,
+  webhookUrl: row.c_webhook_url,
+  webhookSecret: row.c_webhook_secret,
+  providerSettings: row.c_provider_settings,
+  providerSecrets: row.c_provider_secrets,
+});
+
+/** A provider's text may echo a credential it was sent: it is stored, shown and logged without any of the channel's. */
+function withoutCredentials(channel: ReturnType<typeof providerChannel>): (text: string) => string {
+  const credentials = [...Object.values(channel.secrets), channel.webhookSecret];
+  return (text) => redactSecrets(text, credentials);
+}
+
 const kindOf = (row: Claimed): Kind => (row.message_id ? 'message' : row.inbound_event_id ? 'inbound' : row.conversation_id ? 'receipt' : 'event');
 
 /** What an attempt came to, for `finish`: delivered, to be retried, or failed for good (with the provider's reason). */
@@ -346,15 +363,7 @@ export class DeliveryWorker {
     const { sql } = this.options;
     if (!row.m_id) return { kind: 'sent' };
     context.messageId = row.m_id;
-    const channel = {
-      id: row.c_id,
-      name: row.c_name,
-      provider: row.c_provider,
-      webhookUrl: row.c_webhook_url,
-      webhookSecret: row.c_webhook_secret,
-      providerSettings: row.c_provider_settings,
-      providerSecrets: row.c_provider_secrets,
-    };
+    const channel = claimedChannel(row);
     const provider = this.options.providers.outbound(channel);
     context.provider = provider.name;
     // A failed message is never sent again. Any other status goes on: a provider's status for a part
@@ -403,9 +412,7 @@ export class DeliveryWorker {
       },
     };
     if (job.sentParts.length) this.options.logger.warn({ ...context, parts: job.sentParts.length }, 'message partly sent by an earlier attempt: sending the rest');
-    // A provider's text may echo a credential it was sent: it is stored, shown and logged without it.
-    const credentials = [...Object.values(job.channel.secrets), job.channel.webhookSecret];
-    const clean = (text: string) => redactSecrets(text, credentials);
+    const clean = withoutCredentials(job.channel);
     const outcome: SendOutcome = await provider.send(job);
     if (outcome.kind === 'failed') {
       const reason = clean(`${outcome.code}: ${outcome.text}`);
@@ -423,23 +430,15 @@ export class DeliveryWorker {
     context.conversationId = row.conversation_id;
     const providerMessageId = (row.payload as { message_id?: unknown } | null)?.message_id;
     if (!row.c_id || typeof providerMessageId !== 'string') return { kind: 'sent' };
-    const channel = {
-      id: row.c_id,
-      name: row.c_name,
-      provider: row.c_provider,
-      webhookUrl: row.c_webhook_url,
-      webhookSecret: row.c_webhook_secret,
-      providerSettings: row.c_provider_settings,
-      providerSecrets: row.c_provider_secrets,
-    };
+    const channel = claimedChannel(row);
     const provider = this.options.providers.outbound(channel);
     context.provider = provider.name;
     if (!provider.markRead) return { kind: 'sent' };
     const opened = providerChannel(channel, this.options.sealer);
-    const clean = (text: string) => redactSecrets(text, [...Object.values(opened.secrets), opened.webhookSecret]).slice(0, 1000);
+    const clean = withoutCredentials(opened);
     const outcome = await provider.markRead({ deliveryId: row.id, channel: opened, providerMessageId });
-    if (outcome.kind === 'failed') return { kind: 'failed', reason: clean(`${outcome.code}: ${outcome.text}`) };
-    if (outcome.kind === 'retry') return { kind: 'retry', reason: clean(outcome.reason) };
+    if (outcome.kind === 'failed') return { kind: 'failed', reason: clean(`${outcome.code}: ${outcome.text}`).slice(0, 1000) };
+    if (outcome.kind === 'retry') return { kind: 'retry', reason: clean(outcome.reason).slice(0, 1000) };
     return { kind: 'sent' };
   }
 
