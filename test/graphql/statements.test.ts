@@ -1,7 +1,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, openTestDatabase, type TestApp } from '../helpers/app.js';
+import { statementCountingApp, type TestApp } from '../helpers/app.js';
 import { bearer } from '../helpers/factories.js';
 import { executeOperation } from '../helpers/graphql.js';
 import { messagingSetup } from '../helpers/messaging.js';
@@ -57,19 +57,13 @@ const Conversations = document<
 }`);
 
 let app: TestApp;
-let statements: string[] = [];
+/** The statements `run` issues (it checks its own answers). */
+let counted: (run: () => Promise<void>) => Promise<string[]>;
 beforeAll(async () => {
   // Without the credential cache both transports count their authentication, whatever the timing.
-  app = await createTestApp({ AUTH_CACHE_MS: '0' }, await openTestDatabase({ onQuery: (sql) => statements.push(sql) }));
+  ({ app, counted } = await statementCountingApp({ AUTH_CACHE_MS: '0' }));
 });
 afterAll(() => app.close());
-
-/** The statements `run` issues (it checks its own answers). */
-async function counted(run: () => Promise<void>): Promise<string[]> {
-  statements = [];
-  await run();
-  return statements;
-}
 
 async function setup() {
   const s = await messagingSetup(app);

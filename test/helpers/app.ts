@@ -23,6 +23,23 @@ export async function openTestDatabase(options: { onQuery?: (sql: string) => voi
   return db;
 }
 
+/**
+ * A test app whose every statement is recorded (`env` over the test defaults; `AUTH_CACHE_MS: '0'`
+ * makes each request pay its authentication), and `counted(run)`: the statements `run` issued.
+ */
+export async function statementCountingApp(env: Record<string, string> = {}): Promise<{ app: TestApp; counted(run: () => Promise<unknown>): Promise<string[]> }> {
+  let statements: string[] = [];
+  const app = await createTestApp(env, await openTestDatabase({ onQuery: (sql) => statements.push(sql) }));
+  return {
+    app,
+    async counted(run) {
+      statements = [];
+      await run();
+      return statements;
+    },
+  };
+}
+
 export interface TestApp {
   db: Database;
   env: Env;

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, openTestDatabase, type TestApp } from '../helpers/app.js';
+import { statementCountingApp, type TestApp } from '../helpers/app.js';
 import { messagingSetup } from '../helpers/messaging.js';
 
 /*
@@ -12,19 +12,16 @@ import { messagingSetup } from '../helpers/messaging.js';
  */
 
 let app: TestApp;
-let statements: string[] = [];
+let countedRun: (run: () => Promise<unknown>) => Promise<string[]>;
 beforeAll(async () => {
   // Without the credential cache every request pays its authentication statement.
-  app = await createTestApp({ AUTH_CACHE_MS: '0' }, await openTestDatabase({ onQuery: (sql) => statements.push(sql) }));
+  ({ app, counted: countedRun } = await statementCountingApp({ AUTH_CACHE_MS: '0' }));
 });
 afterAll(() => app.close());
 
 /** The statements `run` issues, after checking the status it answers. */
-async function counted(status: number, run: () => Promise<{ status: number }>): Promise<string[]> {
-  statements = [];
-  const response = await run();
-  expect(response.status).toBe(status);
-  return statements;
+function counted(status: number, run: () => Promise<{ status: number }>): Promise<string[]> {
+  return countedRun(async () => expect((await run()).status).toBe(status));
 }
 
 const authentications = (sqls: string[]) => sqls.filter((sql) => /\bFROM\s+"?access_tokens"?/i.test(sql)).length;

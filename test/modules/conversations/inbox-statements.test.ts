@@ -2,7 +2,7 @@ import { parse } from 'graphql';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, openTestDatabase, type TestApp } from '../../helpers/app.js';
+import { statementCountingApp, type TestApp } from '../../helpers/app.js';
 import { bearer } from '../../helpers/factories.js';
 import { executeOperation } from '../../helpers/graphql.js';
 import { messagingSetup } from '../../helpers/messaging.js';
@@ -11,19 +11,13 @@ import { receiveMessage } from '../../../src/modules/inbound/inbound.service.js'
 /* CONTRACT §9: the inbox page is a fixed, small number of statements whatever its size, on REST and GraphQL. */
 
 let app: TestApp;
-let statements: string[] = [];
+/** The statements `run` issues (it checks its own answers). */
+let counted: (run: () => Promise<void>) => Promise<string[]>;
 beforeAll(async () => {
   // Without the credential cache both transports count their authentication.
-  app = await createTestApp({ AUTH_CACHE_MS: '0' }, await openTestDatabase({ onQuery: (sql) => statements.push(sql) }));
+  ({ app, counted } = await statementCountingApp({ AUTH_CACHE_MS: '0' }));
 });
 afterAll(() => app.close());
-
-/** The statements `run` issues (it checks its own answers). */
-async function counted(run: () => Promise<void>): Promise<string[]> {
-  statements = [];
-  await run();
-  return statements;
-}
 
 type Node = {
   id: string;
