@@ -162,11 +162,12 @@ export function createCredentialWatch(options: {
       arm(target);
       updatePoll();
       return {
-        async clear() {
+        clear() {
           if (target.lapsed) return false;
-          if (!bus.hearing) await checkSoon(target);
-          else if (target.pending) await target.pending;
-          return !target.lapsed;
+          const held = () => !target.lapsed;
+          if (!bus.hearing) return checkSoon(target).then(held);
+          if (target.pending) return target.pending.then(held);
+          return true;
         },
         async verify() {
           if (!target.lapsed) await checkSoon(target);

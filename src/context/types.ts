@@ -92,9 +92,10 @@ export interface CredentialHold {
   /**
    * Whether an event received now may be delivered: at once while nothing was announced about the
    * credential since it was last checked; otherwise once a check begun after the event arrived has
-   * answered. False once the credential has lapsed.
+   * answered. False once the credential has lapsed. Answered synchronously when nothing is to be
+   * waited for (the usual case, on every event of every stream).
    */
-  clear(): Promise<boolean>;
+  clear(): boolean | Promise<boolean>;
   /** Checks the credential afresh (one statement): whether it still admits the stream. */
   verify(): Promise<boolean>;
   /** Stops watching (the stream ended). */

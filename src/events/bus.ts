@@ -20,14 +20,27 @@ const ANNOUNCE_TIMEOUT_MS = 1000;
 /** Events a subscriber may leave unread before it is cut off (SUBSCRIPTION_MAX_PENDING). */
 export const DEFAULT_MAX_PENDING = 1000;
 
+/** A stream that can hand its events on as they come rather than be read (the bus's subscriptions, and streams built on them). */
+export interface Listenable<E, End = void> {
+  /** `event` for each event, synchronously as it arrives; `end` once, when the stream ends. */
+  listen(event: (event: E) => void, end: (last: End) => void): void;
+}
+
+/** Whether `stream` can hand its events on as they come. */
+export const isListenable = <E>(stream: object): stream is Listenable<E> => typeof (stream as Partial<Listenable<E>>).listen === 'function';
+
 export interface EventBus {
   publish(event: DomainEvent): void;
   /**
    * The events of one type, as this process hears them. Each subscriber has its own queue of at
    * most `maxPending` unread events: one that falls further behind (a client that does not read)
-   * is cut off — its iteration ends — rather than held in memory.
+   * is cut off — its iteration ends — rather than held in memory. With `accept`, only the events
+   * it accepts are queued (tested as each is published: a subscriber's filter costs no iteration).
    */
-  subscribe<T extends DomainEvent['type']>(type: T): AsyncIterableIterator<Extract<DomainEvent, { type: T }>>;
+  subscribe<T extends DomainEvent['type']>(
+    type: T,
+    accept?: (event: Extract<DomainEvent, { type: T }>) => boolean,
+  ): AsyncIterableIterator<Extract<DomainEvent, { type: T }>> & Listenable<Extract<DomainEvent, { type: T }>>;
   /**
    * Listens on a channel of announcements beside the domain events (credential changes), named
    * without the prefix. The listener is called synchronously as each message arrives, over the
@@ -59,19 +72,30 @@ interface Envelope {
   event: DomainEvent;
 }
 
-/** One subscriber's queue: events pushed as published, taken as it reads. */
+/** One subscriber's queue: events pushed as published, taken as it reads — or handed on at once once it listens. */
 class Subscription<E> implements AsyncIterableIterator<E> {
   private readonly queue: E[] = [];
   private waiting: ((result: IteratorResult<E>) => void) | undefined;
+  private listener: { event: (event: E) => void; end: () => void } | undefined;
   private ended = false;
 
   constructor(
     private readonly maxPending: number,
     private readonly onEnd: (self: Subscription<E>, cutOff: boolean) => void,
+    private readonly accept: ((event: E) => boolean) | undefined,
   ) {}
 
   push(event: E): void {
-    if (this.ended) return;
+    if (this.ended || (this.accept && !this.accept(event))) return;
+    if (this.listener) {
+      try {
+        this.listener.event(event);
+      } catch {
+        // A listener that fails ends its own subscription, never the others' delivery.
+        this.end(false);
+      }
+      return;
+    }
     if (this.waiting) {
       const resolve = this.waiting;
       this.waiting = undefined;
@@ -85,6 +109,17 @@ class Subscription<E> implements AsyncIterableIterator<E> {
     this.queue.push(event);
   }
 
+  /**
+   * Hands each event to `event` as it is published, synchronously, instead of queueing it for
+   * next() (what is queued already first); `end` is told once the subscription ends. What
+   * `event` cannot deliver at once it must bound itself: nothing is queued here any more.
+   */
+  listen(event: (event: E) => void, end: () => void): void {
+    this.listener = { event, end };
+    for (const queued of this.queue.splice(0)) event(queued);
+    if (this.ended) end();
+  }
+
   private end(cutOff: boolean): void {
     if (this.ended) return;
     this.ended = true;
@@ -93,6 +128,7 @@ class Subscription<E> implements AsyncIterableIterator<E> {
     const resolve = this.waiting;
     this.waiting = undefined;
     resolve?.({ done: true, value: undefined });
+    this.listener?.end();
   }
 
   next(): Promise<IteratorResult<E>> {
@@ -186,12 +222,16 @@ export function createEventBus(options: { redisUrl?: string | undefined; prefix?
       // A publish that fails (Redis gone meanwhile) is dropped: the outage itself is what gets logged.
       publisher.publish(`${prefix}${event.type}`, JSON.stringify(envelope)).catch(() => {});
     },
-    subscribe(type) {
+    subscribe(type, accept) {
       const set = subscribers.get(type)!;
-      const subscription = new Subscription<DomainEvent>(maxPending, (self, cutOff) => {
-        set.delete(self);
-        if (cutOff) logger.warn({ type, maxPending }, 'subscription cut off: the client does not read');
-      });
+      const subscription = new Subscription<DomainEvent>(
+        maxPending,
+        (self, cutOff) => {
+          set.delete(self);
+          if (cutOff) logger.warn({ type, maxPending }, 'subscription cut off: the client does not read');
+        },
+        accept as ((event: DomainEvent) => boolean) | undefined,
+      );
       set.add(subscription);
       return subscription as never;
     },

@@ -1,5 +1,6 @@
 import type { CredentialHold, Lapse, RequestContext } from '../context/types.js';
 import { AuthenticationError, ServiceUnavailableError, TokenExpiredError } from '../errors/domain.js';
+import { isListenable, type Listenable } from '../events/bus.js';
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
@@ -26,17 +27,29 @@ type StreamContext = Pick<RequestContext, 'auth' | 'streams' | 'credentialWatch'
  * event is delivered only once the watch says nothing announced since could have revoked the
  * credential; once it lapses, the stream yields one StreamEnd and completes, and `source` is
  * released. A client leaving early (return) and a shutdown (complete, no error) end it too.
+ *
+ * It sits on every event of every subscriber, so it allocates no more than it must: a next()
+ * waiting on a quiet source is woken by the lapse through one callback (not a race against a
+ * promise that would keep a reaction per event until the stream ends), and an event that needs
+ * no wait is answered as soon as the source gives it.
  */
-export function whileCredentialValid<T>(ctx: StreamContext, source: AsyncIterable<T>, hold: CredentialHold, lapsed: Promise<Lapse>): AsyncIterableIterator<T | StreamEnd> {
+export function whileCredentialValid<T>(
+  ctx: StreamContext,
+  source: AsyncIterable<T>,
+  hold: CredentialHold,
+  lapsed: Promise<Lapse>,
+): AsyncIterableIterator<T | StreamEnd> & Partial<Listenable<T, StreamEnd | null>> {
   const iterator = source[Symbol.asyncIterator]();
   let ended = false;
   let lapse: Lapse | null = null;
-  let settleEnded!: () => void;
-  // Settles when the stream must end, so that a next() waiting on a quiet source answers at once.
-  const ending = new Promise<'ending'>((resolve) => (settleEnded = () => resolve('ending')));
+  /** Answers the next() waiting on the source, when the stream must end before the source speaks. */
+  let wake: (() => void) | undefined;
+  /** Ends a stream that hands its events on (listen), when its credential lapses. */
+  let stopListening: (() => void) | undefined;
   void lapsed.then((why) => {
     lapse = why;
-    settleEnded();
+    wake?.();
+    stopListening?.();
   });
 
   let unregister = () => {};
@@ -45,7 +58,7 @@ export function whileCredentialValid<T>(ctx: StreamContext, source: AsyncIterabl
     ended = true;
     unregister();
     hold.release();
-    settleEnded();
+    wake?.();
     await iterator.return?.();
   };
   // A shutdown ends the stream with `complete`: the client reconnects to another server.
@@ -58,25 +71,86 @@ export function whileCredentialValid<T>(ctx: StreamContext, source: AsyncIterabl
     return error ? { done: false, value: new StreamEnd(error) } : DONE;
   };
 
+  /** What the source gave, once the credential is known to hold. */
+  const deliver = (result: IteratorResult<T>): IteratorResult<T | StreamEnd> | Promise<IteratorResult<T | StreamEnd>> => {
+    if (ended || lapse) return finish();
+    if (result.done) return release().then(() => DONE);
+    const clear = hold.clear();
+    if (clear === true) return result;
+    if (clear === false) return finish();
+    return clear.then((held) => (!held ? finish() : ended ? DONE : result));
+  };
+
+  /**
+   * The same stream, handed on as events come instead of read (when the source can): each event
+   * once the credential is known to hold, in order — one waiting for a check holds those after it —
+   * then `end` once, with the StreamEnd of a lapsed credential or null.
+   */
+  const listen = (event: (event: T) => void, end: (last: StreamEnd | null) => void) => {
+    let closed = false;
+    const close = () => {
+      if (closed) return;
+      closed = true;
+      const error = !ended && lapse ? lapseError(lapse) : null;
+      end(error ? new StreamEnd(error) : null);
+      void release();
+    };
+    stopListening = close;
+    const backlog: T[] = [];
+    let checking = false;
+    const advance = () => {
+      while (!checking && backlog.length && !closed) {
+        if (ended || lapse) return close();
+        const clear = hold.clear();
+        if (clear === true) {
+          event(backlog.shift()!);
+          continue;
+        }
+        if (clear === false) return close();
+        checking = true;
+        void clear.then((held) => {
+          checking = false;
+          if (closed) return;
+          if (!held || ended || lapse) return close();
+          event(backlog.shift()!);
+          advance();
+        });
+      }
+    };
+    (iterator as unknown as Listenable<T>).listen((arrived) => {
+      if (closed) return;
+      if (!checking && !backlog.length && !ended && !lapse && hold.clear() === true) return event(arrived);
+      backlog.push(arrived);
+      advance();
+    }, close);
+  };
+
   return {
-    async next() {
-      if (ended) return DONE;
+    ...(isListenable(iterator) ? { listen } : {}),
+    next() {
+      if (ended) return Promise.resolve(DONE);
       if (lapse) return finish();
-      let result: IteratorResult<T> | 'ending';
-      try {
-        result = await Promise.race([iterator.next(), ending]);
-      } catch (error) {
-        // A failing source ends the stream too; nothing would call return() to stop the watch.
-        await release();
-        throw error;
-      }
-      if (result === 'ending' || ended) return finish();
-      if (result.done) {
-        await release();
-        return DONE;
-      }
-      if (!(await hold.clear())) return finish();
-      return ended ? DONE : result;
+      return new Promise<IteratorResult<T | StreamEnd>>((resolve, reject) => {
+        let settled = false;
+        const settle = () => {
+          if (settled) return false;
+          settled = true;
+          wake = undefined;
+          return true;
+        };
+        wake = () => {
+          if (settle()) resolve(finish());
+        };
+        iterator.next().then(
+          (result) => {
+            if (settle()) resolve(deliver(result));
+          },
+          (error: unknown) => {
+            // A failing source ends the stream too; nothing would call return() to stop the watch.
+            if (settle()) void release().finally(() => reject(error));
+          },
+        );
+      });
     },
     async return() {
       await release();

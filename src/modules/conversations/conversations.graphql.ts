@@ -1,4 +1,3 @@
-import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
 import { NodeInterface } from '../../graphql/node.js';
 import { loadForEvent } from '../../graphql/event-loads.js';
@@ -201,9 +200,10 @@ builder.subscriptionField('conversationUpdated', (t) =>
     subscribe: (_root, args, ctx) => {
       const channel = actingChannel(ctx.auth);
       const id = args.id == null ? null : String(args.id).toLowerCase();
-      return pipe(
-        ctx.events!.subscribe('conversation.updated'),
-        filter((event) => event.workspaceId === ctx.auth.workspace.id && event.channelId === channel.id && (id === null || event.conversationId === id)),
+      const workspaceId = ctx.auth.workspace.id;
+      return ctx.events!.subscribe(
+        'conversation.updated',
+        (event) => event.workspaceId === workspaceId && event.channelId === channel.id && (id === null || event.conversationId === id),
       );
     },
     // Loaded once per event and selection for every subscriber of this process.

@@ -1,4 +1,3 @@
-import { filter, pipe } from 'graphql-yoga';
 import { builder } from '../../graphql/builder.js';
 import { NodeInterface } from '../../graphql/node.js';
 import { loadForEvent } from '../../graphql/event-loads.js';
@@ -209,12 +208,10 @@ type MessageEvent = { messageId: string; conversationId: string; workspaceId: st
 function messageEvents(ctx: Context, type: 'message.created' | 'message.updated', conversationIdArg: string | number | null | undefined) {
   const channel = actingChannel(ctx.auth);
   const conversationId = conversationIdArg == null ? null : String(conversationIdArg).toLowerCase();
-  return pipe(
-    ctx.events!.subscribe(type),
-    filter(
-      (event: MessageEvent) =>
-        event.workspaceId === ctx.auth.workspace.id && event.channelId === channel.id && (conversationId === null || event.conversationId === conversationId),
-    ),
+  const workspaceId = ctx.auth.workspace.id;
+  return ctx.events!.subscribe(
+    type,
+    (event: MessageEvent) => event.workspaceId === workspaceId && event.channelId === channel.id && (conversationId === null || event.conversationId === conversationId),
   );
 }
 
