@@ -19,6 +19,7 @@ import { pageArgumentsPlugin } from './graphql/connection.js';
 import { graphqlOverWebSocket } from './graphql/websocket.js';
 import { singleConnectionSse, SSE_STREAM_PATH } from './graphql/sse.js';
 import { operationPreparer } from './graphql/operation.js';
+import { coalescedEventStreams, writeCoalescer } from './http/coalesce.js';
 import { readBody } from './http/exchange.js';
 import { routingPlugin } from './http/plugin.js';
 import { RouteTable, type HttpRoute } from './http/routes.js';
@@ -40,7 +41,7 @@ import { createDocumentStore } from './modules/documents/documents.service.js';
 import { trustedDocumentsPlugin } from './graphql/trusted-documents.js';
 import { createRateLimiter } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
-import { sharedSubscriptionExecution } from './graphql/shared-execution.js';
+import { sharedSubscriptionExecution, subscriberSink } from './graphql/shared-execution.js';
 import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
@@ -208,6 +209,10 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     ...graphqlRoutes(deps),
     ...restRoutes(deps, { ...DOCUMENTED_ROUTES, webhookParts: webhookParts(deps) }),
   );
+  // Subscription streams' writes leave once per STREAM_FLUSH_MS and connection, however many events.
+  const coalescer = writeCoalescer(env.STREAM_FLUSH_MS);
+  // Ordinary subscription results written to subscribers' connections directly, serialised once per class.
+  const directWrites = env.SUBSCRIPTION_SHARED_EXECUTION && env.SUBSCRIPTION_DIRECT_WRITES;
   let closeWebSockets = async () => {};
   const yoga = createYoga<ServerContext, GraphQLContext>({
     schema,
@@ -231,6 +236,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
         varyOnOrigin: Boolean(deps.env.CORS_ORIGINS?.length),
       }),
       readBodyOnce(),
+      coalescedEventStreams(coalescer),
       trustedDocumentsPlugin(documents),
       singleConnectionSse(documents),
       operationLabelPlugin(metrics),
@@ -238,12 +244,23 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
       costLimitPlugin(),
       pageArgumentsPlugin(),
       compiledQueriesPlugin(),
-      sharedSubscriptionExecution({ enabled: env.SUBSCRIPTION_SHARED_EXECUTION, observe: metrics.subscriptionEvent }),
+      sharedSubscriptionExecution({
+        enabled: env.SUBSCRIPTION_SHARED_EXECUTION,
+        observe: metrics.subscriptionEvent,
+        direct: directWrites
+          ? {
+              sinkOf: subscriberSink(GRAPHQL_PATH),
+              limit: env.SUBSCRIPTION_MAX_PENDING,
+              cutOff: () => logger.warn({ maxPending: env.SUBSCRIPTION_MAX_PENDING }, 'subscription cut off: the client does not read'),
+            }
+          : undefined,
+      }),
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),
       ...(options.plugins ?? []),
       // Streams still open end with the server: a disposed app answers nothing more.
       disposePlugin(async () => deps.streams!.endAll()),
       disposePlugin(() => closeWebSockets()),
+      disposePlugin(async () => coalescer.dispose()),
       ...(ownsEvents ? [disposePlugin(() => deps.events!.dispose())] : []),
       ...(ownsRateLimiter && deps.rateLimiter ? [disposePlugin(() => deps.rateLimiter!.dispose())] : []),
       ...(ownsCredentialCache && deps.credentialCache ? [disposePlugin(() => deps.credentialCache!.dispose())] : []),
@@ -268,6 +285,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     streams: deps.streams!,
     maxBufferedBytes: env.WS_MAX_BUFFERED_BYTES,
     keepAliveMs: env.WS_KEEPALIVE_MS,
+    directWrites: directWrites ? { coalescer } : undefined,
   });
   closeWebSockets = webSocket.dispose;
   // node:http hands WebSocket upgrades here (src/http/server.ts).

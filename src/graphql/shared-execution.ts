@@ -1,6 +1,7 @@
 import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import type { GraphQLContext } from './builder.js';
+import { DirectStream, eventStreamSink, type StreamSink } from './direct-delivery.js';
 import { StreamEnd } from './subscriptions.js';
 
 /** What is told of each event a subscriber receives: whether its result was executed for it, or shared. */
@@ -53,8 +54,8 @@ const results = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
  * each subscriber's result as before. `enabled: false` (SUBSCRIPTION_SHARED_EXECUTION) executes
  * for each subscriber as graphql-js would; `observe` counts either way.
  */
-export function sharedSubscriptionExecution(options: { enabled: boolean; observe: ExecutionObserver }): Plugin {
-  const { enabled, observe } = options;
+export function sharedSubscriptionExecution(options: { enabled: boolean; observe: ExecutionObserver; direct?: DirectDelivery | undefined }): Plugin {
+  const { enabled, observe, direct } = options;
   const executeFor = (args: ExecutionArgs, event: unknown): Promise<ExecutionResult> => {
     observe(true);
     return Promise.resolve().then(() => execute({ ...args, rootValue: event }) as ExecutionResult | Promise<ExecutionResult>);
@@ -63,7 +64,7 @@ export function sharedSubscriptionExecution(options: { enabled: boolean; observe
     const source = await createSourceEventStream(args);
     if (!isAsyncIterable(source)) return source;
     const key = enabled ? visibilityClass(args) : '';
-    return mapAsyncIterator(source as AsyncIterable<unknown>, (event: unknown) => {
+    const resultOf = (event: unknown): Promise<ExecutionResult> => {
       if (!enabled || event === null || typeof event !== 'object' || event instanceof StreamEnd) return executeFor(args, event);
       let byClass = results.get(event);
       if (!byClass) results.set(event, (byClass = new Map()));
@@ -75,11 +76,40 @@ export function sharedSubscriptionExecution(options: { enabled: boolean; observe
       const result = executeFor(args, event);
       byClass.set(key, result);
       return result;
-    });
+    };
+    const sink = enabled && direct ? direct.sinkOf(args.contextValue as GraphQLContext) : undefined;
+    if (sink) return new DirectStream((source as AsyncIterable<unknown>)[Symbol.asyncIterator](), resultOf, sink, direct!.limit, direct!.cutOff);
+    return mapAsyncIterator(source as AsyncIterable<unknown>, resultOf);
   };
   return {
     onSubscribe({ setSubscribeFn }) {
       setSubscribeFn(subscribe as never);
     },
+  };
+}
+
+/**
+ * Results written to subscribers' connections directly, serialised once per visibility class
+ * (src/graphql/direct-delivery.ts), for the transports that give a subscriber a sink: a WebSocket
+ * (its `streamSink`) and an event stream on `/graphql` (graphql-sse's distinct connections mode).
+ * SUBSCRIPTION_DIRECT_WRITES; off, every result goes through its transport's own pipeline.
+ */
+export interface DirectDelivery {
+  sinkOf(context: GraphQLContext): StreamSink | undefined;
+  /** Results a client may leave untaken before it is cut off (SUBSCRIPTION_MAX_PENDING). */
+  limit: number;
+  cutOff: () => void;
+}
+
+/** The sink of a subscriber: its WebSocket's, or an event stream answered on `path` over node:http. */
+export function subscriberSink(path: string) {
+  return (context: GraphQLContext): StreamSink | undefined => {
+    if (context.streamSink) return context.streamSink;
+    const { state } = context;
+    const connection = state?.connection;
+    if (!connection || state.path !== path) return undefined;
+    // The first media type the client accepts decides yoga's answer: an event stream only when it comes first.
+    if (!/^\s*text\/event-stream\b/i.test(connection.req.headers.accept ?? '')) return undefined;
+    return eventStreamSink(connection.res);
   };
 }

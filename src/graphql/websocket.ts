@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { ExecutionArgs } from 'graphql';
 import { CloseCode } from 'graphql-ws';
@@ -8,9 +9,12 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { AuthContext } from '../context/types.js';
 import { AuthenticationError, DomainError } from '../errors/domain.js';
 import { describeError } from '../errors/log.js';
+import type { WriteCoalescer } from '../http/coalesce.js';
 import type { RequestState } from '../http/state.js';
 import type { OpenStreams } from '../lib/streams.js';
 import { domainGraphQLError } from './errors.js';
+import type { GraphQLContext } from './builder.js';
+import type { StreamSink } from './direct-delivery.js';
 import type { PrepareOperation } from './operation.js';
 
 /** The codes of the error a stream ends with when its credential lapses. */
@@ -40,6 +44,32 @@ export interface WebSocketOptions {
   maxBufferedBytes: number;
   /** Interval of keep-alive pings (a socket that misses a pong is closed). */
   keepAliveMs: number;
+  /**
+   * Whether subscriptions' ordinary results are written to the socket directly (src/graphql/direct-delivery.ts),
+   * and then each accepted socket's writes gathered in `coalescer` (src/http/coalesce.ts). Not
+   * otherwise: graphql-ws waits for each message to leave before it takes the next.
+   */
+  directWrites?: { coalescer: WriteCoalescer } | undefined;
+}
+
+/**
+ * A subscription's sink on its socket: each result a `next` message of the graphql-transport-ws
+ * protocol, written as graphql-ws writes it. A socket whose unread output passes `maxBufferedBytes`
+ * is cut off, as the protocol's own path does.
+ */
+function webSocketSink(socket: WebSocket, id: string, maxBufferedBytes: number, logger: Logger): StreamSink {
+  const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+  return {
+    write(json, written) {
+      if (socket.readyState !== socket.OPEN) return written();
+      if (socket.bufferedAmount > maxBufferedBytes) {
+        logger.warn({ buffered: socket.bufferedAmount }, 'graphql websocket cut off: the client does not read');
+        socket.terminate();
+        return written();
+      }
+      socket.send(`${head}${json}}`, () => written());
+    },
+  };
 }
 
 /**
@@ -103,7 +133,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
         ctx.extra.socket.once('close', unregister);
         return true;
       },
-      async onSubscribe(ctx, _id, payload) {
+      async onSubscribe(ctx, id, payload) {
         const state: RequestState = { startedAt: performance.now(), path: options.path, route: 'graphql' };
         try {
           state.caller = await options.authenticate(ctx.extra.headers!, state);
@@ -125,6 +155,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
         if (Array.isArray(prepared)) return prepared;
         const { args, execute, subscribe } = prepared as Exclude<typeof prepared, readonly unknown[]>;
         options.observe(state.route ?? 'graphql', 'WS', 200, undefined);
+        if (options.directWrites) (args.contextValue as GraphQLContext).streamSink = webSocketSink(ctx.extra.socket, id, options.maxBufferedBytes, logger);
         return { ...args, rootValue: { execute, subscribe } };
       },
       onNext(ctx, _id, _payload, _args, result) {
@@ -154,7 +185,10 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
       if (path !== options.path) return refuseUpgrade(socket, 404, 'Route not found.');
       const origin = request.headers.origin;
       if (origin !== undefined && !options.allowOrigin(origin, request.headers.host)) return refuseUpgrade(socket, 403, 'Origin not allowed.');
-      wss.handleUpgrade(request, socket, head, (ws: WebSocket) => wss.emit('connection', ws, request));
+      wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
+        options.directWrites?.coalescer.hold(socket as Socket);
+        wss.emit('connection', ws, request);
+      });
     },
     dispose: async () => {
       await server.dispose();

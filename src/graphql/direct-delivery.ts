@@ -1,0 +1,246 @@
+import type http from 'node:http';
+import type { ExecutionResult } from 'graphql';
+import type { Listenable } from '../events/bus.js';
+import type { StreamEnd } from './subscriptions.js';
+
+/**
+ * Where a subscriber's results may be written as they are, by the transport's framing: its
+ * WebSocket (a `next` message with its subscription's id) or its event-stream answer (an `event:
+ * next` block). `written` is called once the bytes have left for the client or the connection is
+ * gone, so that what a client has not taken can be counted.
+ */
+export interface StreamSink {
+  write(json: string, written: () => void): void;
+}
+
+/** Each shared result's JSON, made once for every subscriber it is written to. */
+const serialised = new WeakMap<ExecutionResult, string>();
+const jsonOf = (result: ExecutionResult) => {
+  let json = serialised.get(result);
+  if (json === undefined) serialised.set(result, (json = JSON.stringify(result)));
+  return json;
+};
+
+const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
+
+/** A result's value once it has settled, for every subscriber that comes to it after. */
+const settled = new WeakMap<Promise<ExecutionResult>, ExecutionResult>();
+/** The streams waiting on a result: told together, in one turn, when it settles. */
+const waiting = new WeakMap<Promise<ExecutionResult>, DirectStream[]>();
+
+function waitFor(result: Promise<ExecutionResult>, stream: DirectStream): void {
+  let streams = waiting.get(result);
+  if (streams) return void streams.push(stream);
+  waiting.set(result, (streams = [stream]));
+  result.then(
+    (value) => {
+      settled.set(result, value);
+      waiting.delete(result);
+      for (const each of streams) each.resume();
+    },
+    (error: unknown) => {
+      waiting.delete(result);
+      for (const each of streams) each.fail(error);
+    },
+  );
+}
+
+/** Where a stream's source ends, in its backlog. */
+const END = Symbol('end');
+
+/**
+ * A subscriber's stream whose ordinary results (data, no errors) are written to its connection by
+ * `sink` without passing through the transport's per-result pipeline: each result is serialised
+ * once for every subscriber sharing it (src/graphql/shared-execution.ts) and written as one string,
+ * and the subscribers waiting on one execution are written to together when it settles. What the
+ * transport's pipeline must see still goes through it, in order: a result with errors (masked
+ * there), the end of a stream whose credential lapsed (its error, then completion; a WebSocket
+ * then closes with 4403), and completion. The transport iterates this stream as any other; it
+ * yields only those.
+ *
+ * The subscriber's own source — its filter, its credential hold — decides what reaches it, as
+ * before: handed on as published when the source can (src/events/bus.ts `listen`), read one event
+ * after another otherwise. A client that leaves `limit` results untaken (written, not yet gone
+ * out) is cut off: its stream completes, `cutOff` is told.
+ */
+export class DirectStream implements AsyncIterableIterator<ExecutionResult> {
+  /** The transport's next(), waiting. */
+  private waiting: ((result: IteratorResult<ExecutionResult>) => void) | undefined;
+  /** Results for the transport it has not asked for yet. */
+  private readonly queued: IteratorResult<ExecutionResult>[] = [];
+  /** Told when the transport asks again, having taken what it was handed. */
+  private asked: (() => void) | undefined;
+  /** Results (and the end) not yet written, in order; the first may be waited on. */
+  private readonly backlog: (Promise<ExecutionResult> | typeof END)[] = [];
+  private busy = false;
+  private ended = false;
+  private untaken = 0;
+  private readonly taken = () => {
+    this.untaken--;
+  };
+
+  constructor(
+    private readonly source: AsyncIterator<unknown> & Partial<Listenable<unknown, StreamEnd | null>>,
+    private readonly resultOf: (event: unknown) => Promise<ExecutionResult>,
+    private readonly sink: StreamSink,
+    private readonly limit: number,
+    private readonly cutOff: () => void,
+  ) {
+    if (source.listen) {
+      source.listen(
+        (event) => this.take(this.resultOf(event)),
+        (last) => {
+          if (last) this.take(this.resultOf(last));
+          this.take(END);
+        },
+      );
+    } else void this.pump();
+  }
+
+  /** Reads a source that cannot hand its events on. */
+  private async pump(): Promise<void> {
+    try {
+      for (;;) {
+        const step = await this.source.next();
+        if (this.ended) return;
+        if (step.done) return this.take(END);
+        this.take(this.resultOf(step.value));
+      }
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  private take(item: Promise<ExecutionResult> | typeof END): void {
+    if (this.ended) return;
+    this.backlog.push(item);
+    if (!this.busy) this.advance();
+  }
+
+  /** Writes what can be written now, in order, until a result must be waited for or handed over. */
+  private advance(): void {
+    while (!this.ended && this.backlog.length) {
+      const head = this.backlog[0]!;
+      if (head === END) return this.finish();
+      const value = settled.get(head);
+      if (value === undefined) {
+        this.busy = true;
+        return waitFor(head, this);
+      }
+      this.backlog.shift();
+      if (value.errors || value.extensions) {
+        this.busy = true;
+        void this.handOver({ done: false, value }).then(() => this.resume());
+        return;
+      }
+      if (this.untaken >= this.limit) {
+        this.cutOff();
+        void this.source.return?.();
+        return this.finish();
+      }
+      this.untaken++;
+      this.sink.write(jsonOf(value), this.taken);
+    }
+    this.busy = false;
+  }
+
+  /** The result waited on has settled, or the transport has taken what it was handed. */
+  resume(): void {
+    this.busy = false;
+    this.advance();
+  }
+
+  /** The source, or an execution, failed: the transport's next() rejects with it. */
+  fail(error: unknown): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.backlog.length = 0;
+    void this.source.return?.();
+    const failed = Promise.reject(error as Error);
+    failed.catch(() => {});
+    this.give(failed as never);
+  }
+
+  /** Hands `result` to the transport, and waits until it has taken it and sent it on. */
+  private handOver(result: IteratorResult<ExecutionResult>): Promise<void> {
+    return new Promise<void>((resolve) => {
+      this.asked = () => setImmediate(resolve);
+      this.give(result);
+    });
+  }
+
+  private give(result: IteratorResult<ExecutionResult>): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    if (waiting) waiting(result);
+    else this.queued.push(result);
+  }
+
+  private finish(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.backlog.length = 0;
+    this.give(DONE);
+  }
+
+  next(): Promise<IteratorResult<ExecutionResult>> {
+    const asked = this.asked;
+    this.asked = undefined;
+    asked?.();
+    const queued = this.queued.shift();
+    if (queued) return Promise.resolve(queued);
+    if (this.ended) return Promise.resolve(DONE);
+    return new Promise((resolve) => (this.waiting = resolve));
+  }
+
+  async return(): Promise<IteratorResult<ExecutionResult>> {
+    if (!this.ended) {
+      this.ended = true;
+      this.backlog.length = 0;
+      this.waiting?.(DONE);
+      this.waiting = undefined;
+      this.asked?.();
+    }
+    await this.source.return?.();
+    return DONE;
+  }
+
+  async throw(error: unknown): Promise<IteratorResult<ExecutionResult>> {
+    await this.return();
+    throw error;
+  }
+
+  [Symbol.asyncIterator]() {
+    return this;
+  }
+}
+
+/**
+ * The sink of a GraphQL event stream on `/graphql` (graphql-sse's distinct connections mode, as
+ * yoga's SSE answer frames it): an `event: next` block per result, on the node:http answer the
+ * stream's headers went out on. What arrives before yoga has written those headers waits for them.
+ */
+export function eventStreamSink(res: http.ServerResponse): StreamSink {
+  let early: [string, () => void][] | undefined;
+  const flushEarly = () => {
+    if (res.destroyed || res.writableEnded) {
+      for (const [, written] of early!) written();
+      early = undefined;
+      return;
+    }
+    if (!res.headersSent) return void setImmediate(flushEarly);
+    const pending = early!;
+    early = undefined;
+    for (const [text, written] of pending) res.write(text, () => written());
+  };
+  return {
+    write(json, written) {
+      const text = `event: next\ndata: ${json}\n\n`;
+      if (early) return void early.push([text, written]);
+      if (res.destroyed || res.writableEnded) return written();
+      if (res.headersSent) return void res.write(text, () => written());
+      early = [[text, written]];
+      setImmediate(flushEarly);
+    },
+  };
+}

@@ -1,0 +1,87 @@
+import type { Socket } from 'node:net';
+import type { Plugin } from 'graphql-yoga';
+import type { ServerContext } from './state.js';
+
+/**
+ * The writes of long-lived streams (SSE responses, WebSockets) gathered per connection: a held
+ * socket is corked, and every `intervalMs` each held socket with something written since is
+ * uncorked (its writes leave in one system call) and corked again. An event fanned out to
+ * thousands of subscribers would otherwise cost a system call per subscriber and event — on a
+ * loopback or virtual machine most of the server's time — where this costs one per subscriber and
+ * interval, however many events it carries. The price is latency: a write waits at most
+ * `intervalMs` (STREAM_FLUSH_MS). 0 leaves sockets alone: every write goes out at once.
+ *
+ * Back-pressure is unchanged: corked writes count in the socket's buffered bytes, so a client that
+ * does not read is still cut off at the transports' limits. A socket that ends flushes what it
+ * holds (Node uncorks on end), and one that closes is released.
+ */
+export interface WriteCoalescer {
+  /** Holds `socket`'s writes until the next flush, until the returned function is called or the socket closes. */
+  hold(socket: Socket): () => void;
+  /** How many sockets are held. */
+  readonly size: number;
+  /** Flushes and releases every socket. */
+  dispose(): void;
+}
+
+export function writeCoalescer(intervalMs: number): WriteCoalescer {
+  const held = new Map<Socket, () => void>();
+  let timer: NodeJS.Timeout | undefined;
+
+  const flush = () => {
+    for (const socket of held.keys()) {
+      if (socket.writableLength === 0) continue;
+      socket.uncork();
+      socket.cork();
+    }
+  };
+
+  return {
+    hold(socket) {
+      if (intervalMs <= 0 || socket.destroyed) return () => {};
+      const holding = held.get(socket);
+      if (holding) return holding;
+      let released = false;
+      const release = () => {
+        if (released) return;
+        released = true;
+        socket.off('close', release);
+        held.delete(socket);
+        if (socket.writableCorked > 0) socket.uncork();
+        if (held.size === 0 && timer) {
+          clearInterval(timer);
+          timer = undefined;
+        }
+      };
+      socket.cork();
+      held.set(socket, release);
+      socket.once('close', release);
+      if (!timer) {
+        timer = setInterval(flush, intervalMs);
+        timer.unref();
+      }
+      return release;
+    },
+    get size() {
+      return held.size;
+    },
+    dispose() {
+      for (const release of [...held.values()]) release();
+    },
+  };
+}
+
+/**
+ * Holds the connection of every event-stream answer (GraphQL over SSE, distinct connections and a
+ * reserved stream alike) in `coalescer` for as long as the answer lasts: a yoga `onResponse` hook,
+ * run before node:http writes the answer. A connection kept alive after its stream ended is released.
+ */
+export function coalescedEventStreams(coalescer: WriteCoalescer): Plugin<Record<string, unknown>, ServerContext> {
+  return {
+    onResponse({ response, serverContext }) {
+      const res = serverContext?.res;
+      if (!res?.socket || !response.headers.get('content-type')?.startsWith('text/event-stream')) return;
+      res.once('close', coalescer.hold(res.socket));
+    },
+  };
+}

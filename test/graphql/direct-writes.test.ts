@@ -1,0 +1,113 @@
+import net from 'node:net';
+import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
+import { parse } from 'graphql';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp } from '../helpers/app.js';
+import { messagingSetup } from '../helpers/messaging.js';
+import { requestOnPort, serveOnPort, type ServedApp } from '../helpers/real-port.js';
+import { socketClient } from '../helpers/websocket.js';
+
+/**
+ * Subscription results written to subscribers' connections directly (src/graphql/direct-delivery.ts)
+ * and their writes gathered per connection (src/http/coalesce.ts, STREAM_FLUSH_MS), on a real port:
+ * what a client reads is what the transports' own pipelines write, and a client that does not read
+ * is cut off.
+ */
+
+let app: TestApp;
+beforeAll(async () => {
+  app = await createTestApp();
+});
+afterAll(() => app.close());
+
+const DOCUMENT = 'subscription { messageAdded { id body } }';
+
+/** An SSE subscription on a raw socket: what arrives, as text, and the socket. */
+async function rawSse(port: number, host: string, apiKey: string, document = DOCUMENT) {
+  const socket = net.connect(port, '127.0.0.1');
+  await new Promise((resolve) => socket.once('connect', resolve));
+  const body = JSON.stringify({ query: document });
+  socket.write(
+    `POST /graphql HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer ${apiKey}\r\nAccept: text/event-stream\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+  );
+  const chunks: Buffer[] = [];
+  socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+  return { socket, chunks, text: () => Buffer.concat(chunks).toString('latin1') };
+}
+
+const until = async (check: () => boolean, ms: number) => {
+  const deadline = Date.now() + ms;
+  while (!check() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  return check();
+};
+
+/** The `data:` lines of an event stream's `next` events, parsed. */
+const nextEvents = (text: string) => [...text.matchAll(/event: next\r?\n(?:[0-9a-f]+\r\n)?data: (.*)\n/g)].map((match) => JSON.parse(match[1]!) as { data: { messageAdded: { id: string; body: string } } });
+
+describe('direct writes', () => {
+  let served: ServedApp;
+  afterAll(() => served?.close());
+
+  it('gathers a burst of events into few writes per connection, in order, each event whole', { timeout: 60_000 }, async () => {
+    served = await serveOnPort(app.db, { ...app.env, STREAM_FLUSH_MS: 300 }, { providers: app.providers });
+    const setup = await messagingSetup(app);
+    const sse = await rawSse(served.port, setup.host, setup.apiKey);
+    const ws = await socketClient(served.port, setup.host, { Authorization: `Bearer ${setup.apiKey}` });
+    const subscription = ws.subscribe(parse(DOCUMENT) as TypedDocumentNode<{ messageAdded: { id: string; body: string } }, Record<string, never>>);
+    const overWs = () => subscription.received.map((result) => result.data!.messageAdded.body);
+    expect(await until(() => sse.text().includes('\r\n\r\n'), 5000)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const contact = await setup.contact({ email: 'burst@example.com' });
+    const readsBefore = sse.chunks.length;
+    const headers = { authorization: `Bearer ${setup.apiKey}`, 'content-type': 'application/json' };
+    const sent = await Promise.all(
+      Array.from({ length: 12 }, (_, i) => requestOnPort(served.port, setup.host, 'POST', '/api/connect/messages', headers, JSON.stringify({ to: contact.id, message: `burst ${i}` }))),
+    );
+    expect(sent.map((answer) => answer.status)).toEqual(Array(12).fill(202));
+    expect(await until(() => nextEvents(sse.text()).length === 12 && overWs().length === 12, 10_000)).toBe(true);
+    // Every event, each once, in the order the messages were stored, as yoga frames it.
+    const ids = sent.map((answer) => (JSON.parse(answer.body) as { data: { message: { id: string } } }).data.message.id);
+    const received = nextEvents(sse.text()).map((event) => event.data.messageAdded);
+    expect(new Set(received.map((message) => message.id))).toEqual(new Set(ids));
+    expect(received.map((message) => message.body)).toEqual(overWs());
+    expect(subscription.errors).toEqual([]);
+    // Twelve events within one interval arrive in far fewer reads than twelve.
+    expect(sse.chunks.length - readsBefore).toBeLessThan(6);
+    subscription.stop();
+    await ws.dispose();
+    sse.socket.destroy();
+  });
+
+  it('cuts off an SSE client that does not read: its stream completes, the server goes on', { timeout: 60_000 }, async () => {
+    const small = await serveOnPort(app.db, { ...app.env, SUBSCRIPTION_MAX_PENDING: 20 }, { providers: app.providers });
+    try {
+      const setup = await messagingSetup(app);
+      // Each event 16 times the body: the kernel's buffers fill within a few dozen sends.
+      const wide = `subscription { messageAdded { id body ${Array.from({ length: 15 }, (_, i) => `b${i}: body`).join(' ')} } }`;
+      const sse = await rawSse(small.port, setup.host, setup.apiKey, wide);
+      expect(await until(() => sse.text().includes('\r\n\r\n'), 5000)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      sse.socket.pause();
+      const cutOff = () => small.logs.filter((line) => line.includes('the client does not read')).length;
+      const contact = await setup.contact({ email: 'never-reads-sse@example.com' });
+      const long = 'x'.repeat(4000);
+      const headers = { authorization: `Bearer ${setup.apiKey}`, 'content-type': 'application/json' };
+      let sends = 0;
+      for (; sends < 2000 && cutOff() === 0; sends++) {
+        expect((await requestOnPort(small.port, setup.host, 'POST', '/api/connect/messages', headers, JSON.stringify({ to: contact.id, message: `${sends} ${long}` }))).status).toBe(202);
+      }
+      expect(await until(() => cutOff() === 1, 10_000)).toBe(true);
+      // Cut off once 20 events (1.3 MB) were left untaken beyond what the kernel took, not after every send.
+      expect(sends).toBeLessThan(500);
+      // The server answers others meanwhile; once the client reads, its stream has completed.
+      expect((await requestOnPort(small.port, setup.host, 'GET', '/api/connect/contacts?limit=1', { authorization: `Bearer ${setup.apiKey}` })).status).toBe(200);
+      sse.socket.resume();
+      expect(await until(() => sse.text().includes('event: complete'), 15_000)).toBe(true);
+      // What it holds is whole events, at most the limit more than it had read.
+      expect(nextEvents(sse.text()).every((event) => event.data.messageAdded.body.endsWith(long))).toBe(true);
+      sse.socket.destroy();
+    } finally {
+      await small.close();
+    }
+  });
+});
