@@ -33,6 +33,8 @@ export interface Settings {
   crowdClients: number;
   /** Whether the crowd row's gateways execute each event once per visibility class. */
   crowdShared: boolean;
+  /** Settings given to the crowd row's gateways besides the bench's (`--crowd-env`). */
+  crowdEnv: Record<string, string>;
   /** The Redis the crowd row's processes share. */
   redis: string;
   /** Conversations added for the inbox-at-scale check (0: no check). */
@@ -90,6 +92,9 @@ Output
   --crowd-clients K   client processes holding the crowd's subscribers (default one per 500)
   --crowd-unshared    the crowd's gateways execute each event for each subscriber
                       (SUBSCRIPTION_SHARED_EXECUTION=0): the figures without shared execution
+  --crowd-env LIST    settings for the crowd's gateways, NAME=VALUE,NAME=VALUE (for instance
+                      STREAM_FLUSH_MS=0,SUBSCRIPTION_DIRECT_WRITES=0: every write at once, through
+                      the transports' own pipelines)
   --redis URL         the Redis of --crowd-processes 2+ (default $BENCH_REDIS_URL or
                       redis://127.0.0.1:6379)
   --inbox-scale N     the inbox at scale: N more conversations on the channel (made by PostgreSQL,
@@ -104,7 +109,7 @@ export class UsageError extends Error {}
 export function parseArgs(argv: string[]): Settings | 'help' {
   const values = new Map<string, string>();
   const flags = new Set<string>();
-  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'redis', 'inbox-scale']);
+  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'crowd-env', 'redis', 'inbox-scale']);
   const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help', 'floor-prepared', 'crowd-unshared']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -157,8 +162,20 @@ export function parseArgs(argv: string[]): Settings | 'help' {
     crowdProcesses: number('crowd-processes', 1, 1),
     crowdClients: number('crowd-clients', 0, 0),
     crowdShared: !flags.has('crowd-unshared'),
+    crowdEnv: crowdEnv(values.get('crowd-env')),
     redis: values.get('redis') ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
     inboxScale: number('inbox-scale', 0, 0),
     server: values.get('database') ?? process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   };
+}
+
+/** `NAME=VALUE,NAME=VALUE` as settings; a malformed pair stops the run. */
+function crowdEnv(list: string | undefined): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of (list ?? '').split(',').filter(Boolean)) {
+    const match = /^([A-Z][A-Z0-9_]*)=(.*)$/.exec(pair.trim());
+    if (!match) throw new UsageError(`--crowd-env: expected NAME=VALUE, got "${pair}"`);
+    env[match[1]!] = match[2]!;
+  }
+  return env;
 }

@@ -66,6 +66,8 @@ export interface CrowdOptions {
   clients?: number;
   /** Where the processes share events when more than one. */
   redisUrl: string;
+  /** Settings for the gateways besides those the row sets. */
+  env?: Record<string, string>;
   rate?: number;
   seconds?: number;
 }
@@ -83,7 +85,7 @@ export async function crowdRound(
   const processes = options.processes ?? 1;
   const shared = options.shared ?? true;
   const clientCount = Math.max(1, Math.min(options.clients ?? Math.ceil(subscribers / 500), subscribers));
-  const env: Record<string, string> = { SUBSCRIPTION_SHARED_EXECUTION: shared ? '1' : '0' };
+  const env: Record<string, string> = { ...options.env, SUBSCRIPTION_SHARED_EXECUTION: shared ? '1' : '0' };
   if (processes > 1) Object.assign(env, { REDIS_URL: options.redisUrl, REDIS_PREFIX: `bench-crowd-${randomBytes(4).toString('hex')}:` });
   const gateways: ServerProcess[] = [];
   const clients: ChildProcess[] = [];

@@ -338,7 +338,7 @@ async function main(): Promise<number> {
       crowd = await crowdRound(
         (index, env) => startGateway(database.url, logs, { worker: false, poolSize: settings.pool, dist, whatsapp, profile: settings.profile, log: `crowd-${index + 1}.log`, env }),
         ctx,
-        { subscribers: settings.crowd, processes, shared, redisUrl: settings.redis, ...(settings.crowdClients ? { clients: settings.crowdClients } : {}) },
+        { subscribers: settings.crowd, processes, shared, redisUrl: settings.redis, env: settings.crowdEnv, ...(settings.crowdClients ? { clients: settings.crowdClients } : {}) },
       );
       note(`crowd: ${JSON.stringify(crowd)}`);
     }
