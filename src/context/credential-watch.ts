@@ -92,18 +92,25 @@ export function createCredentialWatch(options: {
     }
   };
 
-  // Checks asked for within one turn of the event loop share one statement, begun after all of them.
-  let batch: { targets: Set<Watched>; done: Promise<void> } | null = null;
-  const checkSoon = (target: Watched): Promise<void> => {
+  // Checks asked for within one turn of the event loop share one statement, begun after all of them;
+  // what waits on it is told in one loop once it answers (a stream's event: no promise each).
+  let batch: { targets: Set<Watched>; waiting: (() => void)[]; done: Promise<void> } | null = null;
+  const checkSoon = (target: Watched, then?: () => void): Promise<void> => {
     if (!batch) {
       const targets = new Set<Watched>();
-      const done = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
-        batch = null;
-        return check([...targets]);
-      });
-      batch = { targets, done };
+      const waiting: (() => void)[] = [];
+      const done = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => {
+          batch = null;
+          return check([...targets]);
+        })
+        .finally(() => {
+          for (const told of waiting) told();
+        });
+      batch = { targets, waiting, done };
     }
     batch.targets.add(target);
+    if (then) batch.waiting.push(then);
     return batch.done;
   };
 
@@ -167,6 +174,18 @@ export function createCredentialWatch(options: {
           const held = () => !target.lapsed;
           if (!bus.hearing) return checkSoon(target).then(held);
           if (target.pending) return target.pending.then(held);
+          return true;
+        },
+        clearOr(wait) {
+          if (target.lapsed) return false;
+          if (!bus.hearing) {
+            void checkSoon(target, () => wait(!target.lapsed));
+            return 'waiting';
+          }
+          if (target.pending) {
+            void target.pending.then(() => wait(!target.lapsed));
+            return 'waiting';
+          }
           return true;
         },
         async verify() {

@@ -101,27 +101,27 @@ export function whileCredentialValid<T>(
     const advance = () => {
       while (!checking && backlog.length && !closed) {
         if (ended || lapse) return close();
-        const clear = hold.clear();
+        const clear = hold.clearOr(checked);
         if (clear === true) {
           event(backlog.shift()!);
           continue;
         }
         if (clear === false) return close();
         checking = true;
-        void clear.then((held) => {
-          checking = false;
-          if (closed) return;
-          if (!held || ended || lapse) return close();
-          event(backlog.shift()!);
-          advance();
-        });
       }
+    };
+    /** The check the first event of the backlog waited for has answered. */
+    const checked = (held: boolean) => {
+      checking = false;
+      if (closed) return;
+      if (!held || ended || lapse) return close();
+      event(backlog.shift()!);
+      advance();
     };
     (iterator as unknown as Listenable<T>).listen((arrived) => {
       if (closed) return;
-      if (!checking && !backlog.length && !ended && !lapse && hold.clear() === true) return event(arrived);
       backlog.push(arrived);
-      advance();
+      if (!checking) advance();
     }, close);
   };
 
