@@ -28,6 +28,15 @@ const settled = new WeakMap<Promise<ExecutionResult>, ExecutionResult>();
 /** The streams waiting on a result: told together, in one turn, when it settles. */
 const waiting = new WeakMap<Promise<ExecutionResult>, DirectStream[]>();
 
+/** Streams resumed between two turns of the event loop: requests are answered between the slices of a crowd. */
+const RESUME_SLICE = 250;
+
+function resumeInSlices(streams: DirectStream[], from: number): void {
+  const to = Math.min(streams.length, from + RESUME_SLICE);
+  for (let index = from; index < to; index++) streams[index]!.resume();
+  if (to < streams.length) setImmediate(() => resumeInSlices(streams, to));
+}
+
 function waitFor(result: Promise<ExecutionResult>, stream: DirectStream): void {
   let streams = waiting.get(result);
   if (streams) return void streams.push(stream);
@@ -36,7 +45,7 @@ function waitFor(result: Promise<ExecutionResult>, stream: DirectStream): void {
     (value) => {
       settled.set(result, value);
       waiting.delete(result);
-      for (const each of streams) each.resume();
+      resumeInSlices(streams, 0);
     },
     (error: unknown) => {
       waiting.delete(result);

@@ -24,15 +24,29 @@ export interface WriteCoalescer {
   dispose(): void;
 }
 
+/** Sockets flushed between two turns of the event loop. */
+const FLUSH_SLICE = 200;
+
 export function writeCoalescer(intervalMs: number): WriteCoalescer {
   const held = new Map<Socket, () => void>();
   let timer: NodeJS.Timeout | undefined;
 
-  const flush = () => {
-    for (const socket of held.keys()) {
-      if (socket.writableLength === 0) continue;
-      socket.uncork();
-      socket.cork();
+  // A flush of thousands of sockets gives requests a turn every FLUSH_SLICE sockets: what the API
+  // answers meanwhile never waits behind a whole crowd's writes.
+  let flushing = false;
+  const flush = async () => {
+    if (flushing) return;
+    flushing = true;
+    try {
+      let written = 0;
+      for (const socket of held.keys()) {
+        if (socket.writableLength === 0 || socket.writableCorked === 0) continue;
+        socket.uncork();
+        socket.cork();
+        if (++written % FLUSH_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+    } finally {
+      flushing = false;
     }
   };
 
@@ -57,7 +71,7 @@ export function writeCoalescer(intervalMs: number): WriteCoalescer {
       held.set(socket, release);
       socket.once('close', release);
       if (!timer) {
-        timer = setInterval(flush, intervalMs);
+        timer = setInterval(() => void flush(), intervalMs);
         timer.unref();
       }
       return release;
