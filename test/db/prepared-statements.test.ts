@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import { createTestApp, onPostgres } from '../helpers/app.js';
 import { messagingSetup } from '../helpers/messaging.js';
-import { openDatabase, preparedStatementNames } from '../../src/db/database.js';
+import { openDatabase, PLAN_FOR_ANY_VALUE, preparedStatementNames } from '../../src/db/database.js';
 
 describe('the names of prepared statements', () => {
   it('one name per distinct text, none for a plan that depends on the value searched for, none past the limit', () => {
@@ -18,6 +18,13 @@ describe('the names of prepared statements', () => {
     // The limit counts every text seen, named or not.
     expect(name({ sql: 'SELECT 4' })).toBeUndefined();
     expect(name({ sql: 'SELECT id FROM contacts WHERE id = $1' })).toBe(first);
+  });
+
+  it('a search that says one plan serves every term is named', () => {
+    const name = preparedStatementNames();
+    const matches = `SELECT conversation_id FROM messages WHERE search_vector @@ plainto_tsquery('simple', $1)`;
+    expect(name({ sql: `SELECT id FROM conversations WHERE id IN (${matches})` })).toBeUndefined();
+    expect(name({ sql: `SELECT id FROM conversations WHERE ${PLAN_FOR_ANY_VALUE} id = ANY(ARRAY(${matches}))` })).toMatch(/^connect_/);
   });
 });
 
@@ -45,6 +52,10 @@ describe.skipIf(!onPostgres)('prepared statements on PostgreSQL', () => {
       // A search is planned for its term every time.
       expect((await s.api.get('/contacts?search=prep')).body.data).toHaveLength(1);
       expect((await prepared()).some((row) => /ILIKE/.test(row.statement))).toBe(false);
+      // The inbox's search is written so that one plan serves every term, and is kept prepared.
+      const searched = await s.api.get('/conversations?search=prep');
+      expect(searched.status).toBe(200);
+      expect((await prepared()).some((row) => row.statement.includes(PLAN_FOR_ANY_VALUE) && /@@/.test(row.statement))).toBe(true);
     } finally {
       await app.close();
     }

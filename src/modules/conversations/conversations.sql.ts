@@ -1,5 +1,5 @@
 import { Prisma, type Conversation, type ConversationStateChange, type User } from '../../generated/prisma/client.js';
-import type { RunSql } from '../../db/database.js';
+import { PLAN_FOR_ANY_VALUE, type RunSql } from '../../db/database.js';
 import { isoSql, joinedSql, viewFields, viewTable, type Joinable, type JoinedLoad } from '../../db/view.js';
 import { PAGE_POSITION, type Cursor, type PageRequest } from '../../lib/pagination.js';
 import { messageTable, senderJoins, type MessageRow } from '../messages/messages.sql.js';
@@ -134,20 +134,20 @@ function pageRowsSql(workspaceId: string, filters: ConversationPageFilters, para
            ${filters.label ? Prisma.sql`AND c.labels @> ARRAY[${filters.label}]::text[]` : Prisma.empty}
            ${
              search
-               ? // Contacts through their trigram indexes, messages through their full-text index (encrypted ones have none).
-                 // One set of matching conversations (not an OR of two), so that a rare term is read from its matches
-                 // and sorted, rather than found by walking every conversation of the channel in order.
-                 Prisma.sql`AND c.id IN (
-                                 SELECT m.conversation_id FROM messages AS m
-                                  WHERE m.workspace_id = ${workspaceId}::uuid AND m.search_vector @@ plainto_tsquery('simple'::regconfig, ${filters.search})
-                                 UNION
-                                 SELECT matched.id FROM conversations AS matched
-                                  WHERE matched.contact_id IN (
-                                          SELECT contact.id FROM contacts AS contact
-                                           WHERE contact.workspace_id = ${workspaceId}::uuid AND (contact.name ILIKE ${search} OR contact.email ILIKE ${search})
-                                          UNION ALL
-                                          SELECT phone.contact_id FROM contact_phones AS phone
-                                           WHERE phone.workspace_id = ${workspaceId}::uuid AND phone.number ILIKE ${search}))`
+               ? // Messages through their full-text index (encrypted ones have none), contacts through their trigram
+                 // indexes, each into an array; the conversations then by those arrays' keys (their id, their contact:
+                 // two index scans, OR'd as bitmaps) and sorted. The planner sizes an array alike whatever the term, so
+                 // every term gets this plan (read from its matches, never by walking the channel's conversations in
+                 // order) and the statement can be prepared: no parsing per request, no plan a term could turn.
+                 Prisma.sql`AND ${Prisma.raw(PLAN_FOR_ANY_VALUE)} (c.id = ANY(ARRAY(
+                                   SELECT m.conversation_id FROM messages AS m
+                                    WHERE m.workspace_id = ${workspaceId}::uuid AND m.search_vector @@ plainto_tsquery('simple'::regconfig, ${filters.search})))
+                             OR c.contact_id = ANY(ARRAY(
+                                   SELECT contact.id FROM contacts AS contact
+                                    WHERE contact.workspace_id = ${workspaceId}::uuid AND (contact.name ILIKE ${search} OR contact.email ILIKE ${search})
+                                   UNION ALL
+                                   SELECT phone.contact_id FROM contact_phones AS phone
+                                    WHERE phone.workspace_id = ${workspaceId}::uuid AND phone.number ILIKE ${search})))`
                : Prisma.empty
            }
            ${cursor ? Prisma.sql`AND (${key}, c.id) < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty}
