@@ -246,19 +246,27 @@ export const PREPARED_STATEMENT_LIMIT = 1000;
 const VALUE_DEPENDENT_PLAN = /\bI?LIKE\b|@@/i;
 
 /**
+ * Said (as an SQL comment) by a search whose plan is the same for every value: it reads its
+ * matches through their indexes into arrays and finds its rows by those (`= ANY(ARRAY(…))`), which
+ * the planner sizes alike whatever the value, so no term is served by walking a table in order.
+ * Such a statement is prepared like the others.
+ */
+export const PLAN_FOR_ANY_VALUE = '/* one plan for any value */';
+
+/**
  * Names for the statements PostgreSQL should keep prepared on each connection: the driver then
  * parses a text once per connection and sends only its parameters afterwards, and PostgreSQL
  * reuses its plan (after five executions, a generic plan once it costs no more than planning
  * afresh). The one-statement writes are CTEs whose parsing and planning cost about three times
  * their execution. Each distinct text gets its own name, up to PREPARED_STATEMENT_LIMIT; a
- * statement with a value-dependent plan is never named.
+ * statement with a value-dependent plan is never named (unless it says PLAN_FOR_ANY_VALUE).
  */
 export function preparedStatementNames(limit = PREPARED_STATEMENT_LIMIT): (query: { sql: string }) => string | undefined {
   const names = new Map<string, string | undefined>();
   return ({ sql }) => {
     let name = names.get(sql);
     if (name === undefined && !names.has(sql) && names.size < limit) {
-      name = VALUE_DEPENDENT_PLAN.test(sql) ? undefined : `connect_${names.size.toString(36)}`;
+      name = VALUE_DEPENDENT_PLAN.test(sql) && !sql.includes(PLAN_FOR_ANY_VALUE) ? undefined : `connect_${names.size.toString(36)}`;
       names.set(sql, name);
     }
     return name;

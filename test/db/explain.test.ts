@@ -1,5 +1,6 @@
 import { parse } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PLAN_FOR_ANY_VALUE } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { encodeCursor } from '../../src/lib/pagination.js';
 import { createTestApp, onPostgres, type TestApp } from '../helpers/app.js';
@@ -157,33 +158,46 @@ function nodes(node: PlanNode, found: PlanNode[] = []): PlanNode[] {
 }
 
 /**
- * EXPLAIN each read or write statement with its own parameters. Returns every
- * sequential scan of a large table (with its statement and plan) and the indexes
- * the plans use.
+ * EXPLAIN each read or write statement with its own parameters, and a search kept
+ * prepared whatever its term (PLAN_FOR_ANY_VALUE) with the generic plan PostgreSQL
+ * may settle on for it as well. Returns every sequential scan of a large table
+ * (with its statement and plan) and the indexes the plans use.
  */
-async function explain(statements: Statement[]): Promise<{ failures: string[]; indexes: Set<string> }> {
+async function explain(statements: Statement[]): Promise<{ failures: string[]; indexes: Set<string>; genericIndexes: Set<string> }> {
   const failures: string[] = [];
   const indexes = new Set<string>();
+  const genericIndexes = new Set<string>();
   await app.db.withSession(async (session) => {
-    for (const { sql, params } of statements) {
-      if (!/^\s*(SELECT|WITH|UPDATE|DELETE)\b/i.test(sql)) continue;
-      const [row] = await session.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${sql}`, params);
+    const check = async (sql: string, params: unknown[], explained: string, generic: boolean) => {
+      const [row] = await session.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (FORMAT JSON) ${explained}`, params);
       const plan = nodes(row!['QUERY PLAN'][0].Plan);
-      for (const node of plan) if (node['Index Name']) indexes.add(node['Index Name']);
+      for (const node of plan) if (node['Index Name']) (generic ? genericIndexes : indexes).add(node['Index Name']);
       const seq = plan.filter((n) => n['Node Type'] === 'Seq Scan' && LARGE_TABLES.has(n['Relation Name']!));
-      if (!seq.length) continue;
-      const text = await session.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params);
+      if (!seq.length) return;
+      const text = await session.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${explained}`, params);
       failures.push(
         [
-          `Seq Scan on ${seq.map((n) => n['Relation Name']).join(', ')}`,
+          `Seq Scan on ${seq.map((n) => n['Relation Name']).join(', ')}${generic ? ' (the generic plan)' : ''}`,
           sql.replace(/"public"\./g, '').replace(/\s+/g, ' '),
           `parameters: ${JSON.stringify(params)}`,
           ...text.map((r) => r['QUERY PLAN']),
         ].join('\n'),
       );
+    };
+    for (const { sql, params } of statements) {
+      if (!/^\s*(SELECT|WITH|UPDATE|DELETE)\b/i.test(sql)) continue;
+      await check(sql, params, sql, false);
+      if (!sql.includes(PLAN_FOR_ANY_VALUE)) continue;
+      await session.exec(`SET plan_cache_mode = force_generic_plan; PREPARE generic_plan AS ${sql}`);
+      try {
+        // A generic plan is made without the values (EXECUTE takes no parameters of its own).
+        await check(sql, [], `EXECUTE generic_plan(${params.map(() => 'NULL').join(', ')})`, true);
+      } finally {
+        await session.exec('DEALLOCATE generic_plan; RESET plan_cache_mode');
+      }
     }
   });
-  return { failures, indexes };
+  return { failures, indexes, genericIndexes };
 }
 
 const rest = (path: () => string) => async () => {
@@ -211,7 +225,7 @@ const MESSAGE_FIELDS =
  * substring that short, so PostgreSQL reads the workspace's contacts (or the
  * table) whichever way it finds cheaper (docs/search.md).
  */
-const cases: [string, () => Promise<void>, { uses?: string[] }?][] = [
+const cases: [string, () => Promise<void>, { uses?: string[]; usesPrepared?: string[] }?][] = [
   ['GET /contacts', rest(() => '/contacts')],
   ['GET /contacts, a deep page', rest(() => `/contacts?cursor=${known.contactsDeep}`)],
   ['GET /contacts?search= part of an email', rest(() => '/contacts?search=jansen.1200%40'), { uses: ['contacts_name_trgm_idx', 'contacts_email_trgm_idx'] }],
@@ -236,7 +250,12 @@ const cases: [string, () => Promise<void>, { uses?: string[] }?][] = [
   ['GET /conversations?assignee=none', rest(() => '/conversations?assignee=none')],
   ['GET /conversations?search= a name', rest(() => '/conversations?search=Lotte%20Smits')],
   // A rare word is read from its matches (the full-text index), never by walking the channel's conversations in order.
-  ['GET /conversations?search= a rare word', rest(() => '/conversations?search=r12345'), { uses: ['messages_search_vector_idx'] }],
+  // Prepared, its generic plan is the same: the matches through the index, their conversations by key.
+  [
+    'GET /conversations?search= a rare word',
+    rest(() => '/conversations?search=r12345'),
+    { uses: ['messages_search_vector_idx'], usesPrepared: ['messages_search_vector_idx', 'conversations_pkey'] },
+  ],
   [
     'GraphQL conversations: the inbox page, its assignees, contacts and newest messages joined',
     operation(
@@ -327,8 +346,9 @@ describe.runIf(onPostgres)(`query plans with ${CONTACTS.toLocaleString('en-US')}
   it.each(cases)('%s reads no large table whole', async (_label, request, expected = {}) => {
     const statements = await hear(request);
     expect(statements.length).toBeGreaterThan(0);
-    const { failures, indexes } = await explain(statements);
+    const { failures, indexes, genericIndexes } = await explain(statements);
     expect(failures, failures.join('\n\n')).toEqual([]);
     for (const index of expected.uses ?? []) expect([...indexes], `${index} is not used`).toContain(index);
+    for (const index of expected.usesPrepared ?? []) expect([...genericIndexes], `${index} is not used by the generic plan`).toContain(index);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, inject, it } from 'vitest';
 import { createTestApp, onPostgres } from '../helpers/app.js';
 import { messagingSetup } from '../helpers/messaging.js';
-import { openDatabase, preparedStatementNames } from '../../src/db/database.js';
+import { openDatabase, PLAN_FOR_ANY_VALUE, preparedStatementNames } from '../../src/db/database.js';
 
 describe('the names of prepared statements', () => {
   it('one name per distinct text, none for a plan that depends on the value searched for, none past the limit', () => {
@@ -19,6 +19,13 @@ describe('the names of prepared statements', () => {
     expect(name({ sql: 'SELECT 4' })).toBeUndefined();
     expect(name({ sql: 'SELECT id FROM contacts WHERE id = $1' })).toBe(first);
   });
+
+  it('a search that says one plan serves every term is named', () => {
+    const name = preparedStatementNames();
+    const matches = `SELECT conversation_id FROM messages WHERE search_vector @@ plainto_tsquery('simple', $1)`;
+    expect(name({ sql: `SELECT id FROM conversations WHERE id IN (${matches})` })).toBeUndefined();
+    expect(name({ sql: `SELECT id FROM conversations WHERE ${PLAN_FOR_ANY_VALUE} id = ANY(ARRAY(${matches}))` })).toMatch(/^connect_/);
+  });
 });
 
 describe.skipIf(!onPostgres)('prepared statements on PostgreSQL', () => {
@@ -26,7 +33,8 @@ describe.skipIf(!onPostgres)('prepared statements on PostgreSQL', () => {
   async function appOnOneConnection(preparedStatements?: boolean) {
     const db = await openDatabase({ databaseUrl: inject('databaseUrl'), poolSize: 1, preparedStatements });
     const app = await createTestApp({}, db);
-    const prepared = () => db.withSession((session) => session.query<{ statement: string }>(`SELECT statement FROM pg_prepared_statements`));
+    const prepared = () =>
+      db.withSession((session) => session.query<{ statement: string; generic_plans: string }>(`SELECT statement, generic_plans FROM pg_prepared_statements`));
     return { app, prepared };
   }
 
@@ -45,6 +53,14 @@ describe.skipIf(!onPostgres)('prepared statements on PostgreSQL', () => {
       // A search is planned for its term every time.
       expect((await s.api.get('/contacts?search=prep')).body.data).toHaveLength(1);
       expect((await prepared()).some((row) => /ILIKE/.test(row.statement))).toBe(false);
+      // The inbox's search is written so that one plan serves every term, and is kept prepared: after its
+      // first five runs PostgreSQL runs it by its generic plan, whatever the term, instead of planning it afresh.
+      for (const term of ['prep', 'prepared', 'example', 'nothing', 'first', 'second', 'third']) {
+        expect((await s.api.get(`/conversations?search=${term}`)).status).toBe(200);
+      }
+      const search = (await prepared()).find((row) => row.statement.includes(PLAN_FOR_ANY_VALUE) && /@@/.test(row.statement));
+      expect(search).toBeDefined();
+      expect(Number(search!.generic_plans)).toBeGreaterThan(0);
     } finally {
       await app.close();
     }

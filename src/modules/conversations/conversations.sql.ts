@@ -1,5 +1,5 @@
 import { Prisma, type Conversation, type ConversationStateChange, type User } from '../../generated/prisma/client.js';
-import type { RunSql } from '../../db/database.js';
+import { PLAN_FOR_ANY_VALUE, type RunSql } from '../../db/database.js';
 import { isoSql, joinedSql, viewFields, viewTable, type Joinable, type JoinedLoad } from '../../db/view.js';
 import { PAGE_POSITION, type Cursor, type PageRequest } from '../../lib/pagination.js';
 import { messageTable, senderJoins, type MessageRow } from '../messages/messages.sql.js';
@@ -111,6 +111,13 @@ export interface ConversationPageFilters {
 const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
+ * A value the planner is not shown (it is read by a sub-select when the statement runs): a custom
+ * plan then costs what the generic plan does, and PostgreSQL settles on the generic plan of a
+ * prepared statement after its first five runs instead of planning each run afresh.
+ */
+const unseen = (value: string | number, type: 'text' | 'int') => Prisma.sql`(SELECT ${value}::${Prisma.raw(type)})`;
+
+/**
  * The filtered page of conversations within the page's bounds, one past the limit, with all their
  * columns and their order key as `key`: newest (conversation or activity) first, or for a backward
  * page oldest first (`toPage` flips it).
@@ -119,7 +126,8 @@ function pageRowsSql(workspaceId: string, filters: ConversationPageFilters, para
   const { cursor, before } = params;
   const key = filters.sort === 'last_message' ? Prisma.raw('c.last_message_at') : Prisma.raw('c.created_at');
   const order = params.backward ? Prisma.sql`${key} ASC, c.id ASC` : Prisma.sql`${key} DESC, c.id DESC`;
-  const search = filters.search ? containing(filters.search) : undefined;
+  // The search's words (full text) and its substring pattern (ILIKE).
+  const search = filters.search ? { words: unseen(filters.search, 'text'), pattern: unseen(containing(filters.search), 'text') } : undefined;
   return Prisma.sql`
         SELECT c.*, ${key} AS key FROM conversations AS c
          WHERE c.workspace_id = ${workspaceId}::uuid
@@ -134,26 +142,27 @@ function pageRowsSql(workspaceId: string, filters: ConversationPageFilters, para
            ${filters.label ? Prisma.sql`AND c.labels @> ARRAY[${filters.label}]::text[]` : Prisma.empty}
            ${
              search
-               ? // Contacts through their trigram indexes, messages through their full-text index (encrypted ones have none).
-                 // One set of matching conversations (not an OR of two), so that a rare term is read from its matches
-                 // and sorted, rather than found by walking every conversation of the channel in order.
-                 Prisma.sql`AND c.id IN (
-                                 SELECT m.conversation_id FROM messages AS m
-                                  WHERE m.workspace_id = ${workspaceId}::uuid AND m.search_vector @@ plainto_tsquery('simple'::regconfig, ${filters.search})
-                                 UNION
-                                 SELECT matched.id FROM conversations AS matched
-                                  WHERE matched.contact_id IN (
-                                          SELECT contact.id FROM contacts AS contact
-                                           WHERE contact.workspace_id = ${workspaceId}::uuid AND (contact.name ILIKE ${search} OR contact.email ILIKE ${search})
-                                          UNION ALL
-                                          SELECT phone.contact_id FROM contact_phones AS phone
-                                           WHERE phone.workspace_id = ${workspaceId}::uuid AND phone.number ILIKE ${search}))`
+               ? // Messages through their full-text index (encrypted ones have none), contacts through their trigram
+                 // indexes, each into an array; the conversations then by those arrays' keys (their id, their contact:
+                 // two index scans, OR'd as bitmaps) and sorted. The planner sizes an array alike whatever the term, so
+                 // every term gets this plan (read from its matches, never by walking the channel's conversations in
+                 // order) and the statement can be prepared: no parsing per request, no plan a term could turn. The
+                 // term, the patterns and the limit are `unseen`, so that its plan is reused rather than made afresh.
+                 Prisma.sql`AND ${Prisma.raw(PLAN_FOR_ANY_VALUE)} (c.id = ANY(ARRAY(
+                                   SELECT m.conversation_id FROM messages AS m
+                                    WHERE m.workspace_id = ${workspaceId}::uuid AND m.search_vector @@ plainto_tsquery('simple'::regconfig, ${search.words})))
+                             OR c.contact_id = ANY(ARRAY(
+                                   SELECT contact.id FROM contacts AS contact
+                                    WHERE contact.workspace_id = ${workspaceId}::uuid AND (contact.name ILIKE ${search.pattern} OR contact.email ILIKE ${search.pattern})
+                                   UNION ALL
+                                   SELECT phone.contact_id FROM contact_phones AS phone
+                                    WHERE phone.workspace_id = ${workspaceId}::uuid AND phone.number ILIKE ${search.pattern})))`
                : Prisma.empty
            }
            ${cursor ? Prisma.sql`AND (${key}, c.id) < (${cursor.createdAt}::timestamptz, ${cursor.id}::uuid)` : Prisma.empty}
            ${before ? Prisma.sql`AND (${key}, c.id) > (${before.createdAt}::timestamptz, ${before.id}::uuid)` : Prisma.empty}
          ORDER BY ${order}
-         LIMIT ${params.limit + 1}`;
+         LIMIT ${search ? unseen(params.limit + 1, 'int') : params.limit + 1}`;
 }
 
 /** The order of the rows of `pageRowsSql` read by a statement around it, as `page`. */
