@@ -54,7 +54,15 @@ export async function growInbox(sessions: pg.ClientBase[], fixture: Fixture, cou
 }
 
 /** The first inbox page unfiltered and filtered, one request at a time, on the gateway (REST: GraphQL reads the same statement). */
-export async function inboxLatency(gateway: ServerProcess, ctx: BenchContext, monitor: pg.ClientBase, fixture: Fixture, n = 20): Promise<InboxAtScale> {
+/**
+ * Requests of each page before those measured: PostgreSQL plans a prepared statement afresh for
+ * its first five runs on each connection before it keeps a generic plan, and the gateway's pool
+ * spreads the pages over its connections (DB_POOL_SIZE, 10), so a page is measured as a running
+ * server answers it, not as each connection meets it first.
+ */
+const WARMUP = 60;
+
+export async function inboxLatency(gateway: ServerProcess, ctx: BenchContext, monitor: pg.ClientBase, fixture: Fixture, n = 40): Promise<InboxAtScale> {
   const { rows: users } = await monitor.query<{ id: string }>(`SELECT id FROM users WHERE workspace_id = $1 ORDER BY created_at, id LIMIT 1`, [fixture.workspaceId]);
   const { rows: counted } = await monitor.query<{ n: string }>(`SELECT count(*) AS n FROM conversations WHERE channel_id = $1`, [fixture.channelId]);
   const get = (query: string) => (): BenchRequest => ({
@@ -72,7 +80,7 @@ export async function inboxLatency(gateway: ServerProcess, ctx: BenchContext, mo
     'sort=last_message': '&sort=last_message',
   };
   const series = Object.fromEntries([['unfiltered', get('')], ...Object.entries(filtered).map(([name, query]) => [name, get(query)])]);
-  const latency = await sequentialLatency(gateway.base, series, n);
+  const latency = await sequentialLatency(gateway.base, series, n, WARMUP);
   const unfiltered = latency.unfiltered!;
   return {
     conversations: Number(counted[0]!.n),
