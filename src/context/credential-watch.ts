@@ -168,13 +168,12 @@ export function createCredentialWatch(options: {
       watched.add(target);
       arm(target);
       updatePoll();
-      return {
+      const hold: CredentialHold = {
         clear() {
-          if (target.lapsed) return false;
-          const held = () => !target.lapsed;
-          if (!bus.hearing) return checkSoon(target).then(held);
-          if (target.pending) return target.pending.then(held);
-          return true;
+          // What clearOr answers at once, or a promise of what it tells later (never synchronously).
+          let tell!: (held: boolean) => void;
+          const answer = hold.clearOr((held) => tell(held));
+          return answer === 'waiting' ? new Promise<boolean>((resolve) => (tell = resolve)) : answer;
         },
         clearOr(wait) {
           if (target.lapsed) return false;
@@ -200,6 +199,7 @@ export function createCredentialWatch(options: {
           updatePoll();
         },
       };
+      return hold;
     },
 
     get size() {

@@ -98,8 +98,8 @@ export interface CredentialHold {
   clear(): boolean | Promise<boolean>;
   /**
    * `clear()` for a stream that hands events on as they come: the answer when it is known at once,
-   * otherwise 'waiting', and `wait` is told it later (with the other streams waiting on the same
-   * check, in one loop).
+   * otherwise 'waiting', and `wait` is told it later — never before this returns — with the other
+   * streams waiting on the same check, in one loop.
    */
   clearOr(wait: (held: boolean) => void): boolean | 'waiting';
   /** Checks the credential afresh (one statement): whether it still admits the stream. */

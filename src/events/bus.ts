@@ -27,7 +27,7 @@ export interface Listenable<E, End = void> {
 }
 
 /** Whether `stream` can hand its events on as they come. */
-export const isListenable = <E>(stream: object): stream is Listenable<E> => typeof (stream as Partial<Listenable<E>>).listen === 'function';
+export const isListenable = <E, End = void>(stream: object): stream is Listenable<E, End> => typeof (stream as Partial<Listenable<E, End>>).listen === 'function';
 
 export interface EventBus {
   publish(event: DomainEvent): void;

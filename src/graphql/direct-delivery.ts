@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import type { ExecutionResult } from 'graphql';
-import type { Listenable } from '../events/bus.js';
+import { isListenable, type Listenable } from '../events/bus.js';
 import type { StreamEnd } from './subscriptions.js';
 
 /**
@@ -95,7 +95,7 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult> {
     private readonly limit: number,
     private readonly cutOff: () => void,
   ) {
-    if (source.listen) {
+    if (isListenable<unknown, StreamEnd | null>(source)) {
       source.listen(
         (event) => this.take(this.resultOf(event)),
         (last) => {
@@ -240,14 +240,14 @@ export function eventStreamSink(res: http.ServerResponse): StreamSink {
     if (!res.headersSent) return void setImmediate(flushEarly);
     const pending = early!;
     early = undefined;
-    for (const [text, written] of pending) res.write(text, () => written());
+    for (const [text, written] of pending) res.write(text, written);
   };
   return {
     write(json, written) {
       const text = `event: next\ndata: ${json}\n\n`;
       if (early) return void early.push([text, written]);
       if (res.destroyed || res.writableEnded) return written();
-      if (res.headersSent) return void res.write(text, () => written());
+      if (res.headersSent) return void res.write(text, written);
       early = [[text, written]];
       setImmediate(flushEarly);
     },

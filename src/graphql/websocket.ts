@@ -61,15 +61,18 @@ function webSocketSink(socket: WebSocket, id: string, maxBufferedBytes: number, 
   const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
   return {
     write(json, written) {
-      if (socket.readyState !== socket.OPEN) return written();
-      if (socket.bufferedAmount > maxBufferedBytes) {
-        logger.warn({ buffered: socket.bufferedAmount }, 'graphql websocket cut off: the client does not read');
-        socket.terminate();
-        return written();
-      }
-      socket.send(`${head}${json}}`, () => written());
+      if (socket.readyState !== socket.OPEN || cutOffUnread(socket, maxBufferedBytes, logger)) return written();
+      socket.send(`${head}${json}}`, written);
     },
   };
+}
+
+/** Terminates a socket whose unread output passes `maxBufferedBytes` (logged), rather than buffering for it: whether it did. */
+function cutOffUnread(socket: WebSocket, maxBufferedBytes: number, logger: Logger): boolean {
+  if (socket.bufferedAmount <= maxBufferedBytes) return false;
+  logger.warn({ buffered: socket.bufferedAmount }, 'graphql websocket cut off: the client does not read');
+  socket.terminate();
+  return true;
 }
 
 /**
@@ -160,11 +163,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
       },
       onNext(ctx, _id, _payload, _args, result) {
         const socket = ctx.extra.socket;
-        if (socket.bufferedAmount > options.maxBufferedBytes) {
-          logger.warn({ buffered: socket.bufferedAmount }, 'graphql websocket cut off: the client does not read');
-          socket.terminate();
-          return;
-        }
+        if (cutOffUnread(socket, options.maxBufferedBytes, logger)) return;
         // A stream whose credential lapsed ends with that error (src/graphql/subscriptions.ts); the
         // socket, whose credential it is, closes with 4403 once the error is on its way (CONTRACT §7).
         if (result.errors?.some((error) => LAPSED.has(error.extensions?.code as string))) {
