@@ -7,6 +7,18 @@
 
 export type ProviderName = 'webhook' | 'whatsapp_cloud' | 'twilio' | 'smtp';
 
+/**
+ * When a provider says something happened, from its timestamp in whole seconds (WhatsApp's Unix
+ * time, an email's `Date` header) and when the gateway received it: the receipt time when it falls
+ * within the stamped second (the same instant, to the millisecond), else the stamp. So a reply
+ * that arrives in the second of the gateway's own message is ordered after it (the conversation's
+ * last message, its unread count), and a late or replayed event keeps the provider's time.
+ */
+export function providerTime(stamp: Date, receivedAt: Date): Date {
+  const offset = receivedAt.getTime() - stamp.getTime();
+  return stamp.getMilliseconds() === 0 && offset >= 0 && offset < 1000 ? receivedAt : stamp;
+}
+
 /** How an attempt to send ended. */
 export type SendOutcome =
   /** Taken by the provider, under these ids (one per part the message was sent as); `warning`: something to log (never a secret or a body). */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ParsedMail, SimpleParserOptions } from 'mailparser';
-import type { InboundEvent, InboundMedia, InboundMessage } from '../provider.js';
+import { providerTime, type InboundEvent, type InboundMedia, type InboundMessage } from '../provider.js';
 import { bareMessageId, type EmailMeta } from './email.js';
 
 /** The most characters an inbound email's text is kept with (CONTRACT §6). */
@@ -82,7 +82,7 @@ function dateHeader(mail: ParsedMail | null): Date | null {
  * (the envelope sender when there is none), with the display name; as provider id, what identifies
  * a repeat of it (`repeatKey`; a hash of the raw bytes when it has no Message-ID), its Message-ID
  * kept for threads; `In-Reply-To` then `References` (newest first) as
- * the thread to look for; the `Date` header, else the receipt time; the text (HTML converted when
+ * the thread to look for; the `Date` header (to the millisecond by the receipt time: `providerTime`), else the receipt time; the text (HTML converted when
  * there is no plain-text part, without trailing blank lines, at most 65 536 characters); every attachment as media, referred to
  * by the stored event and its position, since the stored email is where it is read back from.
  * An email that cannot be parsed at all is kept as its raw text. No sender at all: nothing.
@@ -111,7 +111,7 @@ export async function parseEmail(raw: { body: Buffer; headers: Record<string, st
     kind: 'message',
     providerId,
     from: { email, ...(name ? { name: cleanText(name, 255) } : {}) },
-    at: dateHeader(mail) ?? raw.receivedAt,
+    at: providerTime(dateHeader(mail) ?? raw.receivedAt, raw.receivedAt),
     body: cleanText(mail ? await emailBody(mail) : raw.body.toString('utf8'), EMAIL_BODY_LIMIT),
     media,
     thread,

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { InboundEvent, InboundMedia, InboundMessage } from '../provider.js';
+import { providerTime, type InboundEvent, type InboundMedia, type InboundMessage } from '../provider.js';
 
 /** The header Meta signs a webhook's raw body in: `sha256=<hex HMAC-SHA256 keyed with the app secret>`. */
 export const SIGNATURE_HEADER = 'x-hub-signature-256';
@@ -37,10 +37,10 @@ const record = (value: unknown): Json => (typeof value === 'object' && value !==
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
-/** A Unix timestamp in seconds (as WhatsApp sends it, a string) as a date; `fallback` when there is none. */
-function unixTime(value: unknown, fallback: Date): Date {
+/** A Unix timestamp in seconds (as WhatsApp sends it, a string) as a date, to the millisecond by the receipt time (`providerTime`); `receivedAt` when there is none. */
+function unixTime(value: unknown, receivedAt: Date): Date {
   const seconds = typeof value === 'string' || typeof value === 'number' ? Number(value) : NaN;
-  return Number.isFinite(seconds) && seconds > 0 ? new Date(seconds * 1000) : fallback;
+  return Number.isFinite(seconds) && seconds > 0 ? providerTime(new Date(seconds * 1000), receivedAt) : receivedAt;
 }
 
 const MEDIA_KINDS = ['image', 'video', 'audio', 'document', 'sticker'] as const;

@@ -529,6 +529,37 @@ describe('inbound messages', () => {
     expect(app.logs.join('\n')).not.toContain('Hello from WhatsApp');
   });
 
+  it('a reply stamped with the second of the gateway’s own message comes after it: the provider’s second, to the millisecond by its receipt', async () => {
+    const s = await setup();
+    startWorker();
+    await s.inbound('+31612345693', 'Is my order on its way?');
+    await until(async () => (await s.messages()).length === 1, 'the first message');
+    const [first] = await s.messages();
+    // Early in a second, so that the agent's message and the reply share it.
+    while (new Date().getMilliseconds() > 600) await sleep(20);
+    const sent = await s.api.post('/messages', { to: first!.contactId, message: 'It is: tomorrow morning' });
+    expect(sent.status).toBe(202);
+    const outbound = sent.body.data.message as { id: string; createdAt: string };
+    const at = new Date(outbound.createdAt);
+    expect((await s.inbound('+31612345693', 'Thank you!', { at, id: 'wamid.same-second' })).status).toBe(200);
+    await until(async () => (await s.messages()).length === 3, 'the reply');
+
+    const reply = (await s.messages()).find((message) => message.body === 'Thank you!')!;
+    // WhatsApp's whole second, made precise by when the webhook arrived: after the agent's message.
+    expect(reply.createdAt.toISOString().slice(0, 19)).toBe(outbound.createdAt.slice(0, 19));
+    expect(reply.createdAt.getTime()).toBeGreaterThan(at.getTime());
+    const conversation = (await s.api.get(`/conversations/${first!.conversationId}`)).body.data.conversation;
+    expect(conversation.lastMessage).toMatchObject({ id: reply.id, body: 'Thank you!' });
+    expect(conversation.lastMessageAt).toBe(reply.createdAt.toISOString());
+    const thread = (await s.api.get(`/messages?conversation_id=${first!.conversationId}`)).body.data as { body: string }[];
+    expect(thread.map((message) => message.body)).toEqual(expect.arrayContaining(['It is: tomorrow morning', 'Thank you!']));
+
+    // Read through the agent's message: the reply stays unread.
+    const read = await s.api.post(`/conversations/${first!.conversationId}/read`, { through: outbound.id });
+    expect(read.status).toBe(200);
+    expect(read.body.data.conversation.unreadCount).toBe(1);
+  });
+
   it('process every entry, change, message and status of one webhook', async () => {
     const s = await setup();
     startWorker();
