@@ -28,6 +28,8 @@ export interface CrowdResult {
   clients: number;
   sends: number;
   accepted: number;
+  /** Sends not answered 202, by their status or the client's error code. */
+  refused: Record<string, number>;
   /** Resident memory the gateway grew by per open, idle subscription, in KiB. */
   kbPerSubscriber: number | null;
   delivered: number;
@@ -151,6 +153,8 @@ export async function crowdRound(
     const cpuBefore = [cpuOf(gateways), cpuOf(clients)];
     const accepted = new Map<string, number>();
     const sendTimes: number[] = [];
+    const refused: Record<string, number> = {};
+    const refuse = (why: string) => (refused[why] = (refused[why] ?? 0) + 1);
     let sends = 0;
     const inFlight: Promise<void>[] = [];
     const send = (n: number) =>
@@ -176,12 +180,15 @@ export async function crowdRound(
               if (response.statusCode === 202) {
                 const id = (JSON.parse(text) as { data: { message: { id: string } } }).data.message.id;
                 accepted.set(id, at);
-              }
+              } else refuse(String(response.statusCode));
               resolve();
             });
           },
         );
-        request.on('error', () => resolve());
+        request.on('error', (error: NodeJS.ErrnoException) => {
+          refuse(error.code ?? error.message);
+          resolve();
+        });
         request.end(body);
       });
     const start = performance.now();
@@ -240,6 +247,7 @@ export async function crowdRound(
       clients: clients.length,
       sends,
       accepted: accepted.size,
+      refused,
       kbPerSubscriber: grew === null ? null : Math.round((grew * 1024) / (subscribers - warm)),
       delivered: delivered(),
       expected,

@@ -337,7 +337,8 @@ export function render(report: Report): string {
     const c = report.crowd;
     out.push(
       `Crowd: ${c.subscribers} subscribers (WebSocket and SSE) on ${c.processes ?? 1} gateway process(es)` +
-        `${c.shared === false ? ', each event executed per subscriber' : ''}, ${c.accepted}/${c.sends} sends accepted — ` +
+        `${c.shared === false ? ', each event executed per subscriber' : ''}, ${c.accepted}/${c.sends} sends accepted` +
+        `${Object.keys(c.refused ?? {}).length ? ` (refused: ${Object.entries(c.refused).map(([why, n]) => `${n} × ${why}`).join(', ')})` : ''} — ` +
         `${c.kbPerSubscriber ?? '?'} KiB per idle subscriber, events ${c.delivered}/${c.expected}, ` +
         `fan-out p99 ${c.fanOutP99Ms?.toFixed(0) ?? '?'} ms (202 to the last subscriber), send p99 ${c.sendP99Ms?.toFixed(0) ?? '?'} ms\n`,
     );
