@@ -249,7 +249,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
         observe: metrics.subscriptionEvent,
         direct: directWrites
           ? {
-              sinkOf: subscriberSink(GRAPHQL_PATH),
+              sinkOf: subscriberSink(GRAPHQL_PATH, coalescer),
               limit: env.SUBSCRIPTION_MAX_PENDING,
               cutOff: () => logger.warn({ maxPending: env.SUBSCRIPTION_MAX_PENDING }, 'subscription cut off: the client does not read'),
             }

@@ -1,6 +1,7 @@
 import type http from 'node:http';
 import type { ExecutionResult } from 'graphql';
 import { isListenable, type Listenable } from '../events/bus.js';
+import type { WriteCoalescer } from '../http/coalesce.js';
 import type { StreamEnd } from './subscriptions.js';
 
 /**
@@ -11,6 +12,8 @@ import type { StreamEnd } from './subscriptions.js';
  */
 export interface StreamSink {
   write(json: string, written: () => void): void;
+  /** Writes at once what the sink gathered to write later, if it gathers: before anything else is sent on the stream. */
+  flush?(): void;
 }
 
 /** Each shared result's JSON, made once for every subscriber it is written to. */
@@ -179,6 +182,8 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult> {
   }
 
   private give(result: IteratorResult<ExecutionResult>): void {
+    // What the transport sends next goes after what was written.
+    this.sink.flush?.();
     const waiting = this.waiting;
     this.waiting = undefined;
     if (waiting) waiting(result);
@@ -228,9 +233,28 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult> {
  * The sink of a GraphQL event stream on `/graphql` (graphql-sse's distinct connections mode, as
  * yoga's SSE answer frames it): an `event: next` block per result, on the node:http answer the
  * stream's headers went out on. What arrives before yoga has written those headers waits for them.
+ * While `coalescer` holds the connection, the blocks of one interval are joined and written as
+ * one chunk at its flush (one chunk of the chunked answer, not one per event).
  */
-export function eventStreamSink(res: http.ServerResponse): StreamSink {
+export function eventStreamSink(res: http.ServerResponse, coalescer?: WriteCoalescer): StreamSink {
   let early: [string, () => void][] | undefined;
+  /** The blocks gathered for the next flush, and what is told once they have left. */
+  let gathered = '';
+  let told: (() => void)[] = [];
+  const flush = () => {
+    if (!told.length) return;
+    const text = gathered;
+    const waiting = told;
+    gathered = '';
+    told = [];
+    if (res.destroyed || res.writableEnded) {
+      for (const written of waiting) written();
+      return;
+    }
+    res.write(text, () => {
+      for (const written of waiting) written();
+    });
+  };
   const flushEarly = () => {
     if (res.destroyed || res.writableEnded) {
       for (const [, written] of early!) written();
@@ -247,9 +271,17 @@ export function eventStreamSink(res: http.ServerResponse): StreamSink {
       const text = `event: next\ndata: ${json}\n\n`;
       if (early) return void early.push([text, written]);
       if (res.destroyed || res.writableEnded) return written();
-      if (res.headersSent) return void res.write(text, written);
+      if (res.headersSent) {
+        if (told.length || (coalescer && res.socket && coalescer.defer(res.socket, flush))) {
+          gathered += text;
+          told.push(written);
+          return;
+        }
+        return void res.write(text, written);
+      }
       early = [[text, written]];
       setImmediate(flushEarly);
     },
+    flush,
   };
 }

@@ -1,5 +1,6 @@
 import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
+import type { WriteCoalescer } from '../http/coalesce.js';
 import type { GraphQLContext } from './builder.js';
 import { DirectStream, eventStreamSink, type StreamSink } from './direct-delivery.js';
 import { StreamEnd } from './subscriptions.js';
@@ -102,7 +103,7 @@ export interface DirectDelivery {
 }
 
 /** The sink of a subscriber: its WebSocket's, or an event stream answered on `path` over node:http. */
-export function subscriberSink(path: string) {
+export function subscriberSink(path: string, coalescer?: WriteCoalescer) {
   return (context: GraphQLContext): StreamSink | undefined => {
     if (context.streamSink) return context.streamSink;
     const { state } = context;
@@ -110,6 +111,6 @@ export function subscriberSink(path: string) {
     if (!connection || state.path !== path) return undefined;
     // The first media type the client accepts decides yoga's answer: an event stream only when it comes first.
     if (!/^\s*text\/event-stream\b/i.test(connection.req.headers.accept ?? '')) return undefined;
-    return eventStreamSink(connection.res);
+    return eventStreamSink(connection.res, coalescer);
   };
 }

@@ -18,6 +18,13 @@ import type { ServerContext } from './state.js';
 export interface WriteCoalescer {
   /** Holds `socket`'s writes until the next flush, until the returned function is called or the socket closes. */
   hold(socket: Socket): () => void;
+  /**
+   * Calls `write` at the next flush, just before `socket`'s writes leave, or when the socket is
+   * released (once, however often deferred until then): a stream may gather what it sends in an
+   * interval and write it as one chunk. False when `socket` is not held: nothing is deferred, the
+   * caller writes at once.
+   */
+  defer(socket: Socket, write: () => void): boolean;
   /** How many sockets are held. */
   readonly size: number;
   /** Flushes and releases every socket. */
@@ -29,6 +36,7 @@ const FLUSH_SLICE = 200;
 
 export function writeCoalescer(intervalMs: number): WriteCoalescer {
   const held = new Map<Socket, () => void>();
+  const deferred = new Map<Socket, Set<() => void>>();
   let timer: NodeJS.Timeout | undefined;
 
   // A flush of thousands of sockets gives requests a turn every FLUSH_SLICE sockets: what the API
@@ -40,6 +48,11 @@ export function writeCoalescer(intervalMs: number): WriteCoalescer {
     try {
       let written = 0;
       for (const socket of held.keys()) {
+        const writes = deferred.get(socket);
+        if (writes) {
+          deferred.delete(socket);
+          for (const write of writes) write();
+        }
         if (socket.writableLength === 0 || socket.writableCorked === 0) continue;
         socket.uncork();
         socket.cork();
@@ -61,6 +74,9 @@ export function writeCoalescer(intervalMs: number): WriteCoalescer {
         released = true;
         socket.off('close', release);
         held.delete(socket);
+        const writes = deferred.get(socket);
+        deferred.delete(socket);
+        if (writes) for (const write of writes) write();
         if (socket.writableCorked > 0) socket.uncork();
         if (held.size === 0 && timer) {
           clearInterval(timer);
@@ -75,6 +91,13 @@ export function writeCoalescer(intervalMs: number): WriteCoalescer {
         timer.unref();
       }
       return release;
+    },
+    defer(socket, write) {
+      if (!held.has(socket)) return false;
+      const writes = deferred.get(socket);
+      if (writes) writes.add(write);
+      else deferred.set(socket, new Set([write]));
+      return true;
     },
     get size() {
       return held.size;

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { messagingSetup } from '../helpers/messaging.js';
 import { requestOnPort, serveOnPort, type ServedApp } from '../helpers/real-port.js';
+import { sessionSetup } from '../helpers/sessions.js';
 import { socketClient } from '../helpers/websocket.js';
 
 /**
@@ -44,6 +45,9 @@ const until = async (check: () => boolean, ms: number) => {
 /** The `data:` lines of an event stream's `next` events, parsed. */
 const nextEvents = (text: string) => [...text.matchAll(/event: next\r?\n(?:[0-9a-f]+\r\n)?data: (.*)\n/g)].map((match) => JSON.parse(match[1]!) as { data: { messageAdded: { id: string; body: string } } });
 
+/** How many chunks of a chunked answer begin with an event. */
+const chunksStartingAnEvent = (text: string) => [...text.matchAll(/\r\n[0-9a-f]+\r\nevent: next\n/g)].length;
+
 describe('direct writes', () => {
   let served: ServedApp;
   afterAll(() => served?.close());
@@ -71,10 +75,37 @@ describe('direct writes', () => {
     expect(new Set(received.map((message) => message.id))).toEqual(new Set(ids));
     expect(received.map((message) => message.body)).toEqual(overWs());
     expect(subscription.errors).toEqual([]);
-    // Twelve events within one interval arrive in far fewer reads than twelve.
+    // Twelve events within one interval arrive in far fewer reads than twelve, and as few chunks of
+    // the chunked answer: those of one interval are joined into one.
     expect(sse.chunks.length - readsBefore).toBeLessThan(6);
+    expect(chunksStartingAnEvent(sse.text())).toBeGreaterThanOrEqual(1);
+    expect(chunksStartingAnEvent(sse.text())).toBeLessThan(4);
     subscription.stop();
     await ws.dispose();
+    sse.socket.destroy();
+  });
+
+  it('what was gathered for the next flush leaves before the end of a stream whose session is revoked: its events, then the error, then complete', { timeout: 60_000 }, async () => {
+    const setup = await sessionSetup(app);
+    const sse = await rawSse(served.port, setup.host, setup.session.token);
+    expect(await until(() => sse.text().includes('\r\n\r\n'), 5000)).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const contact = await setup.contact({ email: 'revoked-burst@example.com' });
+    const headers = { authorization: `Bearer ${setup.apiKey}`, 'content-type': 'application/json' };
+    const bodies = Array.from({ length: 5 }, (_, i) => `before ${i}`);
+    for (const message of bodies) expect((await requestOnPort(served.port, setup.host, 'POST', '/api/connect/messages', headers, JSON.stringify({ to: contact.id, message }))).status).toBe(202);
+    // Revoked within the interval (300 ms) the last events wait in for their flush.
+    expect((await setup.api.delete(`/sessions/${setup.session.id}`)).status).toBe(204);
+    expect(await until(() => sse.text().includes('event: complete'), 10_000)).toBe(true);
+    const text = sse.text();
+    const error = text.indexOf('UNAUTHENTICATED');
+    // Events still on their way when the session lapsed may be dropped; what was written arrives
+    // whole, in order, before the error, which is the last `next`, and complete follows it.
+    const delivered = nextEvents(text.slice(0, error)).map((event) => event.data.messageAdded.body);
+    expect(delivered.length).toBeGreaterThanOrEqual(1);
+    expect(delivered).toEqual(bodies.filter((body) => delivered.includes(body)));
+    expect(error).toBeGreaterThan(text.lastIndexOf('event: next'));
+    expect(text.indexOf('event: complete')).toBeGreaterThan(error);
     sse.socket.destroy();
   });
 
