@@ -198,7 +198,8 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     credentialCache: ownsCredentialCache ? createCredentialCache({ ttlMs: env.AUTH_CACHE_MS, redisUrl: env.REDIS_URL, redisPrefix: env.REDIS_PREFIX, logger }) : appDeps.credentialCache,
   };
   const ownsCredentialWatch = !deps.credentialWatch;
-  deps.credentialWatch ??= createCredentialWatch({ sql: deps.db.query, bus: deps.events!, cache: deps.credentialCache, logger });
+  // On the embedded database no other process can change a credential while this one runs.
+  deps.credentialWatch ??= createCredentialWatch({ sql: deps.db.query, bus: deps.events!, cache: deps.credentialCache, logger, alone: deps.db.kind === 'pglite' });
   const metrics = createAppMetrics(deps);
   // Registered GraphQL documents, for every transport: yoga's HTTP pipeline through its plugin,
   // the others (a WebSocket's subscribe, a reserved SSE stream) through src/graphql/operation.ts.

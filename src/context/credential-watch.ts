@@ -49,6 +49,10 @@ interface Watched {
  *
  * A check that fails (the database out of reach) ends the streams it was for without an error:
  * their clients reconnect and authenticate afresh.
+ *
+ * `alone`: no other process can change a credential while this one runs (the embedded database,
+ * which one process at a time may open: the admin commands refuse while the server holds it), so
+ * every change is announced here, heard at once: nothing is polled, no event waits for a check.
  */
 export function createCredentialWatch(options: {
   sql: RunSql;
@@ -56,8 +60,11 @@ export function createCredentialWatch(options: {
   cache?: CredentialCache | null | undefined;
   logger: Logger;
   recheckMs?: number;
+  alone?: boolean;
 }): CredentialWatch {
-  const { sql, bus, cache, logger, recheckMs = CREDENTIAL_RECHECK_MS } = options;
+  const { sql, bus, cache, logger, recheckMs = CREDENTIAL_RECHECK_MS, alone = false } = options;
+  /** Whether every change that could lapse a credential is heard here. */
+  const hearsAll = () => alone || bus.hearing;
   const watched = new Set<Watched>();
   let poll: NodeJS.Timeout | undefined;
 
@@ -122,7 +129,7 @@ export function createCredentialWatch(options: {
   };
 
   function updatePoll() {
-    const wanted = watched.size > 0 && !bus.hearing;
+    const wanted = watched.size > 0 && !hearsAll();
     if (wanted && !poll) {
       poll = setInterval(() => {
         for (const target of watched) suspect(target);
@@ -177,7 +184,7 @@ export function createCredentialWatch(options: {
         },
         clearOr(wait) {
           if (target.lapsed) return false;
-          if (!bus.hearing) {
+          if (!hearsAll()) {
             void checkSoon(target, () => wait(!target.lapsed));
             return 'waiting';
           }

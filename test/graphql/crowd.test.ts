@@ -129,8 +129,9 @@ describe('a crowd of subscribers', () => {
     }
     // The reads do not grow with the subscribers: as many per send as with four of them.
     expect(messageReads()).toBeLessThanOrEqual(SENDS * perSendWithFew);
-    // Each read asks for one message, not one copy per subscriber.
-    expect(widest(messageReadStatements())).toBeLessThanOrEqual(widestWithFew);
+    // Each read asks for one message, not one copy per subscriber (the two selections' reads of one
+    // event may be merged into one statement: Prisma batches the findUnique calls of one tick).
+    expect(widest(messageReadStatements())).toBeLessThanOrEqual(2 * widestWithFew);
     // Each event was executed once per selection (one visibility class), and that result handed to every subscriber.
     const after = await executionCounts(served.port);
     expect(after.results - before.results).toBe(CROWD * SENDS);
