@@ -59,6 +59,8 @@ const envSchema = z.object({
     .default('info'),
   GRAPHQL_INTROSPECTION: flag.optional(),
   BODY_LIMIT_BYTES: wholeNumber(1, 1024 * 1024 * 1024, 'a whole number of bytes').default(1024 * 1024),
+  /** How long an idle keep-alive connection is kept open for the client's next request (src/http/server.ts). */
+  HTTP_KEEP_ALIVE_MS: wholeNumber(1000, 600_000, 'a whole number of milliseconds').default(65_000),
   REDIS_URL: z.string().regex(/^rediss?:\/\//, 'expected a redis:// or rediss:// URL').optional(),
   /** Put before every Redis key and pub/sub channel, so that deployments may share one Redis. */
   REDIS_PREFIX: z

@@ -216,7 +216,7 @@ async function start(env: Env) {
   if (stopping) return;
   const app = createApp({ db, env, logger, streams, events: bus, sealer, providers, rateLimiter, onMessageQueued: () => worker?.nudge() });
   yoga = app;
-  const listener = createHttpServer(app, logger);
+  const listener = createHttpServer(app, logger, { keepAliveMs: env.HTTP_KEEP_ALIVE_MS });
 
   // The port is bound before the demo is seeded: a failed start creates no key that nobody saw.
   try {

@@ -154,12 +154,21 @@ function endWith(socket: Socket, status: number, message: string): void {
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }
 
+/** Node's default: an idle keep-alive connection is closed after 5 s. */
+const NODE_KEEP_ALIVE_MS = 5_000;
+
 /**
  * The node:http server around the app. Every request head the server accepts reaches the app
  * with a URL that can be built (see `prepare`), and every head it cannot read gets an answer:
  * no request, however malformed, ends in a stack trace or a reset connection.
+ *
+ * An idle keep-alive connection stays open `keepAliveMs` (HTTP_KEEP_ALIVE_MS, 65 s: longer than
+ * the 60 s idle timeout of common load balancers and client pools). A server closing idle
+ * connections sooner than its clients expect races them: a request written on a connection as the
+ * server closes it is reset, and a POST is not retried — all the likelier on a busy server, whose
+ * timers run before it reads what arrived.
  */
-export function createHttpServer(app: NodeHandler, logger: Logger): http.Server {
+export function createHttpServer(app: NodeHandler, logger: Logger, options: { keepAliveMs?: number } = {}): http.Server {
   const refused = new WeakSet<Socket>();
   const underWay = answering();
   const server = http.createServer({ maxHeaderSize: HEAD_LIMIT }, (request, response) => {
@@ -174,6 +183,9 @@ export function createHttpServer(app: NodeHandler, logger: Logger): http.Server 
     }
     app(request, response);
   });
+  server.keepAliveTimeout = options.keepAliveMs ?? NODE_KEEP_ALIVE_MS;
+  // A request's head must still arrive within its own limit, never cut short by a long keep-alive.
+  server.headersTimeout = Math.max(server.headersTimeout, server.keepAliveTimeout + 1000);
   server.on('clientError', refuseHead(logger, refused, underWay));
   if (app.upgrade) server.on('upgrade', app.upgrade);
   // The server is no proxy: CONNECT, which node:http hands over as a bare socket, is answered here.

@@ -30,7 +30,7 @@ export async function serveOnPort(db: Database, env: Env, options: { providers?:
   });
   const logger = createLogger({ ...env, LOG_LEVEL: 'debug' }, sink);
   const yoga = createApp({ db, env, logger, sealer: testSealer, providers: options.providers ?? testProviders(), ...(options.events ? { events: options.events } : {}) });
-  const server = createHttpServer(yoga, logger);
+  const server = createHttpServer(yoga, logger, { keepAliveMs: env.HTTP_KEEP_ALIVE_MS });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     port: (server.address() as net.AddressInfo).port,
