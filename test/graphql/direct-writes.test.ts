@@ -95,7 +95,7 @@ describe('direct writes', () => {
     const bodies = Array.from({ length: 5 }, (_, i) => `before ${i}`);
     for (const message of bodies) expect((await requestOnPort(served.port, setup.host, 'POST', '/api/connect/messages', headers, JSON.stringify({ to: contact.id, message }))).status).toBe(202);
     // Revoked within the interval (300 ms) the last events wait in for their flush.
-    expect((await setup.api.delete(`/sessions/${setup.session.id}`)).status).toBe(204);
+    expect((await requestOnPort(served.port, setup.host, 'DELETE', `/api/connect/sessions/${setup.session.id}`, { authorization: `Bearer ${setup.apiKey}` })).status).toBe(204);
     expect(await until(() => sse.text().includes('event: complete'), 10_000)).toBe(true);
     const text = sse.text();
     const error = text.indexOf('UNAUTHENTICATED');
