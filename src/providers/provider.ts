@@ -9,14 +9,18 @@ export type ProviderName = 'webhook' | 'whatsapp_cloud' | 'twilio' | 'smtp';
 
 /**
  * When a provider says something happened, from its timestamp in whole seconds (WhatsApp's Unix
- * time, an email's `Date` header) and when the gateway received it: the receipt time when it falls
- * within the stamped second (the same instant, to the millisecond), else the stamp. So a reply
- * that arrives in the second of the gateway's own message is ordered after it (the conversation's
- * last message, its unread count), and a late or replayed event keeps the provider's time.
+ * time, an email's `Date` header) and when the gateway received it: the moment within the stamped
+ * second nearest the receipt — the receipt itself when it falls in that second, the second's last
+ * millisecond when it came later, its first when the provider's clock runs ahead. So a reply that
+ * arrives in the second of the gateway's own message is ordered after it (the conversation's last
+ * message, its unread count), events stamped with one second keep the order they arrived in
+ * (whichever of them came late), and every event keeps the provider's second. A stamp finer than
+ * a second is kept as it is.
  */
 export function providerTime(stamp: Date, receivedAt: Date): Date {
-  const offset = receivedAt.getTime() - stamp.getTime();
-  return stamp.getMilliseconds() === 0 && offset >= 0 && offset < 1000 ? receivedAt : stamp;
+  if (stamp.getMilliseconds() !== 0) return stamp;
+  const from = stamp.getTime();
+  return new Date(Math.min(Math.max(receivedAt.getTime(), from), from + 999));
 }
 
 /** How an attempt to send ended. */

@@ -155,6 +155,8 @@ describe('outbound email', () => {
       text: 'Hello, where is it?',
       messageId: '<q1@customer.example>',
       references: ['<root@customer.example>'],
+      // Written a minute before the reply below: which is the latest never rests on the two sharing a second.
+      date: new Date(Date.now() - 60_000),
     });
     const [first] = await inboundOf(s);
     const reply = await s.api.post('/messages', { to: first!.contactId, message: 'On its way.' });
@@ -261,7 +263,8 @@ describe('inbound email', () => {
     expect(await counter('accepted')).toBe(before + 1);
     const [message] = await inboundOf(s);
     expect(message).toMatchObject({ body: 'Plain words.', status: 'received', direction: 'inbound', senderType: 'contact', senderName: 'Gil Garcia' });
-    expect(message!.createdAt.toISOString()).toBe('2026-11-20T10:00:00.000Z');
+    // The Date header's second, at its last millisecond: the mail arrived later.
+    expect(message!.createdAt.toISOString()).toBe('2026-11-20T10:00:00.999Z');
     expect(message!.providerMeta).toEqual({ messageId: 'plain-1@customer.example', references: [], subject: 'Hello there' });
     const contact = await app.db.prisma.contact.findUniqueOrThrow({ where: { id: message!.contactId } });
     // The domain as mailparser gives it (lowercased); matching is case-insensitive anyway.

@@ -516,11 +516,12 @@ describe('inbound messages', () => {
       silent: false,
       mediaUrls: [],
       media: [],
-      createdAt: at.toISOString(),
+      // WhatsApp's second, at its last millisecond: the webhook came a minute later.
+      createdAt: new Date(at.getTime() + 999).toISOString(),
     });
     expect((await s.api.get('/messages?search=whatsapp')).body.data.map((m: { id: string }) => m.id)).toEqual([message!.id]);
     const conversation = (await s.api.get(`/conversations/${message!.conversationId}`)).body.data.conversation;
-    expect(conversation).toMatchObject({ status: 'open', lastMessageAt: at.toISOString(), stateChanges: [{ type: 'opened', actor: { type: 'contact', id: contact.id, name: 'Ann Example' } }] });
+    expect(conversation).toMatchObject({ status: 'open', lastMessageAt: new Date(at.getTime() + 999).toISOString(), stateChanges: [{ type: 'opened', actor: { type: 'contact', id: contact.id, name: 'Ann Example' } }] });
 
     await stream.waitFor(1);
     expect(stream.received[0]!.data).toEqual({ messageAdded: { id: message!.id, direction: 'inbound', status: 'received', body: 'Hello from WhatsApp', sender: { type: 'contact', id: contact.id, name: 'Ann Example' } } });
