@@ -39,6 +39,14 @@ export function writeCoalescer(intervalMs: number): WriteCoalescer {
   const deferred = new Map<Socket, Set<() => void>>();
   let timer: NodeJS.Timeout | undefined;
 
+  /** Runs the writes deferred to `socket`'s next flush, once. */
+  const writeDeferred = (socket: Socket) => {
+    const writes = deferred.get(socket);
+    if (!writes) return;
+    deferred.delete(socket);
+    for (const write of writes) write();
+  };
+
   // A flush of thousands of sockets gives requests a turn every FLUSH_SLICE sockets: what the API
   // answers meanwhile never waits behind a whole crowd's writes.
   let flushing = false;
@@ -48,11 +56,7 @@ export function writeCoalescer(intervalMs: number): WriteCoalescer {
     try {
       let written = 0;
       for (const socket of held.keys()) {
-        const writes = deferred.get(socket);
-        if (writes) {
-          deferred.delete(socket);
-          for (const write of writes) write();
-        }
+        writeDeferred(socket);
         if (socket.writableLength === 0 || socket.writableCorked === 0) continue;
         socket.uncork();
         socket.cork();
@@ -74,9 +78,7 @@ export function writeCoalescer(intervalMs: number): WriteCoalescer {
         released = true;
         socket.off('close', release);
         held.delete(socket);
-        const writes = deferred.get(socket);
-        deferred.delete(socket);
-        if (writes) for (const write of writes) write();
+        writeDeferred(socket);
         if (socket.writableCorked > 0) socket.uncork();
         if (held.size === 0 && timer) {
           clearInterval(timer);

@@ -35,36 +35,31 @@ function get(port: number, agent: http.Agent): Promise<{ status: number; localPo
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** Two requests on one client pool of one connection, `idleMs` apart, to a server with `env`: each answer's status and local port. */
+async function twoRequestsApart(env: TestApp['env'], idleMs: number) {
+  const one = await serveOnPort(app.db, env);
+  served.push(one);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    const first = await get(one.port, agent);
+    await sleep(idleMs);
+    const second = await get(one.port, agent);
+    return { first, second };
+  } finally {
+    agent.destroy();
+  }
+}
+
 describe('keep-alive', () => {
   it('keeps an idle connection open past node’s 5 s by default: the next request reuses it', { timeout: 20_000 }, async () => {
-    const one = await serveOnPort(app.db, app.env);
-    served.push(one);
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    try {
-      const first = await get(one.port, agent);
-      expect(first.status).toBe(200);
-      await sleep(5_500);
-      const second = await get(one.port, agent);
-      expect(second.status).toBe(200);
-      expect(second.localPort).toBe(first.localPort);
-    } finally {
-      agent.destroy();
-    }
+    const { first, second } = await twoRequestsApart(app.env, 5_500);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(second.localPort).toBe(first.localPort);
   });
 
   it('closes an idle connection after HTTP_KEEP_ALIVE_MS: the next request opens another', { timeout: 20_000 }, async () => {
-    const one = await serveOnPort(app.db, { ...app.env, HTTP_KEEP_ALIVE_MS: 1000 });
-    served.push(one);
-    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-    try {
-      const first = await get(one.port, agent);
-      expect(first.status).toBe(200);
-      await sleep(2_000);
-      const second = await get(one.port, agent);
-      expect(second.status).toBe(200);
-      expect(second.localPort).not.toBe(first.localPort);
-    } finally {
-      agent.destroy();
-    }
+    const { first, second } = await twoRequestsApart({ ...app.env, HTTP_KEEP_ALIVE_MS: 1000 }, 2_000);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(second.localPort).not.toBe(first.localPort);
   });
 });
