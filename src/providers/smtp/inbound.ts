@@ -82,7 +82,7 @@ function dateHeader(mail: ParsedMail | null): Date | null {
  * (the envelope sender when there is none), with the display name; as provider id, what identifies
  * a repeat of it (`repeatKey`; a hash of the raw bytes when it has no Message-ID), its Message-ID
  * kept for threads; `In-Reply-To` then `References` (newest first) as
- * the thread to look for; the `Date` header (to the millisecond by the receipt time: `providerTime`), else the receipt time; the text (HTML converted when
+ * the thread to look for; the `Date` header (its second, placed within it by the receipt time: `providerTime`), else the receipt time; the text (HTML converted when
  * there is no plain-text part, without trailing blank lines, at most 65 536 characters); every attachment as media, referred to
  * by the stored event and its position, since the stored email is where it is read back from.
  * An email that cannot be parsed at all is kept as its raw text. No sender at all: nothing.

@@ -37,7 +37,7 @@ const record = (value: unknown): Json => (typeof value === 'object' && value !==
 const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 const text = (value: unknown): string | undefined => (typeof value === 'string' && value !== '' ? value : undefined);
 
-/** A Unix timestamp in seconds (as WhatsApp sends it, a string) as a date, to the millisecond by the receipt time (`providerTime`); `receivedAt` when there is none. */
+/** A Unix timestamp in seconds (as WhatsApp sends it, a string) as a date within that second, placed by the receipt time (`providerTime`); `receivedAt` when there is none. */
 function unixTime(value: unknown, receivedAt: Date): Date {
   const seconds = typeof value === 'string' || typeof value === 'number' ? Number(value) : NaN;
   return Number.isFinite(seconds) && seconds > 0 ? providerTime(new Date(seconds * 1000), receivedAt) : receivedAt;
