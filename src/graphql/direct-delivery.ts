@@ -28,37 +28,47 @@ const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
 /** A result's value once it has settled, for every subscriber that comes to it after. */
 const settled = new WeakMap<Promise<ExecutionResult>, ExecutionResult>();
-/** The streams waiting on a result: told together, in one turn, when it settles. */
-const waiting = new WeakMap<Promise<ExecutionResult>, DirectStream[]>();
+
+/** What waits on a result: a subscriber's stream, or a fan-out writing to many. */
+interface Waiter {
+  resume(): void;
+  fail(error: unknown): void;
+}
+
+/** What waits on each result: told together, in one turn, when it settles. */
+const waiting = new WeakMap<Promise<ExecutionResult>, Waiter[]>();
 
 /** Streams resumed between two turns of the event loop: requests are answered between the slices of a crowd. */
 const RESUME_SLICE = 250;
 
-function resumeInSlices(streams: DirectStream[], from: number): void {
-  const to = Math.min(streams.length, from + RESUME_SLICE);
-  for (let index = from; index < to; index++) streams[index]!.resume();
-  if (to < streams.length) setImmediate(() => resumeInSlices(streams, to));
+function resumeInSlices(waiters: Waiter[], from: number): void {
+  const to = Math.min(waiters.length, from + RESUME_SLICE);
+  for (let index = from; index < to; index++) waiters[index]!.resume();
+  if (to < waiters.length) setImmediate(() => resumeInSlices(waiters, to));
 }
 
-function waitFor(result: Promise<ExecutionResult>, stream: DirectStream): void {
-  let streams = waiting.get(result);
-  if (streams) return void streams.push(stream);
-  waiting.set(result, (streams = [stream]));
+function waitFor(result: Promise<ExecutionResult>, waiter: Waiter): void {
+  let waiters = waiting.get(result);
+  if (waiters) return void waiters.push(waiter);
+  waiting.set(result, (waiters = [waiter]));
   result.then(
     (value) => {
       settled.set(result, value);
       waiting.delete(result);
-      resumeInSlices(streams, 0);
+      resumeInSlices(waiters, 0);
     },
     (error: unknown) => {
       waiting.delete(result);
-      for (const each of streams) each.fail(error);
+      for (const each of waiters) each.fail(error);
     },
   );
 }
 
 /** Where a stream's source ends, in its backlog. */
 const END = Symbol('end');
+
+/** A stream's source as DirectStream reads it: one that hands its events on, or one it reads. */
+export type StreamSource = AsyncIterator<unknown> & Partial<Listenable<unknown, StreamEnd | null>>;
 
 /**
  * A subscriber's stream whose ordinary results (data, no errors) are written to its connection by
@@ -70,12 +80,14 @@ const END = Symbol('end');
  * then closes with 4403), and completion. The transport iterates this stream as any other; it
  * yields only those.
  *
- * The subscriber's own source — its filter, its credential hold — decides what reaches it, as
- * before: handed on as published when the source can (src/events/bus.ts `listen`), read one event
- * after another otherwise. A client that leaves `limit` results untaken (written, not yet gone
- * out) is cut off: its stream completes, `cutOff` is told.
+ * What reaches it is decided by a source — its filter, its credential hold: its own (`read`:
+ * handed on as published when the source can, src/events/bus.ts `listen`, read one event after
+ * another otherwise), or one it shares with the subscribers of its fan-out (FanOut, which offers
+ * it each result and its end). A client that leaves `limit` results untaken (written, not yet
+ * gone out) is cut off: its stream completes, `cutOff` is told. `release` lets go of the source
+ * once the stream ends.
  */
-export class DirectStream implements AsyncIterableIterator<ExecutionResult> {
+export class DirectStream implements AsyncIterableIterator<ExecutionResult>, Waiter {
   /** The transport's next(), waiting. */
   private waiting: ((result: IteratorResult<ExecutionResult>) => void) | undefined;
   /** Results for the transport it has not asked for yet. */
@@ -92,28 +104,30 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult> {
   };
 
   constructor(
-    private readonly source: AsyncIterator<unknown> & Partial<Listenable<unknown, StreamEnd | null>>,
     private readonly resultOf: (event: unknown) => Promise<ExecutionResult>,
     private readonly sink: StreamSink,
     private readonly limit: number,
     private readonly cutOff: () => void,
-  ) {
+    private readonly release: () => unknown,
+  ) {}
+
+  /** A stream of its own source's events. */
+  static reading(source: StreamSource, resultOf: (event: unknown) => Promise<ExecutionResult>, sink: StreamSink, limit: number, cutOff: () => void): DirectStream {
+    const stream = new DirectStream(resultOf, sink, limit, cutOff, () => source.return?.());
     if (isListenable<unknown, StreamEnd | null>(source)) {
       source.listen(
-        (event) => this.take(this.resultOf(event)),
-        (last) => {
-          if (last) this.take(this.resultOf(last));
-          this.take(END);
-        },
+        (event) => stream.take(resultOf(event)),
+        (last) => stream.end(last),
       );
-    } else void this.pump();
+    } else void stream.pump(source);
+    return stream;
   }
 
   /** Reads a source that cannot hand its events on. */
-  private async pump(): Promise<void> {
+  private async pump(source: AsyncIterator<unknown>): Promise<void> {
     try {
       for (;;) {
-        const step = await this.source.next();
+        const step = await source.next();
         if (this.ended) return;
         if (step.done) return this.take(END);
         this.take(this.resultOf(step.value));
@@ -129,6 +143,19 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult> {
     if (!this.busy) this.advance();
   }
 
+  /** A settled result of the source, offered by its fan-out: written at once when nothing waits before it. */
+  offer(result: Promise<ExecutionResult>, value: ExecutionResult): void {
+    if (this.ended) return;
+    if (this.busy || this.backlog.length) return this.take(result);
+    this.emit(value);
+  }
+
+  /** The source ended: with the StreamEnd of a lapsed credential (executed for this subscriber), or none. */
+  end(last: StreamEnd | null): void {
+    if (last) this.take(this.resultOf(last));
+    this.take(END);
+  }
+
   /** Writes what can be written now, in order, until a result must be waited for or handed over. */
   private advance(): void {
     while (!this.ended && this.backlog.length) {
@@ -140,20 +167,27 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult> {
         return waitFor(head, this);
       }
       this.backlog.shift();
-      if (value.errors || value.extensions) {
-        this.busy = true;
-        void this.handOver({ done: false, value }).then(() => this.resume());
-        return;
-      }
-      if (this.untaken >= this.limit) {
-        this.cutOff();
-        void this.source.return?.();
-        return this.finish();
-      }
-      this.untaken++;
-      this.sink.write(jsonOf(value), this.taken);
+      if (!this.emit(value)) return;
     }
     this.busy = false;
+  }
+
+  /** Writes a settled result, or hands it to the transport: whether the next may follow at once. */
+  private emit(value: ExecutionResult): boolean {
+    if (value.errors || value.extensions) {
+      this.busy = true;
+      void this.handOver({ done: false, value }).then(() => this.resume());
+      return false;
+    }
+    if (this.untaken >= this.limit) {
+      this.cutOff();
+      void this.release();
+      this.finish();
+      return false;
+    }
+    this.untaken++;
+    this.sink.write(jsonOf(value), this.taken);
+    return true;
   }
 
   /** The result waited on has settled, or the transport has taken what it was handed. */
@@ -167,7 +201,7 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult> {
     if (this.ended) return;
     this.ended = true;
     this.backlog.length = 0;
-    void this.source.return?.();
+    void this.release();
     const failed = Promise.reject(error as Error);
     failed.catch(() => {});
     this.give(failed as never);
@@ -215,7 +249,7 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult> {
       this.waiting = undefined;
       this.asked?.();
     }
-    await this.source.return?.();
+    await this.release();
     return DONE;
   }
 
@@ -226,6 +260,116 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult> {
 
   [Symbol.asyncIterator]() {
     return this;
+  }
+}
+
+/** A subscriber of a fan-out, and how many of the fan-out's events had come before it joined. */
+interface Member {
+  stream: DirectStream;
+  since: number;
+}
+
+/** An item of a fan-out's backlog: an event's result, or the end of its source; numbered as they came. */
+type FanOutItem = { seq: number; result: Promise<ExecutionResult> } | { seq: number; end: StreamEnd | null };
+
+/**
+ * One source, its events' results written to many subscribers' streams: the subscribers whose
+ * results are the same by construction — one visibility class (src/graphql/shared-execution.ts)
+ * and one credential, so one filter and one credential hold. Each event is filtered, held until its
+ * credential is known to hold, and executed (or its shared result looked up) once for all of them;
+ * only the write is per subscriber. A subscriber receives the events that come after it joined, in
+ * order; the source's end reaches each (a lapsed credential's error executed for each, as it would
+ * be for a stream of its own). Results are offered to the subscribers RESUME_SLICE at a time, the
+ * event loop answering requests between the slices. Once the last subscriber leaves, or an
+ * execution fails (each subscriber's stream failing with it), the source is let go and `closed` told.
+ */
+export class FanOut implements Waiter {
+  private readonly members: Member[] = [];
+  private readonly backlog: FanOutItem[] = [];
+  /** Events that came from the source so far. */
+  private received = 0;
+  private busy = false;
+  ended = false;
+
+  constructor(
+    private readonly source: StreamSource & Listenable<unknown, StreamEnd | null>,
+    private readonly resultOf: (event: unknown, subscribers: number) => Promise<ExecutionResult>,
+    private readonly closed: () => void,
+  ) {
+    source.listen(
+      (event) => this.push({ seq: ++this.received, result: this.resultOf(event, this.members.length) }),
+      (last) => this.push({ seq: ++this.received, end: last }),
+    );
+  }
+
+  /** `stream` receives what comes from now on. */
+  join(stream: DirectStream): void {
+    this.members.push({ stream, since: this.received });
+  }
+
+  /** `stream` leaves; the source is let go with the last one. */
+  leave(stream: DirectStream): void {
+    const index = this.members.findIndex((member) => member.stream === stream);
+    if (index >= 0) this.members.splice(index, 1);
+    if (!this.members.length) this.close();
+  }
+
+  private close(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.backlog.length = 0;
+    this.closed();
+    void this.source.return?.();
+  }
+
+  private push(item: FanOutItem): void {
+    if (this.ended) return;
+    this.backlog.push(item);
+    if (!this.busy) this.advance();
+  }
+
+  private advance(): void {
+    while (!this.ended && this.backlog.length) {
+      const head = this.backlog[0]!;
+      if ('end' in head) {
+        for (const member of this.members.splice(0)) if (member.since < head.seq) member.stream.end(head.end);
+        return this.close();
+      }
+      const value = settled.get(head.result);
+      if (value === undefined) {
+        this.busy = true;
+        return waitFor(head.result, this);
+      }
+      this.backlog.shift();
+      // A copy: a subscriber cut off as it is written to leaves meanwhile.
+      const members = this.members.slice();
+      if (members.length > RESUME_SLICE) {
+        this.busy = true;
+        return this.offerInSlices(members, 0, head.seq, head.result, value);
+      }
+      for (const member of members) if (member.since < head.seq) member.stream.offer(head.result, value);
+    }
+    this.busy = false;
+  }
+
+  private offerInSlices(members: Member[], from: number, seq: number, result: Promise<ExecutionResult>, value: ExecutionResult): void {
+    const to = Math.min(members.length, from + RESUME_SLICE);
+    for (let index = from; index < to; index++) {
+      const member = members[index]!;
+      if (member.since < seq) member.stream.offer(result, value);
+    }
+    if (to < members.length) return void setImmediate(() => this.offerInSlices(members, to, seq, result, value));
+    this.resume();
+  }
+
+  resume(): void {
+    this.busy = false;
+    this.advance();
+  }
+
+  fail(error: unknown): void {
+    for (const member of this.members.splice(0)) member.stream.fail(error);
+    this.close();
   }
 }
 

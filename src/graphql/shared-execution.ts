@@ -2,11 +2,12 @@ import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import type { WriteCoalescer } from '../http/coalesce.js';
 import type { GraphQLContext } from './builder.js';
-import { DirectStream, eventStreamSink, type StreamSink } from './direct-delivery.js';
+import { isListenable } from '../events/bus.js';
+import { DirectStream, eventStreamSink, FanOut, type StreamSink, type StreamSource } from './direct-delivery.js';
 import { StreamEnd } from './subscriptions.js';
 
-/** What is told of each event a subscriber receives: whether its result was executed for it, or shared. */
-export type ExecutionObserver = (executed: boolean) => void;
+/** What is told of each event: whether its result was executed or shared, and how many subscribers receive it. */
+export type ExecutionObserver = (executed: boolean, subscribers: number) => void;
 
 /** A number for each document yoga's parser cache holds: the same text is the same object. */
 const documentIds = new WeakMap<DocumentNode, number>();
@@ -38,6 +39,16 @@ export function visibilityClass(args: ExecutionArgs): string {
   ]);
 }
 
+/**
+ * What makes a subscriber's stream the same as another's of its visibility class: its credential,
+ * whose hold (src/graphql/subscriptions.ts) decides how long the stream runs — the credential
+ * itself, the connection behind it, and when it and its minting credential expire.
+ */
+function credentialOf(args: ExecutionArgs): string {
+  const { auth } = args.contextValue as GraphQLContext;
+  return JSON.stringify([auth.credential.id, auth.connectionId, auth.expiresAt?.getTime() ?? null, auth.mintedByExpiresAt?.getTime() ?? null]);
+}
+
 /** Each event's results, by visibility class: held by the event, gone with it once every subscriber has taken it. */
 const results = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
 
@@ -50,37 +61,60 @@ const results = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
  * The end of a stream (its credential lapsed) is each subscriber's own and always executed for it.
  *
  * An envelop `onSubscribe` hook: the subscription's source stream is created as graphql-js does
- * it, per subscriber, and only the per-event execution is shared. Every transport (WebSocket, SSE
- * single and distinct connections) runs it, and the result hooks of other plugins (masking) see
- * each subscriber's result as before. `enabled: false` (SUBSCRIPTION_SHARED_EXECUTION) executes
- * for each subscriber as graphql-js would; `observe` counts either way.
+ * it, per subscriber (its scope and credential checked afresh), and only the per-event execution is
+ * shared. Every transport (WebSocket, SSE single and distinct connections) runs it, and the result
+ * hooks of other plugins (masking) see each subscriber's result as before. With direct writes, the
+ * subscribers of one class and one credential share one source as well (a FanOut,
+ * src/graphql/direct-delivery.ts): a subscriber's own source starts one or, when one runs already,
+ * is let go; an event is then filtered and held once for all of them, and only its write is per
+ * subscriber. `enabled: false` (SUBSCRIPTION_SHARED_EXECUTION) executes for each subscriber as
+ * graphql-js would; `observe` counts either way.
  */
 export function sharedSubscriptionExecution(options: { enabled: boolean; observe: ExecutionObserver; direct?: DirectDelivery | undefined }): Plugin {
   const { enabled, observe, direct } = options;
-  const executeFor = (args: ExecutionArgs, event: unknown): Promise<ExecutionResult> => {
-    observe(true);
+  /** The fan-outs of this app's subscribers written to directly, by visibility class and credential. */
+  const fanOuts = new Map<string, FanOut>();
+  const executeFor = (args: ExecutionArgs, event: unknown, subscribers: number): Promise<ExecutionResult> => {
+    observe(true, subscribers);
     return Promise.resolve().then(() => execute({ ...args, rootValue: event }) as ExecutionResult | Promise<ExecutionResult>);
   };
   const subscribe = async (args: ExecutionArgs) => {
     const source = await createSourceEventStream(args);
     if (!isAsyncIterable(source)) return source;
     const key = enabled ? visibilityClass(args) : '';
-    const resultOf = (event: unknown): Promise<ExecutionResult> => {
-      if (!enabled || event === null || typeof event !== 'object' || event instanceof StreamEnd) return executeFor(args, event);
+    /** The result of `event` for this subscriber's class, received by `subscribers` subscribers. */
+    const resultOf = (event: unknown, subscribers = 1): Promise<ExecutionResult> => {
+      if (!enabled || event === null || typeof event !== 'object' || event instanceof StreamEnd) return executeFor(args, event, subscribers);
       let byClass = results.get(event);
       if (!byClass) results.set(event, (byClass = new Map()));
       const shared = byClass.get(key);
       if (shared) {
-        observe(false);
+        observe(false, subscribers);
         return shared;
       }
-      const result = executeFor(args, event);
+      const result = executeFor(args, event, subscribers);
       byClass.set(key, result);
       return result;
     };
     const sink = enabled && direct ? direct.sinkOf(args.contextValue as GraphQLContext) : undefined;
-    if (sink) return new DirectStream((source as AsyncIterable<unknown>)[Symbol.asyncIterator](), resultOf, sink, direct!.limit, direct!.cutOff);
-    return mapAsyncIterator(source as AsyncIterable<unknown>, resultOf);
+    if (!sink) return mapAsyncIterator(source as AsyncIterable<unknown>, resultOf);
+    const iterator: StreamSource = (source as AsyncIterable<unknown>)[Symbol.asyncIterator]();
+    if (!isListenable<unknown, StreamEnd | null>(iterator)) return DirectStream.reading(iterator, resultOf, sink, direct!.limit, direct!.cutOff);
+    // Subscribers of one class and credential share one source: this one's own, freshly checked,
+    // starts a fan-out or is let go for the one already running.
+    const group = `${key}\n${credentialOf(args)}`;
+    let fanOut = fanOuts.get(group);
+    if (fanOut && !fanOut.ended) void iterator.return?.();
+    else {
+      const created: FanOut = new FanOut(iterator, resultOf, () => {
+        if (fanOuts.get(group) === created) fanOuts.delete(group);
+      });
+      fanOuts.set(group, (fanOut = created));
+    }
+    const joined = fanOut;
+    const stream: DirectStream = new DirectStream(resultOf, sink, direct!.limit, direct!.cutOff, () => joined.leave(stream));
+    joined.join(stream);
+    return stream;
   };
   return {
     onSubscribe({ setSubscribeFn }) {

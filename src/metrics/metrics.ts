@@ -27,11 +27,11 @@ export interface AppMetrics {
    */
   observe(route: string, method: string, status: number, startedAt: number | undefined): void;
   /**
-   * Counts a subscription event handed to one subscriber: `executed` when its selection was
-   * executed for it, otherwise it received a result executed for another subscriber of its
-   * visibility class (src/graphql/shared-execution.ts).
+   * Counts a subscription event handed to `subscribers` subscribers: `executed` when its selection
+   * was executed for them, otherwise they received a result executed for another subscriber of
+   * their visibility class (src/graphql/shared-execution.ts).
    */
-  subscriptionEvent(executed: boolean): void;
+  subscriptionEvent(executed: boolean, subscribers: number): void;
   /** The Prometheus text of this app's and the process's metrics. */
   scrape(): Promise<Response>;
 }
@@ -91,6 +91,15 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
   });
 
   new Gauge({
+    name: 'connect_subscription_sources',
+    help: 'Subscription sources open, each with its credential watched: one per subscriber, or one for all the subscribers of a selection and credential written to directly (src/graphql/direct-delivery.ts).',
+    registers: [registry],
+    collect() {
+      this.set(deps.credentialWatch?.size ?? 0);
+    },
+  });
+
+  new Gauge({
     name: 'connect_db_pool_connections',
     help: 'Database connections by state (in_use, idle).',
     labelNames: ['state'],
@@ -113,8 +122,8 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
   return {
     registry,
     ...requestMetrics(requests, duration),
-    subscriptionEvent(executed) {
-      subscriptionResults.inc();
+    subscriptionEvent(executed, subscribers) {
+      subscriptionResults.inc(subscribers);
       if (executed) subscriptionExecutions.inc();
     },
     async scrape() {

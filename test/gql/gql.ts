@@ -39,6 +39,7 @@ type Documents = {
     "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.EdgeReopenConversationDocument,
     "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n": typeof types.EdgeMessageAddedDocument,
     "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n": typeof types.EdgeConversationUpdatedDocument,
+    "\n  subscription FanOutMessageAdded {\n    messageAdded { id body }\n  }\n": typeof types.FanOutMessageAddedDocument,
     "\n  mutation InboxAssign($id: ID!, $userId: ID) {\n    assignConversation(id: $id, userId: $userId) {\n      conversation { id assignee { id name email } stateChanges { type actor { type id } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.InboxAssignDocument,
     "\n  mutation InboxRead($id: ID!, $throughMessageId: ID) {\n    markConversationRead(id: $id, throughMessageId: $throughMessageId) {\n      conversation { id lastReadAt unreadCount }\n      userErrors { field message code }\n    }\n  }\n": typeof types.InboxReadDocument,
     "\n  mutation InboxLabels($id: ID!, $add: [String!], $remove: [String!]) {\n    updateConversationLabels(id: $id, add: $add, remove: $remove) {\n      conversation { id labels }\n      userErrors { field message code }\n    }\n  }\n": typeof types.InboxLabelsDocument,
@@ -103,6 +104,7 @@ const documents: Documents = {
     "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeReopenConversationDocument,
     "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n": types.EdgeMessageAddedDocument,
     "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n": types.EdgeConversationUpdatedDocument,
+    "\n  subscription FanOutMessageAdded {\n    messageAdded { id body }\n  }\n": types.FanOutMessageAddedDocument,
     "\n  mutation InboxAssign($id: ID!, $userId: ID) {\n    assignConversation(id: $id, userId: $userId) {\n      conversation { id assignee { id name email } stateChanges { type actor { type id } } }\n      userErrors { field message code }\n    }\n  }\n": types.InboxAssignDocument,
     "\n  mutation InboxRead($id: ID!, $throughMessageId: ID) {\n    markConversationRead(id: $id, throughMessageId: $throughMessageId) {\n      conversation { id lastReadAt unreadCount }\n      userErrors { field message code }\n    }\n  }\n": types.InboxReadDocument,
     "\n  mutation InboxLabels($id: ID!, $add: [String!], $remove: [String!]) {\n    updateConversationLabels(id: $id, add: $add, remove: $remove) {\n      conversation { id labels }\n      userErrors { field message code }\n    }\n  }\n": types.InboxLabelsDocument,
@@ -256,6 +258,10 @@ export function graphql(source: "\n  subscription EdgeMessageAdded {\n    messag
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n"): (typeof documents)["\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription FanOutMessageAdded {\n    messageAdded { id body }\n  }\n"): (typeof documents)["\n  subscription FanOutMessageAdded {\n    messageAdded { id body }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -1,6 +1,6 @@
 import net from 'node:net';
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
-import { parse } from 'graphql';
+import { parse, print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { messagingSetup } from '../helpers/messaging.js';
@@ -109,13 +109,17 @@ describe('direct writes', () => {
     sse.socket.destroy();
   });
 
-  it('cuts off an SSE client that does not read: its stream completes, the server goes on', { timeout: 60_000 }, async () => {
+  it('cuts off an SSE client that does not read: its stream completes, the server and the subscribers sharing its source go on', { timeout: 60_000 }, async () => {
     const small = await serveOnPort(app.db, { ...app.env, SUBSCRIPTION_MAX_PENDING: 20 }, { providers: app.providers });
     try {
       const setup = await messagingSetup(app);
       // Each event 16 times the body: the kernel's buffers fill within a few dozen sends.
       const wide = `subscription { messageAdded { id body ${Array.from({ length: 15 }, (_, i) => `b${i}: body`).join(' ')} } }`;
-      const sse = await rawSse(small.port, setup.host, setup.apiKey, wide);
+      // As printed, the text a graphql-ws client sends: the reader below shares its source.
+      const printed = print(parse(wide));
+      const sse = await rawSse(small.port, setup.host, setup.apiKey, printed);
+      const ws = await socketClient(small.port, setup.host, { Authorization: `Bearer ${setup.apiKey}` });
+      const reader = ws.subscribe(parse(printed) as TypedDocumentNode<{ messageAdded: { id: string; body: string } }, Record<string, never>>);
       expect(await until(() => sse.text().includes('\r\n\r\n'), 5000)).toBe(true);
       await new Promise((resolve) => setTimeout(resolve, 300));
       sse.socket.pause();
@@ -136,6 +140,14 @@ describe('direct writes', () => {
       expect(await until(() => sse.text().includes('event: complete'), 15_000)).toBe(true);
       // What it holds is whole events, at most the limit more than it had read.
       expect(nextEvents(sse.text()).every((event) => event.data.messageAdded.body.endsWith(long))).toBe(true);
+      // The subscriber that reads received every event, and its stream goes on.
+      expect(await until(() => reader.received.length === sends, 15_000)).toBe(true);
+      expect(reader.received.map((result) => result.data!.messageAdded.body)).toEqual(Array.from({ length: sends }, (_, i) => `${i} ${long}`));
+      expect(reader.errors).toEqual([]);
+      expect((await requestOnPort(small.port, setup.host, 'POST', '/api/connect/messages', headers, JSON.stringify({ to: contact.id, message: 'after' }))).status).toBe(202);
+      expect(await until(() => reader.received.length === sends + 1, 10_000)).toBe(true);
+      reader.stop();
+      await ws.dispose();
       sse.socket.destroy();
     } finally {
       await small.close();
