@@ -11,6 +11,13 @@ import type { ServerContext } from './state.js';
  * interval, however many events it carries. The price is latency: a write waits at most
  * `intervalMs` (STREAM_FLUSH_MS). 0 leaves sockets alone: every write goes out at once.
  *
+ * A socket write costs a system call whatever it carries (12 to 30 µs on the machines measured,
+ * docs/benchmarks.md): a crowd written every `intervalMs` would spend the process on them alone.
+ * So the next flush comes `intervalMs` after the last one ended, or later when the last one's
+ * writes need it to stay within `maxWritesPerSecond` (MAX_SOCKET_WRITES_PER_SECOND): 200 busy
+ * connections wait 50 ms, 2,000 wait 100 ms. A crowd's events wait a little longer instead of the
+ * whole process falling behind.
+ *
  * Back-pressure is unchanged: corked writes count in the socket's buffered bytes, so a client that
  * does not read is still cut off at the transports' limits. A socket that ends flushes what it
  * holds (Node uncorks on end), and one that closes is released.
@@ -34,10 +41,14 @@ export interface WriteCoalescer {
 /** Sockets flushed between two turns of the event loop. */
 const FLUSH_SLICE = 200;
 
-export function writeCoalescer(intervalMs: number): WriteCoalescer {
+/** The socket writes a second the flushes stay within, by spacing them (see above). */
+export const MAX_SOCKET_WRITES_PER_SECOND = 20_000;
+
+export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCKET_WRITES_PER_SECOND): WriteCoalescer {
   const held = new Map<Socket, () => void>();
   const deferred = new Map<Socket, Set<() => void>>();
   let timer: NodeJS.Timeout | undefined;
+  let flushing = false;
 
   /** Runs the writes deferred to `socket`'s next flush, once. */
   const writeDeferred = (socket: Socket) => {
@@ -49,12 +60,11 @@ export function writeCoalescer(intervalMs: number): WriteCoalescer {
 
   // A flush of thousands of sockets gives requests a turn every FLUSH_SLICE sockets: what the API
   // answers meanwhile never waits behind a whole crowd's writes.
-  let flushing = false;
   const flush = async () => {
-    if (flushing) return;
+    timer = undefined;
     flushing = true;
+    let written = 0;
     try {
-      let written = 0;
       for (const socket of held.keys()) {
         writeDeferred(socket);
         if (socket.writableLength === 0 || socket.writableCorked === 0) continue;
@@ -64,7 +74,15 @@ export function writeCoalescer(intervalMs: number): WriteCoalescer {
       }
     } finally {
       flushing = false;
+      // The next flush `intervalMs` after this one ended, or later after a crowd's writes.
+      schedule(Math.max(intervalMs, (written * 1000) / maxWritesPerSecond));
     }
+  };
+  /** The next flush in `delayMs`, while something is held. */
+  const schedule = (delayMs: number) => {
+    if (timer || flushing || held.size === 0) return;
+    timer = setTimeout(() => void flush(), Math.max(0, Math.ceil(delayMs)));
+    timer.unref();
   };
 
   return {
@@ -81,17 +99,14 @@ export function writeCoalescer(intervalMs: number): WriteCoalescer {
         writeDeferred(socket);
         if (socket.writableCorked > 0) socket.uncork();
         if (held.size === 0 && timer) {
-          clearInterval(timer);
+          clearTimeout(timer);
           timer = undefined;
         }
       };
       socket.cork();
       held.set(socket, release);
       socket.once('close', release);
-      if (!timer) {
-        timer = setInterval(() => void flush(), intervalMs);
-        timer.unref();
-      }
+      schedule(intervalMs);
       return release;
     },
     defer(socket, write) {

@@ -1,0 +1,76 @@
+import net from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { writeCoalescer, type WriteCoalescer } from '../../src/http/coalesce.js';
+
+/*
+ * The writes of held connections leave once per flush (src/http/coalesce.ts), and a crowd's
+ * flushes are spaced so that the socket writes stay within the coalescer's budget a second.
+ * Real loopback sockets: what a client reads is what the server's flushes wrote.
+ */
+
+const CONNECTIONS = 40;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+let cleanup: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await cleanup?.();
+  cleanup = undefined;
+});
+
+/** `CONNECTIONS` connections held by `coalescer`, written to every 5 ms for `ms`: how many reads each client saw, and the bytes. */
+async function writeFor(coalescer: WriteCoalescer, ms: number) {
+  const accepted: net.Socket[] = [];
+  const server = net.createServer((socket) => {
+    coalescer.hold(socket);
+    accepted.push(socket);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  const reads: number[] = Array(CONNECTIONS).fill(0);
+  const bytes: number[] = Array(CONNECTIONS).fill(0);
+  const clients = await Promise.all(
+    Array.from({ length: CONNECTIONS }, (_, index) =>
+      new Promise<net.Socket>((resolve) => {
+        const client = net.connect(port, '127.0.0.1', () => resolve(client));
+        client.on('data', (chunk: Buffer) => {
+          reads[index]!++;
+          bytes[index]! += chunk.length;
+        });
+      }),
+    ),
+  );
+  cleanup = async () => {
+    coalescer.dispose();
+    for (const client of clients) client.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  };
+  while (accepted.length < CONNECTIONS) await sleep(5);
+  const end = Date.now() + ms;
+  let written = 0;
+  while (Date.now() < end) {
+    for (const socket of accepted) socket.write('x'.repeat(10));
+    written += 10;
+    await sleep(5);
+  }
+  // The last flush, then what is still on its way.
+  await sleep(300);
+  return { reads, bytes, written };
+}
+
+describe('write coalescing', () => {
+  it('flushes each held connection once per interval, every byte delivered', { timeout: 20_000 }, async () => {
+    const { reads, bytes, written } = await writeFor(writeCoalescer(20, 1_000_000), 1000);
+    expect(bytes.every((count) => count === written)).toBe(true);
+    // About one read per 20 ms interval (fewer when a busy client reads two flushes at once), never one per write.
+    expect(Math.max(...reads)).toBeLessThan(70);
+    expect(Math.min(...reads)).toBeGreaterThan(15);
+  });
+
+  it("spaces a crowd's flushes so that its socket writes stay within the budget a second", { timeout: 20_000 }, async () => {
+    // 40 connections with something to write each flush, 400 writes a second: a flush every 100 ms at most.
+    const { reads, bytes, written } = await writeFor(writeCoalescer(20, 400), 1000);
+    expect(bytes.every((count) => count === written)).toBe(true);
+    expect(Math.max(...reads)).toBeLessThanOrEqual(12);
+    expect(Math.min(...reads)).toBeGreaterThanOrEqual(5);
+  });
+});
