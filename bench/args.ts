@@ -31,6 +31,8 @@ export interface Settings {
   crowdProcesses: number;
   /** Client processes holding the crowd's subscribers (0: one per 500). */
   crowdClients: number;
+  /** Seconds of unmeasured sends before the crowd's measured ones. */
+  crowdWarmup: number;
   /** Whether the crowd row's gateways execute each event once per visibility class. */
   crowdShared: boolean;
   /** Settings given to the crowd row's gateways besides the bench's (`--crowd-env`). */
@@ -90,6 +92,8 @@ Output
   --crowd-processes P the crowd's gateway processes (default 1); more than one share Redis, hold an
                       even share of the subscribers each, and take the sends in turn
   --crowd-clients K   client processes holding the crowd's subscribers (default one per 500)
+  --crowd-warmup S    seconds of sends at the same rate before the measured 10 s, their deliveries
+                      left to finish (default 5; 0: the first seconds of a fresh process measured)
   --crowd-unshared    the crowd's gateways execute each event for each subscriber
                       (SUBSCRIPTION_SHARED_EXECUTION=0): the figures without shared execution
   --crowd-env LIST    settings for the crowd's gateways, NAME=VALUE,NAME=VALUE (for instance
@@ -109,7 +113,7 @@ export class UsageError extends Error {}
 export function parseArgs(argv: string[]): Settings | 'help' {
   const values = new Map<string, string>();
   const flags = new Set<string>();
-  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'crowd-env', 'redis', 'inbox-scale']);
+  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'crowd-warmup', 'crowd-env', 'redis', 'inbox-scale']);
   const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help', 'floor-prepared', 'crowd-unshared']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -161,6 +165,7 @@ export function parseArgs(argv: string[]): Settings | 'help' {
     crowd: number('crowd', 0, 0),
     crowdProcesses: number('crowd-processes', 1, 1),
     crowdClients: number('crowd-clients', 0, 0),
+    crowdWarmup: number('crowd-warmup', 5, 0, false),
     crowdShared: !flags.has('crowd-unshared'),
     crowdEnv: crowdEnv(values.get('crowd-env')),
     redis: values.get('redis') ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',

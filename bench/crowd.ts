@@ -35,6 +35,8 @@ export interface CrowdResult {
   delivered: number;
   expected: number;
   fanOutP99Ms: number | null;
+  /** The slowest fan-out of each second of sends, in order: whether the gateway kept up or fell behind. */
+  fanOutBySecondMs: number[];
   sendP99Ms: number | null;
   /** Executions of the subscription's selection, against results handed to subscribers (the gateways' /metrics). */
   executions: number | null;
@@ -72,6 +74,8 @@ export interface CrowdOptions {
   env?: Record<string, string>;
   rate?: number;
   seconds?: number;
+  /** Seconds of sends at the same rate before the measured ones (default 0). */
+  warmup?: number;
 }
 
 const now = () => performance.timeOrigin + performance.now();
@@ -84,6 +88,7 @@ export async function crowdRound(
   const { subscribers } = options;
   const rate = options.rate ?? 50;
   const seconds = options.seconds ?? 10;
+  const warmup = options.warmup ?? 0;
   const processes = options.processes ?? 1;
   const shared = options.shared ?? true;
   const clientCount = Math.max(1, Math.min(options.clients ?? Math.ceil(subscribers / 500), subscribers));
@@ -150,14 +155,13 @@ export async function crowdRound(
     const after = memory();
 
     const cpuOf = (list: { pid?: number | undefined }[]) => sum(list.map((process) => cpuMs(process.pid!)));
-    const cpuBefore = [cpuOf(gateways), cpuOf(clients)];
     const accepted = new Map<string, number>();
     const sendTimes: number[] = [];
     const refused: Record<string, number> = {};
     const refuse = (why: string) => (refused[why] = (refused[why] ?? 0) + 1);
     let sends = 0;
-    const inFlight: Promise<void>[] = [];
-    const send = (n: number) =>
+    /** One send; what a warm-up sends is not counted. */
+    const send = (n: number, counted: boolean) =>
       new Promise<void>((resolve) => {
         const started = performance.now();
         const body = JSON.stringify({ to: ctx.sendContacts[n % ctx.sendContacts.length], message: `crowd ${n}` });
@@ -176,6 +180,7 @@ export async function crowdRound(
             response.on('data', (chunk: string) => (text += chunk));
             response.on('end', () => {
               const at = now();
+              if (!counted) return resolve();
               sendTimes.push(performance.now() - started);
               if (response.statusCode === 202) {
                 const id = (JSON.parse(text) as { data: { message: { id: string } } }).data.message.id;
@@ -186,21 +191,33 @@ export async function crowdRound(
           },
         );
         request.on('error', (error: NodeJS.ErrnoException) => {
-          refuse(error.code ?? error.message);
+          if (counted) refuse(error.code ?? error.message);
           resolve();
         });
         request.end(body);
       });
-    const start = performance.now();
-    const total = rate * seconds;
-    for (let n = 0; n < total; n++) {
-      const due = start + (n * 1000) / rate;
-      const wait = due - performance.now();
-      if (wait > 0) await sleep(wait);
-      sends++;
-      inFlight.push(send(n));
+    /** Sends at `rate` for `duration` seconds, numbered from `first`. */
+    const sendFor = async (duration: number, first: number, counted: boolean) => {
+      const inFlight: Promise<void>[] = [];
+      const start = performance.now();
+      const total = rate * duration;
+      for (let n = 0; n < total; n++) {
+        const due = start + (n * 1000) / rate;
+        const wait = due - performance.now();
+        if (wait > 0) await sleep(wait);
+        if (counted) sends++;
+        inFlight.push(send(first + n, counted));
+      }
+      await Promise.all(inFlight);
+    };
+    // A warm-up at the same rate, its deliveries left to finish: the row measures the process as it
+    // runs, not the first seconds of its code paths and buffers.
+    if (warmup > 0) {
+      await sendFor(warmup, 0, false);
+      await sleep(3000);
     }
-    await Promise.all(inFlight);
+    const cpuBefore = [cpuOf(gateways), cpuOf(clients)];
+    await sendFor(seconds, rate * warmup, true);
     agent.destroy();
 
     const arrivals = new Map<string, [number, number]>();
@@ -252,6 +269,7 @@ export async function crowdRound(
       delivered: delivered(),
       expected,
       fanOutP99Ms: p99(fanOut),
+      fanOutBySecondMs: Array.from({ length: Math.ceil(fanOut.length / rate) }, (_, second) => Math.round(Math.max(...fanOut.slice(second * rate, (second + 1) * rate)))),
       sendP99Ms: p99(sendTimes),
       executions: sum(await Promise.all(gateways.map((gateway) => counter(gateway.base, 'connect_subscription_executions_total')))),
       results: sum(await Promise.all(gateways.map((gateway) => counter(gateway.base, 'connect_subscription_results_total')))),

@@ -342,6 +342,8 @@ export function render(report: Report): string {
         `${c.kbPerSubscriber ?? '?'} KiB per idle subscriber, events ${c.delivered}/${c.expected}, ` +
         `fan-out p99 ${c.fanOutP99Ms?.toFixed(0) ?? '?'} ms (202 to the last subscriber), send p99 ${c.sendP99Ms?.toFixed(0) ?? '?'} ms\n`,
     );
+    // Reports written before the series was kept have none.
+    if (c.fanOutBySecondMs?.length) out.push(`Crowd: slowest fan-out of each second of sends (ms): ${c.fanOutBySecondMs.join(' ')}\n`);
   }
   if (report.operations.length) {
     out.push(

@@ -334,11 +334,19 @@ async function main(): Promise<number> {
     let crowd: CrowdResult | null = null;
     if (settings.crowd > 0) {
       const { crowdProcesses: processes, crowdShared: shared } = settings;
-      note(`the crowd: ${settings.crowd} subscribers on ${processes} gateway process(es)${shared ? '' : ', each event executed per subscriber'}, REST sends at 50/s for 10 s`);
+      note(`the crowd: ${settings.crowd} subscribers on ${processes} gateway process(es)${shared ? '' : ', each event executed per subscriber'}, REST sends at 50/s for 10 s after ${settings.crowdWarmup} s unmeasured`);
       crowd = await crowdRound(
         (index, env) => startGateway(database.url, logs, { worker: false, poolSize: settings.pool, dist, whatsapp, profile: settings.profile, log: `crowd-${index + 1}.log`, env }),
         ctx,
-        { subscribers: settings.crowd, processes, shared, redisUrl: settings.redis, env: settings.crowdEnv, ...(settings.crowdClients ? { clients: settings.crowdClients } : {}) },
+        {
+          subscribers: settings.crowd,
+          processes,
+          shared,
+          redisUrl: settings.redis,
+          env: settings.crowdEnv,
+          warmup: settings.crowdWarmup,
+          ...(settings.crowdClients ? { clients: settings.crowdClients } : {}),
+        },
       );
       note(`crowd: ${JSON.stringify(crowd)}`);
     }
