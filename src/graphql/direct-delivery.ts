@@ -1,4 +1,5 @@
 import type http from 'node:http';
+import type { Socket } from 'node:net';
 import type { ExecutionResult } from 'graphql';
 import { isListenable, type Listenable } from '../events/bus.js';
 import type { WriteCoalescer } from '../http/coalesce.js';
@@ -289,7 +290,9 @@ export class FanOut implements Waiter {
   /** Events that came from the source so far. */
   private received = 0;
   private busy = false;
-  ended = false;
+  /** The source has ended (its end may still wait behind results): nobody joins any more. */
+  private sourceEnded = false;
+  private ended = false;
 
   constructor(
     private readonly source: StreamSource & Listenable<unknown, StreamEnd | null>,
@@ -298,8 +301,16 @@ export class FanOut implements Waiter {
   ) {
     source.listen(
       (event) => this.push({ seq: ++this.received, result: this.resultOf(event, this.members.length) }),
-      (last) => this.push({ seq: ++this.received, end: last }),
+      (last) => {
+        this.sourceEnded = true;
+        this.push({ seq: ++this.received, end: last });
+      },
     );
+  }
+
+  /** Whether a subscriber may still join. */
+  get open(): boolean {
+    return !this.ended && !this.sourceEnded;
   }
 
   /** `stream` receives what comes from now on. */
@@ -332,7 +343,7 @@ export class FanOut implements Waiter {
     while (!this.ended && this.backlog.length) {
       const head = this.backlog[0]!;
       if ('end' in head) {
-        for (const member of this.members.splice(0)) if (member.since < head.seq) member.stream.end(head.end);
+        for (const member of this.members.splice(0)) member.stream.end(member.since < head.seq ? head.end : null);
         return this.close();
       }
       const value = settled.get(head.result);
@@ -382,23 +393,11 @@ export class FanOut implements Waiter {
  */
 export function eventStreamSink(res: http.ServerResponse, coalescer?: WriteCoalescer): StreamSink {
   let early: [string, () => void][] | undefined;
-  /** The blocks gathered for the next flush, and what is told once they have left. */
-  let gathered = '';
-  let told: (() => void)[] = [];
-  const flush = () => {
-    if (!told.length) return;
-    const text = gathered;
-    const waiting = told;
-    gathered = '';
-    told = [];
-    if (res.destroyed || res.writableEnded) {
-      for (const written of waiting) written();
-      return;
-    }
-    res.write(text, () => {
-      for (const written of waiting) written();
-    });
-  };
+  const block = (json: string) => `event: next\ndata: ${json}\n\n`;
+  const gathered = gatherForFlush(coalescer, res.socket, (jsons, told) => {
+    if (res.destroyed || res.writableEnded) return tellAll(told);
+    res.write(jsons.map(block).join(''), () => tellAll(told));
+  });
   const flushEarly = () => {
     if (res.destroyed || res.writableEnded) {
       for (const [, written] of early!) written();
@@ -412,19 +411,51 @@ export function eventStreamSink(res: http.ServerResponse, coalescer?: WriteCoale
   };
   return {
     write(json, written) {
-      const text = `event: next\ndata: ${json}\n\n`;
-      if (early) return void early.push([text, written]);
+      if (early) return void early.push([block(json), written]);
       if (res.destroyed || res.writableEnded) return written();
       if (res.headersSent) {
-        if (told.length || (coalescer && res.socket && coalescer.defer(res.socket, flush))) {
-          gathered += text;
-          told.push(written);
-          return;
-        }
-        return void res.write(text, written);
+        if (!gathered.gather(json, written)) res.write(block(json), written);
+        return;
       }
-      early = [[text, written]];
+      early = [[block(json), written]];
       setImmediate(flushEarly);
+    },
+    flush: gathered.flush,
+  };
+}
+
+const tellAll = (told: (() => void)[]) => {
+  for (const written of told) written();
+};
+
+/**
+ * What a sink gathers for its connection's next flush (src/http/coalesce.ts `defer`): the results'
+ * JSON as they are (the strings every subscriber of a result shares), and what is told once each
+ * has left. Only at the flush is each framed and written, by `writeAll`: what lives from one flush
+ * to the next is a reference per result and subscriber, not a copy in the connection's buffers.
+ */
+export function gatherForFlush(
+  coalescer: WriteCoalescer | undefined,
+  socket: Socket | null | undefined,
+  writeAll: (jsons: string[], told: (() => void)[]) => void,
+): { gather(json: string, written: () => void): boolean; flush(): void } {
+  let jsons: string[] = [];
+  let told: (() => void)[] = [];
+  const flush = () => {
+    if (!jsons.length) return;
+    const pending = jsons;
+    const waiting = told;
+    jsons = [];
+    told = [];
+    writeAll(pending, waiting);
+  };
+  return {
+    /** Gathers `json` for the next flush; false when the connection is not held: the caller writes it at once. */
+    gather(json, written) {
+      if (!jsons.length && !(coalescer && socket && coalescer.defer(socket, flush))) return false;
+      jsons.push(json);
+      told.push(written);
+      return true;
     },
     flush,
   };

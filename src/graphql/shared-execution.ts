@@ -104,7 +104,7 @@ export function sharedSubscriptionExecution(options: { enabled: boolean; observe
     // starts a fan-out or is let go for the one already running.
     const group = `${key}\n${credentialOf(args)}`;
     let fanOut = fanOuts.get(group);
-    if (fanOut && !fanOut.ended) void iterator.return?.();
+    if (fanOut?.open) void iterator.return?.();
     else {
       const created: FanOut = new FanOut(iterator, resultOf, () => {
         if (fanOuts.get(group) === created) fanOuts.delete(group);

@@ -14,7 +14,7 @@ import type { RequestState } from '../http/state.js';
 import type { OpenStreams } from '../lib/streams.js';
 import { domainGraphQLError } from './errors.js';
 import type { GraphQLContext } from './builder.js';
-import type { StreamSink } from './direct-delivery.js';
+import { gatherForFlush, type StreamSink } from './direct-delivery.js';
 import type { PrepareOperation } from './operation.js';
 
 /** The codes of the error a stream ends with when its credential lapses. */
@@ -54,16 +54,25 @@ export interface WebSocketOptions {
 
 /**
  * A subscription's sink on its socket: each result a `next` message of the graphql-transport-ws
- * protocol, written as graphql-ws writes it. A socket whose unread output passes `maxBufferedBytes`
- * is cut off, as the protocol's own path does.
+ * protocol, sent as graphql-ws sends it. While `coalescer` holds the connection (`connection`, the
+ * socket under the WebSocket), the results of one interval are gathered and sent at its flush. A
+ * socket whose unread output passes `maxBufferedBytes` is cut off, as the protocol's own path does.
  */
-function webSocketSink(socket: WebSocket, id: string, maxBufferedBytes: number, logger: Logger): StreamSink {
+function webSocketSink(socket: WebSocket, connection: Socket, id: string, maxBufferedBytes: number, logger: Logger, coalescer: WriteCoalescer | undefined): StreamSink {
   const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+  const gathered = gatherForFlush(coalescer, connection, (jsons, told) => {
+    if (socket.readyState !== socket.OPEN || cutOffUnread(socket, maxBufferedBytes, logger)) {
+      for (const written of told) written();
+      return;
+    }
+    for (let index = 0; index < jsons.length; index++) socket.send(`${head}${jsons[index]}}`, told[index]);
+  });
   return {
     write(json, written) {
       if (socket.readyState !== socket.OPEN || cutOffUnread(socket, maxBufferedBytes, logger)) return written();
-      socket.send(`${head}${json}}`, written);
+      if (!gathered.gather(json, written)) socket.send(`${head}${json}}`, written);
     },
+    flush: gathered.flush,
   };
 }
 
@@ -158,7 +167,10 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
         if (Array.isArray(prepared)) return prepared;
         const { args, execute, subscribe } = prepared as Exclude<typeof prepared, readonly unknown[]>;
         options.observe(state.route ?? 'graphql', 'WS', 200, undefined);
-        if (options.directWrites) (args.contextValue as GraphQLContext).streamSink = webSocketSink(ctx.extra.socket, id, options.maxBufferedBytes, logger);
+        if (options.directWrites) {
+          const { socket, request } = ctx.extra;
+          (args.contextValue as GraphQLContext).streamSink = webSocketSink(socket, request.socket, id, options.maxBufferedBytes, logger, options.directWrites.coalescer);
+        }
         return { ...args, rootValue: { execute, subscribe } };
       },
       onNext(ctx, _id, _payload, _args, result) {
