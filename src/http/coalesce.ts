@@ -14,9 +14,9 @@ import type { ServerContext } from './state.js';
  * A socket write costs a system call whatever it carries (12 to 30 µs on the machines measured,
  * docs/benchmarks.md): a crowd written every `intervalMs` would spend the process on them alone.
  * So the next flush comes `intervalMs` after the last one ended, or later when the last one's
- * writes need it to stay within `maxWritesPerSecond` (MAX_SOCKET_WRITES_PER_SECOND): 200 busy
- * connections wait 50 ms, 2,000 wait 100 ms. A crowd's events wait a little longer instead of the
- * whole process falling behind.
+ * writes need it to stay within `maxWritesPerSecond` (MAX_SOCKET_WRITES_PER_SECOND): flushes of
+ * 200 busy connections begin every 50 ms or more, of 2,000 every 100 ms or more. A crowd's events
+ * wait a little longer instead of the whole process falling behind.
  *
  * Back-pressure is unchanged: corked writes count in the socket's buffered bytes, so a client that
  * does not read is still cut off at the transports' limits. A socket that ends flushes what it
@@ -63,6 +63,7 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
   const flush = async () => {
     timer = undefined;
     flushing = true;
+    const began = performance.now();
     let written = 0;
     try {
       for (const socket of held.keys()) {
@@ -74,8 +75,9 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
       }
     } finally {
       flushing = false;
-      // The next flush `intervalMs` after this one ended, or later after a crowd's writes.
-      schedule(Math.max(intervalMs, (written * 1000) / maxWritesPerSecond));
+      // The next flush `intervalMs` after this one ended, or later so that a crowd's flushes begin
+      // no more often than its writes allow.
+      schedule(Math.max(intervalMs, (written * 1000) / maxWritesPerSecond - (performance.now() - began)));
     }
   };
   /** The next flush in `delayMs`, while something is held. */
