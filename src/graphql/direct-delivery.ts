@@ -353,24 +353,27 @@ export class FanOut implements Waiter {
       }
       this.backlog.shift();
       // A copy: a subscriber cut off as it is written to leaves meanwhile.
-      const members = this.members.slice();
-      if (members.length > RESUME_SLICE) {
-        this.busy = true;
-        return this.offerInSlices(members, 0, head.seq, head.result, value);
-      }
-      for (const member of members) if (member.since < head.seq) member.stream.offer(head.result, value);
+      if (!this.offerFrom(this.members.slice(), 0, head, value)) return;
     }
     this.busy = false;
   }
 
-  private offerInSlices(members: Member[], from: number, seq: number, result: Promise<ExecutionResult>, value: ExecutionResult): void {
+  /**
+   * Offers a result to `members` from `from` on, RESUME_SLICE of them in this turn: whether all of
+   * them were. If not, the fan-out is busy until the rest, a slice a turn, have been offered it.
+   */
+  private offerFrom(members: Member[], from: number, item: { seq: number; result: Promise<ExecutionResult> }, value: ExecutionResult): boolean {
     const to = Math.min(members.length, from + RESUME_SLICE);
     for (let index = from; index < to; index++) {
       const member = members[index]!;
-      if (member.since < seq) member.stream.offer(result, value);
+      if (member.since < item.seq) member.stream.offer(item.result, value);
     }
-    if (to < members.length) return void setImmediate(() => this.offerInSlices(members, to, seq, result, value));
-    this.resume();
+    if (to === members.length) return true;
+    this.busy = true;
+    setImmediate(() => {
+      if (this.offerFrom(members, to, item, value)) this.resume();
+    });
+    return false;
   }
 
   resume(): void {
@@ -424,7 +427,8 @@ export function eventStreamSink(res: http.ServerResponse, coalescer?: WriteCoale
   };
 }
 
-const tellAll = (told: (() => void)[]) => {
+/** Tells each of `told` that its write has left (or never will). */
+export const tellAll = (told: (() => void)[]) => {
   for (const written of told) written();
 };
 

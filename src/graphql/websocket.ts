@@ -14,7 +14,7 @@ import type { RequestState } from '../http/state.js';
 import type { OpenStreams } from '../lib/streams.js';
 import { domainGraphQLError } from './errors.js';
 import type { GraphQLContext } from './builder.js';
-import { gatherForFlush, type StreamSink } from './direct-delivery.js';
+import { gatherForFlush, tellAll, type StreamSink } from './direct-delivery.js';
 import type { PrepareOperation } from './operation.js';
 
 /** The codes of the error a stream ends with when its credential lapses. */
@@ -60,16 +60,15 @@ export interface WebSocketOptions {
  */
 function webSocketSink(socket: WebSocket, connection: Socket, id: string, maxBufferedBytes: number, logger: Logger, coalescer: WriteCoalescer | undefined): StreamSink {
   const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+  /** Whether nothing can be sent: the socket is closing, or cut off now for not reading. */
+  const unwritable = () => socket.readyState !== socket.OPEN || cutOffUnread(socket, maxBufferedBytes, logger);
   const gathered = gatherForFlush(coalescer, connection, (jsons, told) => {
-    if (socket.readyState !== socket.OPEN || cutOffUnread(socket, maxBufferedBytes, logger)) {
-      for (const written of told) written();
-      return;
-    }
+    if (unwritable()) return tellAll(told);
     for (let index = 0; index < jsons.length; index++) socket.send(`${head}${jsons[index]}}`, told[index]);
   });
   return {
     write(json, written) {
-      if (socket.readyState !== socket.OPEN || cutOffUnread(socket, maxBufferedBytes, logger)) return written();
+      if (unwritable()) return written();
       if (!gathered.gather(json, written)) socket.send(`${head}${json}}`, written);
     },
     flush: gathered.flush,

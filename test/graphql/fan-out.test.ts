@@ -47,16 +47,23 @@ async function counts() {
   };
 }
 
+/** On the served port for `host`: a fetch for subscriptions, and a REST send with the backend key `apiKey`. */
+function onServed(host: string, apiKey: string, contactId: string) {
+  return {
+    fetch: (path: string, init: RequestInit) => fetchAs(host)(`http://127.0.0.1:${served.port}${path}`, init),
+    send: (message: string) =>
+      requestOnPort(served.port, host, 'POST', '/api/connect/messages', { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' }, JSON.stringify({ to: contactId, message })),
+  };
+}
+
 describe('subscribers sharing a source', () => {
   it('each receives every event from when it subscribed, in order, over SSE and WebSocket; one leaving leaves the others whole', { timeout: 60_000 }, async () => {
     const setup = await messagingSetup(app);
     const headers = { authorization: `Bearer ${setup.apiKey}` };
-    const onPort = (path: string, init: RequestInit) => fetchAs(setup.host)(`http://127.0.0.1:${served.port}${path}`, init);
     const contact = await setup.contact({ email: 'fan-out@example.com' });
-    const send = async (message: string) => {
-      const answer = await requestOnPort(served.port, setup.host, 'POST', '/api/connect/messages', { ...headers, 'content-type': 'application/json' }, JSON.stringify({ to: contact.id, message }));
-      expect(answer.status).toBe(202);
-    };
+    const port = onServed(setup.host, setup.apiKey, contact.id);
+    const onPort = port.fetch;
+    const send = async (message: string) => expect((await port.send(message)).status).toBe(202);
 
     const first = await subscribeSse(onPort, headers, FanOutMessageAdded);
     const second = await subscribeSse(onPort, headers, FanOutMessageAdded);
@@ -117,10 +124,8 @@ describe('subscribers sharing a source', () => {
     const setup = await sessionSetup(app);
     const backend = { authorization: `Bearer ${setup.apiKey}` };
     const headers = { authorization: `Bearer ${setup.session.token}` };
-    const onPort = (path: string, init: RequestInit) => fetchAs(setup.host)(`http://127.0.0.1:${served.port}${path}`, init);
     const contact = await setup.contact({ email: 'fan-out-revoked@example.com' });
-    const send = (message: string) =>
-      requestOnPort(served.port, setup.host, 'POST', '/api/connect/messages', { ...backend, 'content-type': 'application/json' }, JSON.stringify({ to: contact.id, message }));
+    const { fetch: onPort, send } = onServed(setup.host, setup.apiKey, contact.id);
 
     const streams = [await observeSse(onPort, headers, FanOutMessageAdded), await observeSse(onPort, headers, FanOutMessageAdded)];
     const ws = socketClient(served.port, setup.host, { Authorization: `Bearer ${setup.session.token}` });
