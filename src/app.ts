@@ -210,7 +210,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     ...graphqlRoutes(deps),
     ...restRoutes(deps, { ...DOCUMENTED_ROUTES, webhookParts: webhookParts(deps) }),
   );
-  // Subscription streams' writes leave once per STREAM_FLUSH_MS and connection, however many events.
+  // A subscription stream's connection is written at most once per STREAM_FLUSH_MS, however many events.
   const coalescer = writeCoalescer(env.STREAM_FLUSH_MS);
   // Ordinary subscription results written to subscribers' connections directly, serialised once per class.
   const directWrites = env.SUBSCRIPTION_SHARED_EXECUTION && env.SUBSCRIPTION_DIRECT_WRITES;

@@ -84,8 +84,8 @@ const envSchema = z.object({
   SUBSCRIPTION_SHARED_EXECUTION: flag.default(true),
   /** Shared results written to subscribers' connections directly (src/graphql/direct-delivery.ts). */
   SUBSCRIPTION_DIRECT_WRITES: flag.default(true),
-  /** How long a subscription stream's writes may wait to leave together (src/http/coalesce.ts); 0: at once. */
-  STREAM_FLUSH_MS: wholeNumber(0, 1000, 'a whole number of milliseconds').default(50),
+  /** How often at most a subscription stream's connection is written, its writes of the interval together (src/http/coalesce.ts); 0: at once. */
+  STREAM_FLUSH_MS: wholeNumber(0, 1000, 'a whole number of milliseconds').default(100),
   WS_KEEPALIVE_MS: wholeNumber(1000, 600_000, 'a whole number of milliseconds').default(12_000),
   WS_MAX_BUFFERED_BYTES: wholeNumber(1024, 1024 * 1024 * 1024, 'a whole number of bytes').default(4 * 1024 * 1024),
   DB_STATEMENT_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(10_000),

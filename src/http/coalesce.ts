@@ -4,19 +4,21 @@ import type { ServerContext } from './state.js';
 
 /**
  * The writes of long-lived streams (SSE responses, WebSockets) gathered per connection: a held
- * socket is corked, and every `intervalMs` each held socket with something written since is
- * uncorked (its writes leave in one system call) and corked again. An event fanned out to
- * thousands of subscribers would otherwise cost a system call per subscriber and event — on a
- * loopback or virtual machine most of the server's time — where this costs one per subscriber and
- * interval, however many events it carries. The price is latency: a write waits at most
- * `intervalMs` (STREAM_FLUSH_MS). 0 leaves sockets alone: every write goes out at once.
+ * socket is corked, and its writes leave together (uncorked: one system call; corked again) at
+ * most once per `intervalMs` (STREAM_FLUSH_MS). An event fanned out to thousands of subscribers
+ * would otherwise cost a system call per subscriber and event — on a loopback or virtual machine
+ * most of the server's time — where this costs at most one per subscriber and interval, however
+ * many events it carries. A connection whose last writes left longer than `intervalMs` ago is
+ * written at once (the next turn of the event loop): only a busy one waits, at most `intervalMs`
+ * after its last writes. 0 leaves sockets alone: every write goes out at once.
  *
  * A socket write costs a system call whatever it carries (12 to 30 µs on the machines measured,
- * docs/benchmarks.md): a crowd written every `intervalMs` would spend the process on them alone.
- * So the next flush comes `intervalMs` after the last one ended, or later when the last one's
- * writes need it to stay within `maxWritesPerSecond` (MAX_SOCKET_WRITES_PER_SECOND): flushes of
- * 200 busy connections begin every 50 ms or more, of 2,000 every 100 ms or more. A crowd's events
- * wait a little longer instead of the whole process falling behind.
+ * docs/benchmarks.md): a crowd written without limit would spend the process on them alone. So
+ * the coalescer writes, every tick (a quarter of the interval, at most TICK_MS), the sockets whose
+ * turn it is — oldest waiting first — as many as `maxWritesPerSecond` (MAX_SOCKET_WRITES_PER_SECOND)
+ * allows: 2,000 busy connections are each written every 100 ms, a tick's share at a time, rather
+ * than all of them in one burst that the next event would wait behind. A crowd's events wait a
+ * little longer instead of the whole process falling behind.
  *
  * Back-pressure is unchanged: corked writes count in the socket's buffered bytes, so a client that
  * does not read is still cut off at the transports' limits. A socket that ends flushes what it
@@ -26,10 +28,10 @@ export interface WriteCoalescer {
   /** Holds `socket`'s writes until the next flush, until the returned function is called or the socket closes. */
   hold(socket: Socket): () => void;
   /**
-   * Calls `write` at the next flush, just before `socket`'s writes leave, or when the socket is
-   * released (once, however often deferred until then): a stream may gather what it sends in an
-   * interval and write it as one chunk. False when `socket` is not held: nothing is deferred, the
-   * caller writes at once.
+   * Calls `write` when `socket`'s writes next leave, just before, or when the socket is released
+   * (once, however often deferred until then): a stream may gather what it sends in an interval
+   * and write it as one chunk. False when `socket` is not held: nothing is deferred, the caller
+   * writes at once.
    */
   defer(socket: Socket, write: () => void): boolean;
   /** How many sockets are held. */
@@ -41,14 +43,27 @@ export interface WriteCoalescer {
 /** Sockets flushed between two turns of the event loop. */
 const FLUSH_SLICE = 200;
 
-/** The socket writes a second the flushes stay within, by spacing them (see above). */
+/** The longest tick (ms): how often, at least, the coalescer writes the sockets whose turn it is. */
+const TICK_MS = 25;
+
+/** The socket writes a second the coalescer stays within (see above). */
 export const MAX_SOCKET_WRITES_PER_SECOND = 20_000;
 
 export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCKET_WRITES_PER_SECOND): WriteCoalescer {
-  const held = new Map<Socket, () => void>();
+  /** Each held socket, how it is released, and when its writes last left. */
+  const held = new Map<Socket, { release: () => void; flushedAt: number }>();
+  /** Sockets with something to write, in the order their first unwritten write came. */
+  const pending = new Set<Socket>();
   const deferred = new Map<Socket, Set<() => void>>();
+  const tickMs = Math.min(TICK_MS, Math.max(1, Math.floor(intervalMs / 4)));
+  /** Socket writes allowed now: refilled at `maxWritesPerSecond`, up to one interval's worth (and one tick's at least). */
+  const allowanceCap = Math.max(1, (maxWritesPerSecond * Math.max(intervalMs, 2 * tickMs)) / 1000);
+  let allowance = allowanceCap;
+  let refilledAt = performance.now();
   let timer: NodeJS.Timeout | undefined;
-  let flushing = false;
+  /** When the next tick is due (performance.now()). */
+  let timerDue = 0;
+  let ticking = false;
 
   /** Runs the writes deferred to `socket`'s next flush, once. */
   const writeDeferred = (socket: Socket) => {
@@ -58,32 +73,54 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
     for (const write of writes) write();
   };
 
-  // A flush of thousands of sockets gives requests a turn every FLUSH_SLICE sockets: what the API
-  // answers meanwhile never waits behind a whole crowd's writes.
-  const flush = async () => {
+  // Each tick writes out the sockets whose turn it is, oldest waiting first, as many as the
+  // allowance has room for, giving requests a turn every FLUSH_SLICE sockets: what the API answers
+  // meanwhile never waits behind a whole crowd's writes.
+  const tick = async () => {
     timer = undefined;
-    flushing = true;
-    const began = performance.now();
-    let written = 0;
+    ticking = true;
     try {
-      for (const socket of held.keys()) {
+      let now = performance.now();
+      allowance = Math.min(allowanceCap, allowance + ((now - refilledAt) * maxWritesPerSecond) / 1000);
+      refilledAt = now;
+      // Writes made straight to a held socket (a transport's own messages, pings) wait their turn too.
+      for (const socket of held.keys()) if (!pending.has(socket) && socket.writableLength > 0) pending.add(socket);
+      let written = 0;
+      for (const socket of pending) {
+        if (allowance < 1) break;
+        const entry = held.get(socket);
+        if (!entry) {
+          pending.delete(socket);
+          continue;
+        }
+        if (now - entry.flushedAt < intervalMs) continue;
+        pending.delete(socket);
         writeDeferred(socket);
         if (socket.writableLength === 0 || socket.writableCorked === 0) continue;
+        entry.flushedAt = now;
+        allowance--;
         socket.uncork();
         socket.cork();
-        if (++written % FLUSH_SLICE === 0) await new Promise((resolve) => setImmediate(resolve));
+        if (++written % FLUSH_SLICE === 0) {
+          await new Promise((resolve) => setImmediate(resolve));
+          now = performance.now();
+        }
       }
     } finally {
-      flushing = false;
-      // The next flush `intervalMs` after this one ended, or later so that a crowd's flushes begin
-      // no more often than its writes allow.
-      schedule(Math.max(intervalMs, (written * 1000) / maxWritesPerSecond - (performance.now() - began)));
+      ticking = false;
+      schedule();
     }
   };
-  /** The next flush in `delayMs`, while something is held. */
-  const schedule = (delayMs: number) => {
-    if (timer || flushing || held.size === 0) return;
-    timer = setTimeout(() => void flush(), Math.max(0, Math.ceil(delayMs)));
+  /** The next tick in `delayMs` (a tick's length unless said), while something is held. */
+  const schedule = (delayMs = tickMs) => {
+    if (ticking || held.size === 0) return;
+    const due = performance.now() + delayMs;
+    if (timer) {
+      if (due >= timerDue) return;
+      clearTimeout(timer);
+    }
+    timerDue = due;
+    timer = setTimeout(() => void tick(), delayMs);
     timer.unref();
   };
 
@@ -91,13 +128,14 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
     hold(socket) {
       if (intervalMs <= 0 || socket.destroyed) return () => {};
       const holding = held.get(socket);
-      if (holding) return holding;
+      if (holding) return holding.release;
       let released = false;
       const release = () => {
         if (released) return;
         released = true;
         socket.off('close', release);
         held.delete(socket);
+        pending.delete(socket);
         writeDeferred(socket);
         if (socket.writableCorked > 0) socket.uncork();
         if (held.size === 0 && timer) {
@@ -106,9 +144,9 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
         }
       };
       socket.cork();
-      held.set(socket, release);
+      held.set(socket, { release, flushedAt: -Infinity });
       socket.once('close', release);
-      schedule(intervalMs);
+      schedule();
       return release;
     },
     defer(socket, write) {
@@ -116,13 +154,18 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
       const writes = deferred.get(socket);
       if (writes) writes.add(write);
       else deferred.set(socket, new Set([write]));
+      if (!pending.has(socket)) {
+        pending.add(socket);
+        // A connection whose last writes left long enough ago goes out with the next tick at once.
+        if (performance.now() - held.get(socket)!.flushedAt >= intervalMs) schedule(0);
+      }
       return true;
     },
     get size() {
       return held.size;
     },
     dispose() {
-      for (const release of [...held.values()]) release();
+      for (const { release } of [...held.values()]) release();
     },
   };
 }

@@ -73,4 +73,36 @@ describe('write coalescing', () => {
     expect(Math.max(...reads)).toBeLessThanOrEqual(12);
     expect(Math.min(...reads)).toBeGreaterThanOrEqual(5);
   });
+
+  it("writes a quiet connection's writes at once and a busy one's once its interval has passed", { timeout: 20_000 }, async () => {
+    const coalescer = writeCoalescer(400, 1_000_000);
+    const server = net.createServer((socket) => void coalescer.hold(socket));
+    const accepted = new Promise<net.Socket>((resolve) => server.once('connection', resolve));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const client = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
+    cleanup = async () => {
+      coalescer.dispose();
+      client.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    };
+    const socket = await accepted;
+    const arrived: { text: string; at: number }[] = [];
+    client.on('data', (chunk: Buffer) => arrived.push({ text: chunk.toString(), at: performance.now() }));
+    const sent = (count: number) => new Promise<void>((resolve) => {
+      const wait = () => (arrived.length >= count ? resolve() : void setTimeout(wait, 5));
+      wait();
+    });
+    // Nothing written for longer than the interval: the write leaves within a tick, long before 400 ms.
+    const first = performance.now();
+    expect(coalescer.defer(socket, () => socket.write('a'))).toBe(true);
+    await sent(1);
+    expect(arrived[0]!.at - first).toBeLessThan(200);
+    // Written again at once, deferred and straight: these wait until the interval since the last
+    // writes has passed, and leave together (the deferred write runs just before they leave).
+    expect(coalescer.defer(socket, () => socket.write('b'))).toBe(true);
+    socket.write('c');
+    await sent(2);
+    expect(arrived.map((chunk) => chunk.text)).toEqual(['a', 'cb']);
+    expect(arrived[1]!.at - arrived[0]!.at).toBeGreaterThan(300);
+  });
 });
