@@ -40,16 +40,30 @@ interface Waiter {
 const waiting = new WeakMap<Promise<ExecutionResult>, Waiter[]>();
 
 /**
- * How long a crowd's streams are resumed, or offered a result, before the event loop takes a turn
- * (ms): requests are answered between the slices. An offer is a few hundred nanoseconds, so a slice
- * reaches a few thousand subscribers: an event is handed to a whole crowd at once, not over a turn
- * of the event loop per few hundred (each turn waits for what else is due, socket writes included).
+ * How long a crowd's streams are resumed, or offered results, in one turn of the event loop before
+ * it takes the next (ms): requests are answered between the slices. With writes gathered per
+ * connection (src/http/coalesce.ts) an offer is a few hundred nanoseconds, so a turn reaches a few
+ * thousand subscribers: an event is handed to a whole crowd at once, not over a turn per few
+ * hundred (each turn waits for what else is due, socket writes included).
  */
 const SLICE_MS = 4;
 
-/** Runs `each` for the indexes from `from` up to `length`, for SLICE_MS at most: the index it stopped at. */
+/** When the slices of this turn must stop: one deadline for every slice run in the turn, set by the first. */
+let turnEnds: number | undefined;
+const endOfTurn = () => {
+  if (turnEnds === undefined) {
+    turnEnds = performance.now() + SLICE_MS;
+    setImmediate(() => (turnEnds = undefined));
+  }
+  return turnEnds;
+};
+
+/**
+ * Runs `each` for the indexes from `from` up to `length` until this turn's slices have run
+ * SLICE_MS (at least one, then up to the next multiple of 64): the index it stopped at.
+ */
 function runSlice(from: number, length: number, each: (index: number) => void): number {
-  const until = performance.now() + SLICE_MS;
+  const until = endOfTurn();
   let index = from;
   while (index < length) {
     each(index++);
