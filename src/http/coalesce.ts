@@ -8,17 +8,20 @@ import type { ServerContext } from './state.js';
  * most once per `intervalMs` (STREAM_FLUSH_MS). An event fanned out to thousands of subscribers
  * would otherwise cost a system call per subscriber and event — on a loopback or virtual machine
  * most of the server's time — where this costs at most one per subscriber and interval, however
- * many events it carries. A connection whose last writes left longer than `intervalMs` ago is
- * written at once (the next turn of the event loop): only a busy one waits, at most `intervalMs`
- * after its last writes. 0 leaves sockets alone: every write goes out at once.
+ * many events it carries. What a stream gathers for a connection whose last writes left longer
+ * than `intervalMs` ago (`defer`: the subscriptions' ordinary results) is written at once, in the
+ * next turn of the event loop; what is written to a held socket straight (a transport's own
+ * messages) leaves with the next tick. A busy connection waits until `intervalMs` has passed since
+ * its last writes, then for the next tick. 0 leaves sockets alone: every write goes out at once.
  *
  * A socket write costs a system call whatever it carries (12 to 30 µs on the machines measured,
  * docs/benchmarks.md): a crowd written without limit would spend the process on them alone. So
  * the coalescer writes, every tick (a quarter of the interval, at most TICK_MS), the sockets whose
  * turn it is — oldest waiting first — as many as `maxWritesPerSecond` (MAX_SOCKET_WRITES_PER_SECOND)
- * allows: 2,000 busy connections are each written every 100 ms, a tick's share at a time, rather
- * than all of them in one burst that the next event would wait behind. A crowd's events wait a
- * little longer instead of the whole process falling behind.
+ * allows (refilled as time passes, up to one interval's worth): 2,000 busy connections are each
+ * written about every 100 ms, the share of the writes that came due since the last tick at a time,
+ * rather than all of them in one burst that the next event would wait behind. A crowd's events
+ * wait a little longer instead of the whole process falling behind.
  *
  * Back-pressure is unchanged: corked writes count in the socket's buffered bytes, so a client that
  * does not read is still cut off at the transports' limits. A socket that ends flushes what it
@@ -56,10 +59,12 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
   const pending = new Set<Socket>();
   const deferred = new Map<Socket, Set<() => void>>();
   const tickMs = Math.min(TICK_MS, Math.max(1, Math.floor(intervalMs / 4)));
-  /** Socket writes allowed now: refilled at `maxWritesPerSecond`, up to one interval's worth (and one tick's at least). */
+  /** Socket writes allowed now: refilled at `maxWritesPerSecond`, up to one interval's worth (two ticks' at least). */
   const allowanceCap = Math.max(1, (maxWritesPerSecond * Math.max(intervalMs, 2 * tickMs)) / 1000);
   let allowance = allowanceCap;
   let refilledAt = performance.now();
+  /** When the held sockets were last looked through for what was written to them straight. */
+  let sweptAt = -Infinity;
   let timer: NodeJS.Timeout | undefined;
   /** When the next tick is due (performance.now()). */
   let timerDue = 0;
@@ -83,8 +88,12 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
       let now = performance.now();
       allowance = Math.min(allowanceCap, allowance + ((now - refilledAt) * maxWritesPerSecond) / 1000);
       refilledAt = now;
-      // Writes made straight to a held socket (a transport's own messages, pings) wait their turn too.
-      for (const socket of held.keys()) if (!pending.has(socket) && socket.writableLength > 0) pending.add(socket);
+      // Writes made straight to a held socket (a transport's own messages, pings) wait their turn
+      // too: found once a tick, not at every tick a deferred write asks for at once.
+      if (now - sweptAt >= tickMs) {
+        sweptAt = now;
+        for (const socket of held.keys()) if (!pending.has(socket) && socket.writableLength > 0) pending.add(socket);
+      }
       let written = 0;
       for (const socket of pending) {
         if (allowance < 1) break;
