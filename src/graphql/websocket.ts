@@ -60,16 +60,17 @@ export interface WebSocketOptions {
  */
 function webSocketSink(socket: WebSocket, connection: Socket, id: string, maxBufferedBytes: number, logger: Logger, coalescer: WriteCoalescer | undefined): StreamSink {
   const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
+  const message = (json: string) => `${head}${json}}`;
   /** Whether nothing can be sent: the socket is closing, or cut off now for not reading. */
   const unwritable = () => socket.readyState !== socket.OPEN || cutOffUnread(socket, maxBufferedBytes, logger);
   const gathered = gatherForFlush(coalescer, connection, (jsons, told) => {
     if (unwritable()) return tellAll(told);
-    for (let index = 0; index < jsons.length; index++) socket.send(`${head}${jsons[index]}}`, told[index]);
+    for (let index = 0; index < jsons.length; index++) socket.send(message(jsons[index]!), told[index]);
   });
   return {
     write(json, written) {
       if (unwritable()) return written();
-      if (!gathered.gather(json, written)) socket.send(`${head}${json}}`, written);
+      if (!gathered.gather(json, written)) socket.send(message(json), written);
     },
     flush: gathered.flush,
   };

@@ -52,12 +52,18 @@ const TICK_MS = 25;
 /** The socket writes a second the coalescer stays within (see above). */
 export const MAX_SOCKET_WRITES_PER_SECOND = 20_000;
 
+/** A held socket: how it is released, when its writes last left (performance.now()), what waits for their next leaving. */
+interface Held {
+  release: () => void;
+  flushedAt: number;
+  deferred: Set<() => void> | undefined;
+}
+
 export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCKET_WRITES_PER_SECOND): WriteCoalescer {
-  /** Each held socket, how it is released, and when its writes last left. */
-  const held = new Map<Socket, { release: () => void; flushedAt: number }>();
-  /** Sockets with something to write, in the order their first unwritten write came. */
+  /** Each held socket: how it is released, when its writes last left, and what was deferred to their next leaving. */
+  const held = new Map<Socket, Held>();
+  /** Held sockets with something to write, in the order their first unwritten write came. */
   const pending = new Set<Socket>();
-  const deferred = new Map<Socket, Set<() => void>>();
   const tickMs = Math.min(TICK_MS, Math.max(1, Math.floor(intervalMs / 4)));
   /** Socket writes allowed now: refilled at `maxWritesPerSecond`, up to one interval's worth (two ticks' at least). */
   const allowanceCap = Math.max(1, (maxWritesPerSecond * Math.max(intervalMs, 2 * tickMs)) / 1000);
@@ -70,11 +76,11 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
   let timerDue = 0;
   let ticking = false;
 
-  /** Runs the writes deferred to `socket`'s next flush, once. */
-  const writeDeferred = (socket: Socket) => {
-    const writes = deferred.get(socket);
+  /** Runs the writes deferred to a socket's next flush, once. */
+  const writeDeferred = (entry: Held) => {
+    const writes = entry.deferred;
     if (!writes) return;
-    deferred.delete(socket);
+    entry.deferred = undefined;
     for (const write of writes) write();
   };
 
@@ -97,14 +103,11 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
       let written = 0;
       for (const socket of pending) {
         if (allowance < 1) break;
-        const entry = held.get(socket);
-        if (!entry) {
-          pending.delete(socket);
-          continue;
-        }
+        // Only held sockets are pending: a released one leaves `pending` with `held`.
+        const entry = held.get(socket)!;
         if (now - entry.flushedAt < intervalMs) continue;
         pending.delete(socket);
-        writeDeferred(socket);
+        writeDeferred(entry);
         if (socket.writableLength === 0 || socket.writableCorked === 0) continue;
         entry.flushedAt = now;
         allowance--;
@@ -145,28 +148,28 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
         socket.off('close', release);
         held.delete(socket);
         pending.delete(socket);
-        writeDeferred(socket);
+        writeDeferred(entry);
         if (socket.writableCorked > 0) socket.uncork();
         if (held.size === 0 && timer) {
           clearTimeout(timer);
           timer = undefined;
         }
       };
+      const entry: Held = { release, flushedAt: -Infinity, deferred: undefined };
       socket.cork();
-      held.set(socket, { release, flushedAt: -Infinity });
+      held.set(socket, entry);
       socket.once('close', release);
       schedule();
       return release;
     },
     defer(socket, write) {
-      if (!held.has(socket)) return false;
-      const writes = deferred.get(socket);
-      if (writes) writes.add(write);
-      else deferred.set(socket, new Set([write]));
+      const entry = held.get(socket);
+      if (!entry) return false;
+      (entry.deferred ??= new Set()).add(write);
       if (!pending.has(socket)) {
         pending.add(socket);
         // A connection whose last writes left long enough ago goes out with the next tick at once.
-        if (performance.now() - held.get(socket)!.flushedAt >= intervalMs) schedule(0);
+        if (performance.now() - entry.flushedAt >= intervalMs) schedule(0);
       }
       return true;
     },

@@ -18,8 +18,8 @@ afterEach(async () => {
   cleanup = undefined;
 });
 
-/** `CONNECTIONS` connections held by `coalescer`, written to every 5 ms for `ms`: how many reads each client saw, and the bytes. */
-async function writeFor(coalescer: WriteCoalescer, ms: number) {
+/** `count` loopback connections held by `coalescer`: the server's sockets, once every one is accepted; `onData` hears each client's reads. */
+async function heldConnections(coalescer: WriteCoalescer, count: number, onData: (index: number, chunk: Buffer) => void): Promise<net.Socket[]> {
   const accepted: net.Socket[] = [];
   const server = net.createServer((socket) => {
     coalescer.hold(socket);
@@ -27,16 +27,11 @@ async function writeFor(coalescer: WriteCoalescer, ms: number) {
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as net.AddressInfo).port;
-  const reads: number[] = Array(CONNECTIONS).fill(0);
-  const bytes: number[] = Array(CONNECTIONS).fill(0);
   const clients = await Promise.all(
-    Array.from({ length: CONNECTIONS }, (_, index) =>
+    Array.from({ length: count }, (_, index) =>
       new Promise<net.Socket>((resolve) => {
         const client = net.connect(port, '127.0.0.1', () => resolve(client));
-        client.on('data', (chunk: Buffer) => {
-          reads[index]!++;
-          bytes[index]! += chunk.length;
-        });
+        client.on('data', (chunk: Buffer) => onData(index, chunk));
       }),
     ),
   );
@@ -45,7 +40,18 @@ async function writeFor(coalescer: WriteCoalescer, ms: number) {
     for (const client of clients) client.destroy();
     await new Promise((resolve) => server.close(resolve));
   };
-  while (accepted.length < CONNECTIONS) await sleep(5);
+  while (accepted.length < count) await sleep(5);
+  return accepted;
+}
+
+/** `CONNECTIONS` connections held by `coalescer`, written to every 5 ms for `ms`: how many reads each client saw, and the bytes. */
+async function writeFor(coalescer: WriteCoalescer, ms: number) {
+  const reads: number[] = Array(CONNECTIONS).fill(0);
+  const bytes: number[] = Array(CONNECTIONS).fill(0);
+  const accepted = await heldConnections(coalescer, CONNECTIONS, (index, chunk) => {
+    reads[index]!++;
+    bytes[index]! += chunk.length;
+  });
   const end = Date.now() + ms;
   let written = 0;
   while (Date.now() < end) {
@@ -79,18 +85,8 @@ describe('write coalescing', () => {
 
   it("writes a quiet connection's results at once and a busy one's once its interval has passed", { timeout: 20_000 }, async () => {
     const coalescer = writeCoalescer(1000, 1_000_000);
-    const server = net.createServer((socket) => void coalescer.hold(socket));
-    const accepted = new Promise<net.Socket>((resolve) => server.once('connection', resolve));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    const client = net.connect((server.address() as net.AddressInfo).port, '127.0.0.1');
-    cleanup = async () => {
-      coalescer.dispose();
-      client.destroy();
-      await new Promise((resolve) => server.close(resolve));
-    };
-    const socket = await accepted;
     const arrived: { text: string; at: number }[] = [];
-    client.on('data', (chunk: Buffer) => arrived.push({ text: chunk.toString(), at: performance.now() }));
+    const [socket] = (await heldConnections(coalescer, 1, (_, chunk) => arrived.push({ text: chunk.toString(), at: performance.now() }))) as [net.Socket];
     const sent = (count: number) =>
       new Promise<void>((resolve) => {
         const wait = () => (arrived.length >= count ? resolve() : void setTimeout(wait, 5));
