@@ -1,3 +1,4 @@
+import type { CrowdTransport } from './crowd-client.js';
 import { OPERATIONS } from './operations.js';
 
 /** Rows measured once per round through the delivery workers, not as a request rate; --only names them too. */
@@ -35,6 +36,8 @@ export interface Settings {
   crowdWarmup: number;
   /** Whether the crowd row's gateways execute each event once per visibility class. */
   crowdShared: boolean;
+  /** What the crowd's subscribers use (`--crowd-transport`). */
+  crowdTransport: CrowdTransport;
   /** Settings given to the crowd row's gateways besides the bench's (`--crowd-env`). */
   crowdEnv: Record<string, string>;
   /** The Redis the crowd row's processes share. */
@@ -94,6 +97,8 @@ Output
   --crowd-clients K   client processes holding the crowd's subscribers (default one per 500)
   --crowd-warmup S    seconds of sends at the same rate before the measured 10 s, their deliveries
                       left to finish (default 5; 0: the first seconds of a fresh process measured)
+  --crowd-transport T both (default: WebSocket and SSE in turn), websocket or sse: what the
+                      crowd's subscribers use; the report gives the fan-out p99 over each either way
   --crowd-unshared    the crowd's gateways execute each event for each subscriber
                       (SUBSCRIPTION_SHARED_EXECUTION=0): the figures without shared execution
   --crowd-env LIST    settings for the crowd's gateways, NAME=VALUE,NAME=VALUE (for instance
@@ -113,7 +118,7 @@ export class UsageError extends Error {}
 export function parseArgs(argv: string[]): Settings | 'help' {
   const values = new Map<string, string>();
   const flags = new Set<string>();
-  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'crowd-warmup', 'crowd-env', 'redis', 'inbox-scale']);
+  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'crowd-warmup', 'crowd-env', 'crowd-transport', 'redis', 'inbox-scale']);
   const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help', 'floor-prepared', 'crowd-unshared']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -167,11 +172,19 @@ export function parseArgs(argv: string[]): Settings | 'help' {
     crowdClients: number('crowd-clients', 0, 0),
     crowdWarmup: number('crowd-warmup', 5, 0, false),
     crowdShared: !flags.has('crowd-unshared'),
+    crowdTransport: crowdTransport(values.get('crowd-transport')),
     crowdEnv: crowdEnv(values.get('crowd-env')),
     redis: values.get('redis') ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
     inboxScale: number('inbox-scale', 0, 0),
     server: values.get('database') ?? process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   };
+}
+
+const TRANSPORTS: readonly CrowdTransport[] = ['both', 'websocket', 'sse'];
+function crowdTransport(value: string | undefined): CrowdTransport {
+  if (value === undefined) return 'both';
+  if (!(TRANSPORTS as readonly string[]).includes(value)) throw new UsageError(`--crowd-transport must be one of ${TRANSPORTS.join(', ')}, got "${value}"`);
+  return value as CrowdTransport;
 }
 
 /** `NAME=VALUE,NAME=VALUE` as settings; a malformed pair stops the run. */

@@ -2,11 +2,12 @@ import http from 'node:http';
 import WebSocket from 'ws';
 
 /**
- * One client process of the crowd row (bench/crowd.ts): opens its share of the subscribers,
- * alternately over WebSocket (the graphql-transport-ws protocol) and SSE (distinct connections), each on the gateway
- * process it is given, and counts what arrives. Told over IPC: `{ type: 'open', … }` to open them
- * (answered `opened`), `report` (answered with each message id's count and last arrival, on the
- * clock every process shares: `performance.timeOrigin + performance.now()`), `close`.
+ * One client process of the crowd row (bench/crowd.ts): opens its share of the subscribers over
+ * WebSocket (the graphql-transport-ws protocol), SSE (distinct connections) or alternately over
+ * both, each on the gateway process it is given, and counts what arrives. Told over IPC: `{ type:
+ * 'open', … }` to open them (answered `opened`), `report` (answered with each message id's count
+ * and last arrival over each transport, on the clock every process shares: `performance.timeOrigin
+ * + performance.now()`), `close`.
  */
 export interface OpenCrowd {
   type: 'open';
@@ -15,28 +16,34 @@ export interface OpenCrowd {
   apiKey: string;
   /** The gateway port of each subscriber, in order. */
   ports: number[];
-  /** The index of this process's first subscriber in the whole crowd (even: WebSocket, odd: SSE). */
+  /** The index of this process's first subscriber in the whole crowd (with `both`, even: WebSocket, odd: SSE). */
   first: number;
+  transport: CrowdTransport;
 }
+
+/** What the crowd's subscribers use: WebSocket, SSE, or each in turn. */
+export type CrowdTransport = 'both' | 'websocket' | 'sse';
 
 export interface CrowdArrivals {
   type: 'report';
-  /** id → [subscribers that received it, when the last one did (ms, shared clock)]. */
-  arrivals: Record<string, [number, number]>;
+  /** id → [subscribers that received it, when the last over WebSocket did, when the last over SSE did (ms, shared clock; 0: none)]. */
+  arrivals: Record<string, Arrival>;
   /** Subscribers whose stream was refused or ended. */
   failed: number;
 }
 
+export type Arrival = [count: number, lastWebSocket: number, lastSse: number];
+
 const now = () => performance.timeOrigin + performance.now();
-const arrivals = new Map<string, [number, number]>();
+const arrivals = new Map<string, Arrival>();
 let failed = 0;
-const heard = (id: string) => {
+/** One subscriber received `id`: its last arrival over `slot` (1: WebSocket, 2: SSE). */
+const heard = (id: string, slot: 1 | 2) => {
   const at = now();
-  const entry = arrivals.get(id);
-  if (entry) {
-    entry[0]++;
-    entry[1] = at;
-  } else arrivals.set(id, [1, at]);
+  let entry = arrivals.get(id);
+  if (!entry) arrivals.set(id, (entry = [0, 0, 0]));
+  entry[0]++;
+  entry[slot] = at;
 };
 
 const sockets: WebSocket[] = [];
@@ -53,11 +60,11 @@ const streams: http.ClientRequest[] = [];
 const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 
 async function open(message: OpenCrowd) {
-  const { document, host, apiKey, ports, first } = message;
+  const { document, host, apiKey, ports, first, transport } = message;
   const opening: Promise<void>[] = [];
   for (let offset = 0; offset < ports.length; offset++) {
     const port = ports[offset]!;
-    if ((first + offset) % 2 === 0) {
+    if (transport === 'websocket' || (transport === 'both' && (first + offset) % 2 === 0)) {
       // The graphql-transport-ws protocol by hand, as light a client as it can be: what is measured is the gateway.
       const socket = new WebSocket(`ws://127.0.0.1:${port}/graphql`, 'graphql-transport-ws', { headers: { host } });
       sockets.push(socket);
@@ -67,7 +74,7 @@ async function open(message: OpenCrowd) {
           socket.on('message', (data: Buffer) => {
             const text = data.toString();
             const id = idIn(text);
-            if (id) return heard(id);
+            if (id) return heard(id, 1);
             if (text.includes('"connection_ack"')) {
               socket.send(JSON.stringify({ id: '1', type: 'subscribe', payload: { query: document } }));
               resolve();
@@ -97,7 +104,7 @@ async function open(message: OpenCrowd) {
                   const block = buffer.slice(0, end);
                   buffer = buffer.slice(end + 2);
                   const id = block.startsWith('event: next') ? idIn(block) : null;
-                  if (id) heard(id);
+                  if (id) heard(id, 2);
                 }
               });
               response.on('error', () => {});

@@ -2,12 +2,13 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
-import type { CrowdArrivals, OpenCrowd } from './crowd-client.js';
-import { ROOT, cpuMs, rssMb, type ServerProcess } from './servers.js';
+import type { Arrival, CrowdArrivals, CrowdTransport, OpenCrowd } from './crowd-client.js';
+import { ROOT, collectedRssMb, cpuMs, type ServerProcess } from './servers.js';
 
 /**
  * The crowd row: `subscribers` GraphQL subscriptions to `messageAdded` on the gateway, half over
- * WebSocket (graphql-ws) and half over SSE (distinct connections), while REST sends arrive at
+ * WebSocket (graphql-ws) and half over SSE (distinct connections), or all over one of them
+ * (`transport`), while REST sends arrive at
  * `rate` per second for `seconds`. Measured: the gateway's memory per idle subscription, the events
  * delivered against those expected (every send to every subscriber), the fan-out p99 (from a send's
  * 202 to the last subscriber receiving it) and the sends' own p99.
@@ -20,6 +21,8 @@ import { ROOT, cpuMs, rssMb, type ServerProcess } from './servers.js';
  */
 export interface CrowdResult {
   subscribers: number;
+  /** What the subscribers used: WebSocket and SSE in turn, or one of them. */
+  transport: CrowdTransport;
   /** Gateway processes the subscribers were spread across (sharing Redis when more than one). */
   processes: number;
   /** Whether each event was executed once per visibility class (SUBSCRIPTION_SHARED_EXECUTION). */
@@ -30,11 +33,15 @@ export interface CrowdResult {
   accepted: number;
   /** Sends not answered 202, by their status or the client's error code. */
   refused: Record<string, number>;
-  /** Resident memory the gateway grew by per open, idle subscription, in KiB. */
+  /** Resident memory the gateway grew by per open, idle subscription, in KiB (each reading taken after a full collection, the young generation left out). */
   kbPerSubscriber: number | null;
+  /** Each gateway's resident memory less its young generation (MB, after a full collection) with a tenth of the crowd open, and with all of it. */
+  rssMb: { tenth: (number | null)[]; all: (number | null)[] };
   delivered: number;
   expected: number;
   fanOutP99Ms: number | null;
+  /** The fan-out p99 to the last subscriber over each transport (null: none used it). */
+  fanOutP99ByTransportMs: { websocket: number | null; sse: number | null };
   /** The slowest fan-out of each second of sends, in order: whether the gateway kept up or fell behind. */
   fanOutBySecondMs: number[];
   sendP99Ms: number | null;
@@ -46,17 +53,20 @@ export interface CrowdResult {
   clientCpuMs: number | null;
 }
 
-/** A counter's value in a gateway's /metrics. */
-async function counter(base: string, name: string): Promise<number | null> {
+/** A counter's or gauge's value in a gateway's /metrics (`series`: the name with its labels, if any). */
+async function metric(base: string, series: string): Promise<number | null> {
   try {
     const text = await (await fetch(`${base}/metrics`)).text();
-    const match = new RegExp(`^${name} (\\d+)$`, 'm').exec(text);
-    return match ? Number(match[1]) : null;
+    const line = text.split('\n').find((each) => each.startsWith(`${series} `));
+    return line ? Number(line.slice(series.length + 1)) : null;
   } catch {
     return null;
   }
 }
 const sum = (values: (number | null)[]) => (values.every((value) => value !== null) ? values.reduce<number>((total, value) => total + value!, 0) : null);
+
+/** How the report names what the crowd's subscribers used. */
+export const TRANSPORT_NAMES: Record<CrowdTransport, string> = { both: 'WebSocket and SSE', websocket: 'WebSocket', sse: 'SSE' };
 
 const DOCUMENT = 'subscription BenchCrowd { messageAdded { id body status } }';
 
@@ -65,6 +75,8 @@ const p99 = (values: number[]) => (values.length ? [...values].sort((a, b) => a 
 
 export interface CrowdOptions {
   subscribers: number;
+  /** Default `both`. */
+  transport?: CrowdTransport;
   processes?: number;
   shared?: boolean;
   clients?: number;
@@ -81,6 +93,7 @@ export interface CrowdOptions {
 const now = () => performance.timeOrigin + performance.now();
 
 export async function crowdRound(
+  /** Starts a gateway process of the row, with `collectOnSignal` (bench/servers.ts). */
   startGateway: (index: number, env: Record<string, string>) => Promise<ServerProcess>,
   ctx: { host: string; apiKey: string; sendContacts: string[] },
   options: CrowdOptions,
@@ -90,6 +103,7 @@ export async function crowdRound(
   const seconds = options.seconds ?? 10;
   const warmup = options.warmup ?? 0;
   const processes = options.processes ?? 1;
+  const transport = options.transport ?? 'both';
   const shared = options.shared ?? true;
   const clientCount = Math.max(1, Math.min(options.clients ?? Math.ceil(subscribers / 500), subscribers));
   const env: Record<string, string> = { ...options.env, SUBSCRIPTION_SHARED_EXECUTION: shared ? '1' : '0' };
@@ -114,7 +128,16 @@ export async function crowdRound(
         child.once('exit', onExit);
       });
 
-    const memory = () => gateways.map((gateway) => rssMb(gateway.pid));
+    /**
+     * Each gateway's resident memory after a full collection, less its young generation: V8 grows
+     * and shrinks that (up to 3 × --max-semi-space-size) with the rate the process allocates at, so
+     * that two readings of the same process can differ by 20 MB or more whatever it holds.
+     */
+    const memory = async () => {
+      const rss = await collectedRssMb(gateways.map((gateway) => gateway.pid));
+      const young = await Promise.all(gateways.map((gateway) => metric(gateway.base, 'nodejs_heap_space_size_total_bytes{space="new"}')));
+      return rss.map((mb, index) => (mb === null || young[index] === null ? null : mb - young[index]! / 2 ** 20));
+    };
     const perClient = Math.ceil(subscribers / clientCount);
     const shares: { child: ChildProcess; first: number; count: number }[] = [];
     for (let index = 0; index < clientCount; index++) {
@@ -138,6 +161,7 @@ export async function crowdRound(
             apiKey: ctx.apiKey,
             ports: Array.from({ length: end - start }, (_, offset) => ports[(start + offset) % processes]!),
             first: start,
+            transport,
           };
           const done = answer(child, 'opened');
           child.send(open);
@@ -149,10 +173,10 @@ export async function crowdRound(
     await openShare(0, 0.1);
     const warm = shares.reduce((total, { count }) => total + Math.floor(count * 0.1), 0);
     await sleep(2000);
-    const before = memory();
+    const before = await memory();
     await openShare(0.1, 1);
     await sleep(2000);
-    const after = memory();
+    const after = await memory();
 
     const cpuOf = (list: { pid?: number | undefined }[]) => sum(list.map((process) => cpuMs(process.pid!)));
     const accepted = new Map<string, number>();
@@ -220,7 +244,7 @@ export async function crowdRound(
     await sendFor(seconds, rate * warmup, true);
     agent.destroy();
 
-    const arrivals = new Map<string, [number, number]>();
+    const arrivals = new Map<string, Arrival>();
     const gather = async () => {
       arrivals.clear();
       const reports = await Promise.all(
@@ -231,12 +255,13 @@ export async function crowdRound(
         }),
       );
       for (const report of reports) {
-        for (const [id, [count, last]] of Object.entries(report.arrivals)) {
+        for (const [id, [count, webSocket, sse]] of Object.entries(report.arrivals)) {
           const entry = arrivals.get(id);
           if (entry) {
             entry[0] += count;
-            entry[1] = Math.max(entry[1], last);
-          } else arrivals.set(id, [count, last]);
+            entry[1] = Math.max(entry[1], webSocket);
+            entry[2] = Math.max(entry[2], sse);
+          } else arrivals.set(id, [count, webSocket, sse]);
         }
       }
     };
@@ -250,15 +275,20 @@ export async function crowdRound(
       await gather();
     }
 
-    const fanOut = [...accepted].flatMap(([id, at]) => {
-      const entry = arrivals.get(id);
-      return entry ? [entry[1] - at] : [];
-    });
+    /** Each accepted send's time from its 202 to the last subscriber over `slot` (1: WebSocket, 2: SSE; 0: either). */
+    const fanOutOver = (slot: 0 | 1 | 2) =>
+      [...accepted].flatMap(([id, at]) => {
+        const entry = arrivals.get(id);
+        const last = entry && (slot ? entry[slot] : Math.max(entry[1], entry[2]));
+        return last ? [last - at] : [];
+      });
+    const fanOut = fanOutOver(0);
     const cpuAfter = [cpuOf(gateways), cpuOf(clients)];
     const spent = (i: number) => (cpuAfter[i] === null || cpuBefore[i] === null ? null : Math.round(cpuAfter[i]! - cpuBefore[i]!));
     const grew = before.every((mb) => mb !== null) && after.every((mb) => mb !== null) ? after.reduce((sum, mb, i) => sum + mb! - before[i]!, 0) : null;
     return {
       subscribers,
+      transport,
       processes,
       shared,
       clients: clients.length,
@@ -266,13 +296,15 @@ export async function crowdRound(
       accepted: accepted.size,
       refused,
       kbPerSubscriber: grew === null ? null : Math.round((grew * 1024) / (subscribers - warm)),
+      rssMb: { tenth: before, all: after },
       delivered: delivered(),
       expected,
       fanOutP99Ms: p99(fanOut),
+      fanOutP99ByTransportMs: { websocket: p99(fanOutOver(1)), sse: p99(fanOutOver(2)) },
       fanOutBySecondMs: Array.from({ length: Math.ceil(fanOut.length / rate) }, (_, second) => Math.round(Math.max(...fanOut.slice(second * rate, (second + 1) * rate)))),
       sendP99Ms: p99(sendTimes),
-      executions: sum(await Promise.all(gateways.map((gateway) => counter(gateway.base, 'connect_subscription_executions_total')))),
-      results: sum(await Promise.all(gateways.map((gateway) => counter(gateway.base, 'connect_subscription_results_total')))),
+      executions: sum(await Promise.all(gateways.map((gateway) => metric(gateway.base, 'connect_subscription_executions_total')))),
+      results: sum(await Promise.all(gateways.map((gateway) => metric(gateway.base, 'connect_subscription_results_total')))),
       gatewayCpuMs: spent(0),
       clientCpuMs: spent(1),
     };

@@ -1,4 +1,4 @@
-import type { CrowdResult } from './crowd.js';
+import { TRANSPORT_NAMES, type CrowdResult } from './crowd.js';
 import type { ContactSearch, PageLatency, SearchLatency } from './checks.js';
 import { median, type EventLoopDelay, type Window } from './measure.js';
 import { OPERATIONS, operationById, type Operation } from './operations.js';
@@ -165,6 +165,9 @@ const nullable = (n: number) => (Number.isFinite(n) ? n : null);
 const cpuOf = (w: Window) => (w.cpuMs === null || w.pgCpuMs === null ? NaN : w.cpuMs + w.pgCpuMs);
 
 export const RSS_LIMIT_MB = 300;
+/** The crowd row's fan-out p99 (a send's 202 to its last subscriber) and memory per idle subscriber (50 KB). */
+export const CROWD_FAN_OUT_LIMIT_MS = 250;
+export const CROWD_MEMORY_LIMIT_KIB = 50_000 / 1024;
 /** The most the gateway's p99 and p50 may be, as multiples of the floor's in the same round (operations with `tail`). */
 export const TAIL_LIMITS = { p99: 1.5, p50: 1.2 } as const;
 
@@ -309,6 +312,20 @@ export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'i
       target: '= 1, every send 202',
       pass: c.expected > 0 && c.delivered === c.expected && c.accepted === c.sends,
     });
+    targets.push({
+      id: 'crowd.fan-out',
+      description: `crowd of ${c.subscribers} on ${c.processes ?? 1} process(es): fan-out p99, from the 202 to the last subscriber (ms)`,
+      value: c.fanOutP99Ms,
+      target: `≤ ${CROWD_FAN_OUT_LIMIT_MS}`,
+      pass: c.fanOutP99Ms === null ? null : c.fanOutP99Ms <= CROWD_FAN_OUT_LIMIT_MS,
+    });
+    targets.push({
+      id: 'crowd.memory',
+      description: `crowd of ${c.subscribers} on ${c.processes ?? 1} process(es): resident memory per idle subscriber (KiB)`,
+      value: c.kbPerSubscriber,
+      target: `≤ ${CROWD_MEMORY_LIMIT_KIB.toFixed(1)} (50 KB)`,
+      pass: c.kbPerSubscriber === null ? null : c.kbPerSubscriber <= CROWD_MEMORY_LIMIT_KIB,
+    });
   }
   return targets;
 }
@@ -320,6 +337,13 @@ function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ');
   return [line(header), widths.map((w) => '─'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+/** The fan-out p99 over each transport the crowd used (reports written before it was kept have none). */
+function byTransport(c: CrowdResult): string {
+  const { websocket, sse } = c.fanOutP99ByTransportMs ?? { websocket: null, sse: null };
+  if (websocket === null || sse === null) return '';
+  return `; over WebSocket ${websocket.toFixed(0)} ms, over SSE ${sse.toFixed(0)} ms`;
 }
 
 /** The human report: throughput, costs, latency checks and targets. */
@@ -336,11 +360,11 @@ export function render(report: Report): string {
   if (report.crowd) {
     const c = report.crowd;
     out.push(
-      `Crowd: ${c.subscribers} subscribers (WebSocket and SSE) on ${c.processes ?? 1} gateway process(es)` +
+      `Crowd: ${c.subscribers} subscribers (${TRANSPORT_NAMES[c.transport ?? 'both']}) on ${c.processes ?? 1} gateway process(es)` +
         `${c.shared === false ? ', each event executed per subscriber' : ''}, ${c.accepted}/${c.sends} sends accepted` +
         `${Object.keys(c.refused ?? {}).length ? ` (refused: ${Object.entries(c.refused).map(([why, n]) => `${n} × ${why}`).join(', ')})` : ''} — ` +
         `${c.kbPerSubscriber ?? '?'} KiB per idle subscriber, events ${c.delivered}/${c.expected}, ` +
-        `fan-out p99 ${c.fanOutP99Ms?.toFixed(0) ?? '?'} ms (202 to the last subscriber), send p99 ${c.sendP99Ms?.toFixed(0) ?? '?'} ms\n`,
+        `fan-out p99 ${c.fanOutP99Ms?.toFixed(0) ?? '?'} ms (202 to the last subscriber${byTransport(c)}), send p99 ${c.sendP99Ms?.toFixed(0) ?? '?'} ms\n`,
     );
     // Reports written before the series was kept have none.
     if (c.fanOutBySecondMs?.length) out.push(`Crowd: slowest fan-out of each second of sends (ms): ${c.fanOutBySecondMs.join(' ')}\n`);

@@ -19,7 +19,7 @@ import { HELP, UsageError, parseArgs, type Settings } from './args.js';
 import { contactSearch, pageLatency, rareContactName, searchLatency, type SearchLatency } from './checks.js';
 import { loadContext } from './context.js';
 import { closeConnections } from './http.js';
-import { crowdRound, type CrowdResult } from './crowd.js';
+import { TRANSPORT_NAMES, crowdRound, type CrowdResult } from './crowd.js';
 import { Counter, drainOutbox, load, scrapeGauges } from './measure.js';
 import { OPERATIONS, type Operation } from './operations.js';
 import { duration, note } from './progress.js';
@@ -334,12 +334,13 @@ async function main(): Promise<number> {
     let crowd: CrowdResult | null = null;
     if (settings.crowd > 0) {
       const { crowdProcesses: processes, crowdShared: shared } = settings;
-      note(`the crowd: ${settings.crowd} subscribers on ${processes} gateway process(es)${shared ? '' : ', each event executed per subscriber'}, REST sends at 50/s for 10 s after ${settings.crowdWarmup} s unmeasured`);
+      note(`the crowd: ${settings.crowd} subscribers (${TRANSPORT_NAMES[settings.crowdTransport]}) on ${processes} gateway process(es)${shared ? '' : ', each event executed per subscriber'}, REST sends at 50/s for 10 s after ${settings.crowdWarmup} s unmeasured`);
       crowd = await crowdRound(
-        (index, env) => startGateway(database.url, logs, { worker: false, poolSize: settings.pool, dist, whatsapp, profile: settings.profile, log: `crowd-${index + 1}.log`, env }),
+        (index, env) => startGateway(database.url, logs, { worker: false, poolSize: settings.pool, dist, whatsapp, profile: settings.profile, log: `crowd-${index + 1}.log`, collectOnSignal: true, env }),
         ctx,
         {
           subscribers: settings.crowd,
+          transport: settings.crowdTransport,
           processes,
           shared,
           redisUrl: settings.redis,

@@ -179,6 +179,8 @@ export async function startGateway(
     whatsapp?: WhatsAppSettings | undefined;
     log?: string;
     traceGc?: boolean;
+    /** Collects its garbage when sent SIGUSR2 (bench/collect-on-signal.cjs): see `collectedRssMb`. */
+    collectOnSignal?: boolean;
     /** Settings beside the bench's own (gatewayEnv). */
     env?: Record<string, string>;
   },
@@ -188,6 +190,7 @@ export async function startGateway(
   const profile = options.profile ? ['--cpu-prof', `--cpu-prof-dir=${logDir}`] : [];
   // A line in the log after each full collection (none after the frequent scavenges): the live heap, for the leak check.
   if (options.traceGc) profile.push('--trace-gc', '--trace-gc-ignore-scavenger');
+  if (options.collectOnSignal) profile.push('--expose-gc', '--require', path.join(ROOT, 'bench/collect-on-signal.cjs'));
   const main = path.join(options.dist ?? path.join(ROOT, 'dist'), 'main.js');
   // The young generation the image and `npm run start:prod` give it (docs/deployment.md#memory).
   return startProcess('gateway', ['--max-semi-space-size=8', ...profile, main], { ...gatewayEnv(databaseUrl, port, options), ...options.env }, port, path.join(logDir, options.log ?? 'gateway.log'));
@@ -245,6 +248,23 @@ export function cpuMs(pid: number): number | null {
 const CLOCK_TICKS = 100;
 
 /** Resident set size of a process in MB (VmRSS), or null where /proc is not available. */
+/**
+ * The resident memory of each of `pids` (started with `collectOnSignal`) once it has collected its
+ * garbage: what it holds, whatever the collector had left for later when the bench looked.
+ */
+export async function collectedRssMb(pids: number[]): Promise<(number | null)[]> {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, 'SIGUSR2');
+    } catch {
+      // Gone: its figure is null below.
+    }
+  }
+  // The collection's sweeping finishes on other threads; freed pages go back a moment later.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  return pids.map(rssMb);
+}
+
 export function rssMb(pid: number): number | null {
   try {
     const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');

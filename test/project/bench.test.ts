@@ -157,4 +157,31 @@ describe.skipIf(!onPostgres)('npm run bench', () => {
     },
     300_000,
   );
+
+  it(
+    'runs a small crowd over WebSocket and SSE: every event to every subscriber, its fan-out over each transport and its targets reported',
+    async () => {
+      const args = ['--contacts', '200', '--messages', '200', '--rounds', '1', '--duration', '0.5', '--warmup', '0', '--only', 'rest.list', '--no-worker', '--no-statements', '--crowd', '20', '--crowd-warmup', '0', '--json', '--database', inject('databaseUrl')];
+      const { code, stdout, stderr } = await runBench(distIsFresh() ? [...args, '--no-build'] : args);
+      expect([0, 1], stderr.slice(-3000)).toContain(code);
+      const report = JSON.parse(stdout.trim()) as Report;
+      const crowd = report.crowd!;
+      expect(crowd).toMatchObject({ subscribers: 20, transport: 'both', processes: 1, sends: 500, accepted: 500, refused: {}, expected: 500 * 20 });
+      expect(crowd.delivered).toBe(crowd.expected);
+      // Half the subscribers on each transport: each event's last arrival over each, the later of them its fan-out.
+      expect(crowd.fanOutP99ByTransportMs.websocket).toBeGreaterThan(0);
+      expect(crowd.fanOutP99ByTransportMs.sse).toBeGreaterThan(0);
+      expect(crowd.fanOutP99Ms).toBeGreaterThanOrEqual(Math.max(crowd.fanOutP99ByTransportMs.websocket!, crowd.fanOutP99ByTransportMs.sse!));
+      expect(crowd.fanOutBySecondMs).toHaveLength(10);
+      // Each memory reading: the gateway's resident memory less its young generation, after full collections.
+      expect(crowd.rssMb.tenth).toHaveLength(1);
+      expect(crowd.rssMb.all[0]).toBeGreaterThan(0);
+      expect(typeof crowd.kbPerSubscriber).toBe('number');
+      const targets = new Map(report.targets.map((t) => [t.id, t]));
+      expect(targets.get('crowd.delivered')!.pass).toBe(true);
+      expect(targets.get('crowd.fan-out')).toMatchObject({ value: crowd.fanOutP99Ms, target: '≤ 250' });
+      expect(targets.get('crowd.memory')).toMatchObject({ value: crowd.kbPerSubscriber });
+    },
+    300_000,
+  );
 });
