@@ -15,6 +15,8 @@ export interface StreamSink {
   write(json: string, written: () => void): void;
   /** Writes at once what the sink gathered to write later, if it gathers: before anything else is sent on the stream. */
   flush?(): void;
+  /** How many results it holds for its connection's next flush (not yet written: never the client's to take). */
+  readonly gathered?: number;
 }
 
 /** Each shared result's JSON, made once for every subscriber it is written to. */
@@ -114,7 +116,8 @@ export type StreamSource = AsyncIterator<unknown> & Partial<Listenable<unknown, 
  * handed on as published when the source can, src/events/bus.ts `listen`, read one event after
  * another otherwise), or one it shares with the subscribers of its fan-out (FanOut, which offers
  * it each result and its end). A client that leaves `limit` results untaken (written, not yet
- * gone out) is cut off: its stream completes, `cutOff` is told. `release` lets go of the source
+ * gone out; what waits for its connection's next flush is not written yet) is cut off: its stream
+ * completes, `cutOff` is told. `release` lets go of the source
  * once the stream ends.
  */
 export class DirectStream implements AsyncIterableIterator<ExecutionResult>, Waiter {
@@ -209,7 +212,7 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult>, Wai
       void this.handOver({ done: false, value }).then(() => this.resume());
       return false;
     }
-    if (this.untaken >= this.limit) {
+    if (this.untaken - (this.sink.gathered ?? 0) >= this.limit) {
       this.cutOff();
       void this.release();
       this.finish();
@@ -451,6 +454,9 @@ export function eventStreamSink(res: http.ServerResponse, coalescer?: WriteCoale
       setImmediate(flushEarly);
     },
     flush: gathered.flush,
+    get gathered() {
+      return gathered.size;
+    },
   };
 }
 
@@ -469,7 +475,7 @@ export function gatherForFlush(
   coalescer: WriteCoalescer | undefined,
   socket: Socket | null | undefined,
   writeAll: (jsons: string[], told: (() => void)[]) => void,
-): { gather(json: string, written: () => void): boolean; flush(): void } {
+): { gather(json: string, written: () => void): boolean; flush(): void; readonly size: number } {
   let jsons: string[] = [];
   let told: (() => void)[] = [];
   const flush = () => {
@@ -489,5 +495,9 @@ export function gatherForFlush(
       return true;
     },
     flush,
+    /** How many results wait for the flush. */
+    get size() {
+      return jsons.length;
+    },
   };
 }

@@ -73,6 +73,9 @@ function webSocketSink(socket: WebSocket, connection: Socket, id: string, maxBuf
       if (!gathered.gather(json, written)) socket.send(message(json), written);
     },
     flush: gathered.flush,
+    get gathered() {
+      return gathered.size;
+    },
   };
 }
 

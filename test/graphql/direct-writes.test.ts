@@ -85,6 +85,34 @@ describe('direct writes', () => {
     sse.socket.destroy();
   });
 
+  it('never cuts off a client that reads for the events waiting for its connection\'s next flush, however many', { timeout: 60_000 }, async () => {
+    // Twelve events within one interval, at most four untaken.
+    const paced = await serveOnPort(app.db, { ...app.env, STREAM_FLUSH_MS: 500, SUBSCRIPTION_MAX_PENDING: 4 }, { providers: app.providers });
+    try {
+      const setup = await messagingSetup(app);
+      const sse = await rawSse(paced.port, setup.host, setup.apiKey);
+      const ws = await socketClient(paced.port, setup.host, { Authorization: `Bearer ${setup.apiKey}` });
+      const subscription = ws.subscribe(parse(DOCUMENT) as TypedDocumentNode<{ messageAdded: { id: string; body: string } }, Record<string, never>>);
+      expect(await until(() => sse.text().includes('\r\n\r\n'), 5000)).toBe(true);
+      await new Promise((resolve) => setTimeout(resolve, 600));
+      const contact = await setup.contact({ email: 'paced-burst@example.com' });
+      const headers = { authorization: `Bearer ${setup.apiKey}`, 'content-type': 'application/json' };
+      const sent = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => requestOnPort(paced.port, setup.host, 'POST', '/api/connect/messages', headers, JSON.stringify({ to: contact.id, message: `paced ${i}` }))),
+      );
+      expect(sent.map((answer) => answer.status)).toEqual(Array(12).fill(202));
+      expect(await until(() => nextEvents(sse.text()).length === 12 && subscription.received.length === 12, 10_000)).toBe(true);
+      expect(paced.logs.filter((line) => line.includes('the client does not read'))).toEqual([]);
+      expect(sse.text()).not.toContain('event: complete');
+      expect(subscription.errors).toEqual([]);
+      subscription.stop();
+      await ws.dispose();
+      sse.socket.destroy();
+    } finally {
+      await paced.close();
+    }
+  });
+
   it('what was gathered for the next flush leaves before the end of a stream whose session is revoked: its events, then the error, then complete', { timeout: 60_000 }, async () => {
     const setup = await sessionSetup(app);
     const sse = await rawSse(served.port, setup.host, setup.session.token);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { messagingSetup } from '../helpers/messaging.js';
 import { requestOnPort, serveOnPort, type ServedApp } from '../helpers/real-port.js';
@@ -293,11 +293,18 @@ describe('GraphQL over WebSocket', () => {
     await socket.dispose();
   });
 
-  it('cuts off a client that does not read, instead of buffering for it', { timeout: 60_000 }, async () => {
-    const small = await serveOnPort(app.db, { ...app.env, SUBSCRIPTION_MAX_PENDING: 20 }, { providers: app.providers });
+  /**
+   * A raw socket on a server of its own with `env`: it completes the handshake and connection_init,
+   * subscribes `subscriptions` times, then never reads while REST sends of 4 KB arrive until
+   * `enough()` (or 200 sends): what the server did meanwhile, and what the socket reads once it
+   * reads again.
+   */
+  async function neverReads(env: Partial<TestApp['env']>, subscriptions: number, enough: (logs: string[]) => boolean) {
+    const small = await serveOnPort(app.db, { ...app.env, ...env }, { providers: app.providers });
+    onTestFinished(() => small.close());
     const ws = await messagingSetup(app);
-    // A raw socket that completes the handshake and connection_init, subscribes many times over, then never reads.
     const socket = net.connect(small.port, '127.0.0.1');
+    onTestFinished(() => void socket.destroy());
     await new Promise((r) => socket.once('connect', r));
     const key = Buffer.from('0123456789abcdef').toString('base64');
     socket.write(
@@ -312,31 +319,53 @@ describe('GraphQL over WebSocket', () => {
     };
     socket.write(frame(JSON.stringify({ type: 'connection_init', payload: { Authorization: `Bearer ${ws.apiKey}` } })));
     await new Promise((r) => setTimeout(r, 300));
-    for (let id = 1; id <= 50; id++) socket.write(frame(JSON.stringify({ id: String(id), type: 'subscribe', payload: { query: 'subscription { messageAdded { id body } }' } })));
+    for (let id = 1; id <= subscriptions; id++) socket.write(frame(JSON.stringify({ id: String(id), type: 'subscribe', payload: { query: 'subscription { messageAdded { id body } }' } })));
     await new Promise((r) => setTimeout(r, 500));
     socket.pause();
-    const cutOff = () => small.logs.filter((line) => line.includes('the client does not read')).length;
-    try {
-      const c = await ws.contact({ email: 'never-reads@example.com' });
-      const long = 'x'.repeat(4000);
-      const body = (i: number) => JSON.stringify({ to: c.id, message: `${i} ${long}` });
-      const headers = { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/json' };
-      // Each send is 50 events of 4 KB for this socket: far more than the kernel buffers hold.
-      for (let i = 0; i < 200 && cutOff() < 50; i++) expect((await requestOnPort(small.port, ws.host, 'POST', '/api/connect/messages', headers, body(i))).status).toBe(202);
-      const deadline = Date.now() + 15_000;
-      while (cutOff() < 50 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-      // Every one of its subscriptions was cut off, each holding at most SUBSCRIPTION_MAX_PENDING events meanwhile.
-      expect(cutOff()).toBe(50);
-      // The server goes on answering others; when the client reads at last, its subscriptions have completed.
-      const read: Buffer[] = [];
-      socket.on('data', (chunk: Buffer) => read.push(chunk));
-      socket.resume();
-      const end = Date.now() + 10_000;
-      while (Date.now() < end && (Buffer.concat(read).toString('latin1').match(/"type":"complete"/g) ?? []).length < 50) await new Promise((r) => setTimeout(r, 50));
-      expect((Buffer.concat(read).toString('latin1').match(/"type":"complete"/g) ?? []).length).toBe(50);
-    } finally {
-      socket.destroy();
-      await small.close();
-    }
+    const c = await ws.contact({ email: 'never-reads@example.com' });
+    const long = 'x'.repeat(4000);
+    const body = (i: number) => JSON.stringify({ to: c.id, message: `${i} ${long}` });
+    const headers = { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/json' };
+    // Each send is an event of 4 KB for each subscription: far more than the kernel buffers hold.
+    for (let i = 0; i < 200 && !enough(small.logs); i++) expect((await requestOnPort(small.port, ws.host, 'POST', '/api/connect/messages', headers, body(i))).status).toBe(202);
+    const deadline = Date.now() + 15_000;
+    while (!enough(small.logs) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    const logs = [...small.logs];
+    // The server goes on answering others.
+    const answered = (await requestOnPort(small.port, ws.host, 'GET', '/api/connect/contacts?limit=1', { authorization: `Bearer ${ws.apiKey}` })).status;
+    // What the client reads at last, until the server closes the connection or 10 s pass.
+    const read: Buffer[] = [];
+    socket.on('data', (chunk: Buffer) => read.push(chunk));
+    const closed = new Promise<boolean>((resolve) => {
+      socket.once('close', () => resolve(true));
+      setTimeout(() => resolve(false), 10_000).unref();
+    });
+    socket.resume();
+    const text = () => Buffer.concat(read).toString('latin1');
+    return { logs, answered, text, closed, completes: () => (text().match(/"type":"complete"/g) ?? []).length };
+  }
+  const subscriptionsCutOff = (logs: string[]) => logs.filter((line) => line.includes('subscription cut off: the client does not read')).length;
+  const socketsCutOff = (logs: string[]) => logs.filter((line) => line.includes('graphql websocket cut off: the client does not read')).length;
+
+  it('cuts off each subscription of a client that does not read at SUBSCRIPTION_MAX_PENDING: each completes, the socket itself is not cut off', { timeout: 60_000 }, async () => {
+    // Output of its own far below the socket's limit: each subscription's own count decides.
+    const seen = await neverReads({ SUBSCRIPTION_MAX_PENDING: 20, WS_MAX_BUFFERED_BYTES: 64 * 1024 * 1024 }, 50, (logs) => subscriptionsCutOff(logs) >= 50);
+    expect(subscriptionsCutOff(seen.logs)).toBe(50);
+    expect(socketsCutOff(seen.logs)).toBe(0);
+    expect(seen.answered).toBe(200);
+    // When the client reads at last, every one of its subscriptions has completed.
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && seen.completes() < 50) await new Promise((r) => setTimeout(r, 50));
+    expect(seen.completes()).toBe(50);
+  });
+
+  it('cuts off a socket whose unread output passes WS_MAX_BUFFERED_BYTES: the connection is closed, not buffered for', { timeout: 60_000 }, async () => {
+    const seen = await neverReads({ WS_MAX_BUFFERED_BYTES: 256 * 1024 }, 5, (logs) => socketsCutOff(logs) >= 1);
+    expect(socketsCutOff(seen.logs)).toBe(1);
+    expect(subscriptionsCutOff(seen.logs)).toBe(0);
+    expect(seen.answered).toBe(200);
+    // Once the client reads what the kernel held, the connection ends: the server holds nothing more for it.
+    expect(await seen.closed).toBe(true);
+    expect(seen.completes()).toBe(0);
   });
 });
