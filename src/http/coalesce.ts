@@ -47,7 +47,7 @@ export interface WriteCoalescer {
 const FLUSH_SLICE = 200;
 
 /** The longest tick (ms): how often, at least, the coalescer writes the sockets whose turn it is. */
-const TICK_MS = 25;
+const TICK_MS = 12;
 
 /** The socket writes a second the coalescer stays within (see above). */
 export const MAX_SOCKET_WRITES_PER_SECOND = 20_000;
