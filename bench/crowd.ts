@@ -8,10 +8,10 @@ import { ROOT, collectedRssMb, cpuMs, type ServerProcess } from './servers.js';
 /**
  * The crowd row: `subscribers` GraphQL subscriptions to `messageAdded` on the gateway, half over
  * WebSocket (graphql-ws) and half over SSE (distinct connections), or all over one of them
- * (`transport`), while REST sends arrive at
- * `rate` per second for `seconds`. Measured: the gateway's memory per idle subscription, the events
- * delivered against those expected (every send to every subscriber), the fan-out p99 (from a send's
- * 202 to the last subscriber receiving it) and the sends' own p99.
+ * (`transport`), while REST sends arrive at `rate` per second for `seconds`. Measured: the
+ * gateway's memory per idle subscription, the events delivered against those expected (every send
+ * to every subscriber), the fan-out p99 (from a send's 202 to the last subscriber receiving it),
+ * over both transports and over each, and the sends' own p99.
  *
  * The row starts gateway processes of its own: `processes` of them, sharing Redis when more than
  * one (the subscribers split evenly across them, the sends alternating between them), with each
@@ -33,9 +33,9 @@ export interface CrowdResult {
   accepted: number;
   /** Sends not answered 202, by their status or the client's error code. */
   refused: Record<string, number>;
-  /** Resident memory the gateway grew by per open, idle subscription, in KiB (each reading taken after a full collection, the young generation left out). */
+  /** Resident memory the gateway grew by per open, idle subscription, in KiB (each reading taken after full collections, the young generation left out). */
   kbPerSubscriber: number | null;
-  /** Each gateway's resident memory less its young generation (MB, after a full collection) with a tenth of the crowd open, and with all of it. */
+  /** Each gateway's resident memory less its young generation (MB, after full collections) with a tenth of the crowd open, and with all of it. */
   rssMb: { tenth: (number | null)[]; all: (number | null)[] };
   delivered: number;
   expected: number;
@@ -129,7 +129,7 @@ export async function crowdRound(
       });
 
     /**
-     * Each gateway's resident memory after a full collection, less its young generation: V8 grows
+     * Each gateway's resident memory after full collections, less its young generation: V8 grows
      * and shrinks that (up to 3 × --max-semi-space-size) with the rate the process allocates at, so
      * that two readings of the same process can differ by 20 MB or more whatever it holds.
      */

@@ -179,7 +179,7 @@ export async function startGateway(
     whatsapp?: WhatsAppSettings | undefined;
     log?: string;
     traceGc?: boolean;
-    /** Collects its garbage when sent SIGUSR2 (bench/collect-on-signal.cjs): see `collectedRssMb`. */
+    /** Collects its garbage fully when sent SIGUSR2 (bench/collect-on-signal.cjs): see `collectedRssMb`. */
     collectOnSignal?: boolean;
     /** Settings beside the bench's own (gatewayEnv). */
     env?: Record<string, string>;
@@ -247,7 +247,6 @@ export function cpuMs(pid: number): number | null {
 /** Linux reports CPU time in clock ticks of 1/100 s on every common platform. */
 const CLOCK_TICKS = 100;
 
-/** Resident set size of a process in MB (VmRSS), or null where /proc is not available. */
 /**
  * The resident memory of each of `pids` (started with `collectOnSignal`) once it has collected its
  * garbage: what it holds, whatever the collector had left for later when the bench looked.
@@ -265,6 +264,7 @@ export async function collectedRssMb(pids: number[]): Promise<(number | null)[]>
   return pids.map(rssMb);
 }
 
+/** Resident set size of a process in MB (VmRSS), or null where /proc is not available. */
 export function rssMb(pid: number): number | null {
   try {
     const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
