@@ -15,7 +15,7 @@ export interface StreamSink {
   write(json: string, written: () => void): void;
   /** Writes at once what the sink gathered to write later, if it gathers: before anything else is sent on the stream. */
   flush?(): void;
-  /** How many results it holds for its connection's next flush (not yet written: never the client's to take). */
+  /** How many results wait for its connection's next turn to be written (never the client's to take yet). */
   readonly gathered?: number;
 }
 
@@ -453,7 +453,7 @@ export function eventStreamSink(res: http.ServerResponse, coalescer?: WriteCoale
       early = [[block(json), written]];
       setImmediate(flushEarly);
     },
-    flush: gathered.flush,
+    flush: gathered.flushNow,
     get gathered() {
       return gathered.size;
     },
@@ -475,9 +475,14 @@ export function gatherForFlush(
   coalescer: WriteCoalescer | undefined,
   socket: Socket | null | undefined,
   writeAll: (jsons: string[], told: (() => void)[]) => void,
-): { gather(json: string, written: () => void): boolean; flush(): void; readonly size: number } {
+): { gather(json: string, written: () => void): boolean; flush(): void; flushNow(): void; readonly size: number } {
   let jsons: string[] = [];
   let told: (() => void)[] = [];
+  /** Results written out of the connection's turn (`flushNow`): in its held socket until its next turn. */
+  let unsent = 0;
+  const sent = () => {
+    unsent = 0;
+  };
   const flush = () => {
     if (!jsons.length) return;
     const pending = jsons;
@@ -494,10 +499,20 @@ export function gatherForFlush(
       told.push(written);
       return true;
     },
+    /** Writes what was gathered, at the connection's turn. */
     flush,
-    /** How many results wait for the flush. */
+    /**
+     * Writes what was gathered at once, ahead of what the transport sends next on the stream: into
+     * the held socket, where it waits for the connection's next turn as the transport's message does.
+     */
+    flushNow() {
+      const count = jsons.length;
+      flush();
+      if (count && coalescer && socket && coalescer.defer(socket, sent)) unsent += count;
+    },
+    /** How many results wait for the connection's next turn: gathered, or written ahead of it. */
     get size() {
-      return jsons.length;
+      return jsons.length + unsent;
     },
   };
 }

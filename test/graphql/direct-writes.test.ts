@@ -45,6 +45,9 @@ const until = async (check: () => boolean, ms: number) => {
 /** The `data:` lines of an event stream's `next` events, parsed. */
 const nextEvents = (text: string) => [...text.matchAll(/event: next\r?\n(?:[0-9a-f]+\r\n)?data: (.*)\n/g)].map((match) => JSON.parse(match[1]!) as { data: { messageAdded: { id: string; body: string } } });
 
+/** The most `next` events one chunk of a chunked answer carries. */
+const mostEventsInOneChunk = (text: string) => Math.max(0, ...text.split(/\r\n[0-9a-f]+\r\n/).map((chunk) => (chunk.match(/event: next\n/g) ?? []).length));
+
 /** How many chunks of a chunked answer begin with an event. */
 const chunksStartingAnEvent = (text: string) => [...text.matchAll(/\r\n[0-9a-f]+\r\nevent: next\n/g)].length;
 
@@ -86,22 +89,31 @@ describe('direct writes', () => {
   });
 
   it('never cuts off a client that reads for the events waiting for its connection\'s next flush, however many', { timeout: 60_000 }, async () => {
-    // Twelve events within one interval, at most four untaken.
-    const paced = await serveOnPort(app.db, { ...app.env, STREAM_FLUSH_MS: 500, SUBSCRIPTION_MAX_PENDING: 4 }, { providers: app.providers });
+    // A burst within one interval, at most four untaken.
+    const paced = await serveOnPort(app.db, { ...app.env, STREAM_FLUSH_MS: 1000, SUBSCRIPTION_MAX_PENDING: 4 }, { providers: app.providers });
     try {
       const setup = await messagingSetup(app);
       const sse = await rawSse(paced.port, setup.host, setup.apiKey);
       const ws = await socketClient(paced.port, setup.host, { Authorization: `Bearer ${setup.apiKey}` });
       const subscription = ws.subscribe(parse(DOCUMENT) as TypedDocumentNode<{ messageAdded: { id: string; body: string } }, Record<string, never>>);
-      expect(await until(() => sse.text().includes('\r\n\r\n'), 5000)).toBe(true);
-      await new Promise((resolve) => setTimeout(resolve, 600));
       const contact = await setup.contact({ email: 'paced-burst@example.com' });
       const headers = { authorization: `Bearer ${setup.apiKey}`, 'content-type': 'application/json' };
-      const sent = await Promise.all(
-        Array.from({ length: 12 }, (_, i) => requestOnPort(paced.port, setup.host, 'POST', '/api/connect/messages', headers, JSON.stringify({ to: contact.id, message: `paced ${i}` }))),
-      );
+      const send = (message: string) => requestOnPort(paced.port, setup.host, 'POST', '/api/connect/messages', headers, JSON.stringify({ to: contact.id, message }));
+      // Both streams are open once an event reaches both (probes until one does); then each connection waits its interval.
+      const both = () => nextEvents(sse.text()).length > 0 && subscription.received.length > 0;
+      for (let probe = 0; probe < 10 && !both(); probe++) {
+        expect((await send(`probe ${probe}`)).status).toBe(202);
+        await until(both, 1000);
+      }
+      expect(both()).toBe(true);
+      const sent = await Promise.all(Array.from({ length: 12 }, (_, i) => send(`paced ${i}`)));
       expect(sent.map((answer) => answer.status)).toEqual(Array(12).fill(202));
-      expect(await until(() => nextEvents(sse.text()).length === 12 && subscription.received.length === 12, 10_000)).toBe(true);
+      const ofBurst = (bodies: string[]) => bodies.filter((body) => body.startsWith('paced ')).length;
+      const overSse = () => ofBurst(nextEvents(sse.text()).map((event) => event.data.messageAdded.body));
+      const overWs = () => ofBurst(subscription.received.map((result) => result.data!.messageAdded.body));
+      expect(await until(() => overSse() === 12 && overWs() === 12, 10_000)).toBe(true);
+      // More than four of them reached the SSE client in one chunk: gathered for one flush, beyond the limit.
+      expect(mostEventsInOneChunk(sse.text())).toBeGreaterThan(4);
       expect(paced.logs.filter((line) => line.includes('the client does not read'))).toEqual([]);
       expect(sse.text()).not.toContain('event: complete');
       expect(subscription.errors).toEqual([]);
