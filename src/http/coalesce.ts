@@ -11,8 +11,9 @@ import type { ServerContext } from './state.js';
  * many events it carries. What a stream gathers for a connection whose last writes left longer
  * than `intervalMs` ago (`defer`: the subscriptions' ordinary results) is written at once, in the
  * next turn of the event loop; what is written to a held socket straight (a transport's own
- * messages) leaves with the next tick. A busy connection waits until `intervalMs` has passed since
- * its last writes, then for the next tick. 0 leaves sockets alone: every write goes out at once.
+ * messages) is found by the next look through the held sockets (every SWEEP_MS at most) and leaves
+ * with it. A busy connection waits until `intervalMs` has passed since its last writes, then for
+ * the next tick. 0 leaves sockets alone: every write goes out at once.
  *
  * A socket write costs a system call whatever it carries (12 to 30 µs on the machines measured,
  * docs/benchmarks.md): a crowd written without limit would spend the process on them alone. So
@@ -49,6 +50,13 @@ const FLUSH_SLICE = 200;
 /** The longest tick (ms): how often, at least, the coalescer writes the sockets whose turn it is. */
 const TICK_MS = 12;
 
+/**
+ * How often, at most, the held sockets are looked through for what was written to them straight
+ * (ms), and how often the coalescer wakes while nothing waits for a turn: a look costs a check per
+ * held socket, so that a crowd of idle streams costs no more than at this pace.
+ */
+const SWEEP_MS = 25;
+
 /** The socket writes a second the coalescer stays within (see above). */
 export const MAX_SOCKET_WRITES_PER_SECOND = 20_000;
 
@@ -65,6 +73,7 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
   /** Held sockets with something to write, in the order their first unwritten write came. */
   const pending = new Set<Socket>();
   const tickMs = Math.min(TICK_MS, Math.max(1, Math.floor(intervalMs / 4)));
+  const sweepMs = Math.max(tickMs, Math.min(SWEEP_MS, Math.floor(intervalMs / 4)));
   /** Socket writes allowed now: refilled at `maxWritesPerSecond`, up to one interval's worth (two ticks' at least). */
   const allowanceCap = Math.max(1, (maxWritesPerSecond * Math.max(intervalMs, 2 * tickMs)) / 1000);
   let allowance = allowanceCap;
@@ -95,8 +104,8 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
       allowance = Math.min(allowanceCap, allowance + ((now - refilledAt) * maxWritesPerSecond) / 1000);
       refilledAt = now;
       // Writes made straight to a held socket (a transport's own messages, pings) wait their turn
-      // too: found once a tick, not at every tick a deferred write asks for at once.
-      if (now - sweptAt >= tickMs) {
+      // too: found every sweepMs, not at every tick (nor at every tick a deferred write asks for).
+      if (now - sweptAt >= sweepMs) {
         sweptAt = now;
         for (const socket of held.keys()) if (!pending.has(socket) && socket.writableLength > 0) pending.add(socket);
       }
@@ -120,7 +129,7 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
       }
     } finally {
       ticking = false;
-      schedule();
+      schedule(pending.size ? tickMs : sweepMs);
     }
   };
   /** The next tick in `delayMs` (a tick's length unless said), while something is held. */
@@ -168,8 +177,9 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
       (entry.deferred ??= new Set()).add(write);
       if (!pending.has(socket)) {
         pending.add(socket);
-        // A connection whose last writes left long enough ago goes out with the next tick at once.
-        if (performance.now() - entry.flushedAt >= intervalMs) schedule(0);
+        // A connection whose last writes left long enough ago goes out with the next tick at once;
+        // another, at its turn (ticks come every tickMs while anything waits).
+        schedule(performance.now() - entry.flushedAt >= intervalMs ? 0 : tickMs);
       }
       return true;
     },
