@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import path from 'node:path';
 import type { Arrival, CrowdArrivals, CrowdTransport, OpenCrowd } from './crowd-client.js';
-import { ROOT, collectedRssMb, cpuMs, type ServerProcess } from './servers.js';
+import { ROOT, collectGarbage, cpuMs, rssMb, type ServerProcess } from './servers.js';
 
 /**
  * The crowd row: `subscribers` GraphQL subscriptions to `messageAdded` on the gateway, half over
@@ -134,9 +134,15 @@ export async function crowdRound(
      * that two readings of the same process can differ by 20 MB or more whatever it holds.
      */
     const memory = async () => {
-      const rss = await collectedRssMb(gateways.map((gateway) => gateway.pid));
+      collectGarbage(gateways.map((gateway) => gateway.pid));
+      // Answered on the thread that collects: once its collections are done.
       const young = await Promise.all(gateways.map((gateway) => metric(gateway.base, 'nodejs_heap_space_size_total_bytes{space="new"}')));
-      return rss.map((mb, index) => (mb === null || young[index] === null ? null : mb - young[index]! / 2 ** 20));
+      // Sweeping finishes on other threads; freed pages go back a moment later.
+      await sleep(1000);
+      return gateways.map((gateway, index) => {
+        const mb = rssMb(gateway.pid);
+        return mb === null || young[index] === null ? null : mb - young[index]! / 2 ** 20;
+      });
     };
     const perClient = Math.ceil(subscribers / clientCount);
     const shares: { child: ChildProcess; first: number; count: number }[] = [];
@@ -295,7 +301,7 @@ export async function crowdRound(
       sends,
       accepted: accepted.size,
       refused,
-      kbPerSubscriber: grew === null ? null : Math.round((grew * 1024) / (subscribers - warm)),
+      kbPerSubscriber: grew === null ? null : Math.round((grew * 10240) / (subscribers - warm)) / 10,
       rssMb: { tenth: before, all: after },
       delivered: delivered(),
       expected,

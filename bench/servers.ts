@@ -179,7 +179,7 @@ export async function startGateway(
     whatsapp?: WhatsAppSettings | undefined;
     log?: string;
     traceGc?: boolean;
-    /** Collects its garbage fully when sent SIGUSR2 (bench/collect-on-signal.cjs): see `collectedRssMb`. */
+    /** Collects its garbage fully when sent SIGUSR2 (bench/collect-on-signal.cjs): see `collectGarbage`. */
     collectOnSignal?: boolean;
     /** Settings beside the bench's own (gatewayEnv). */
     env?: Record<string, string>;
@@ -247,21 +247,15 @@ export function cpuMs(pid: number): number | null {
 /** Linux reports CPU time in clock ticks of 1/100 s on every common platform. */
 const CLOCK_TICKS = 100;
 
-/**
- * The resident memory of each of `pids` (started with `collectOnSignal`) once it has collected its
- * garbage: what it holds, whatever the collector had left for later when the bench looked.
- */
-export async function collectedRssMb(pids: number[]): Promise<(number | null)[]> {
+/** Asks each of `pids` (started with `collectOnSignal`) to collect its garbage fully. */
+export function collectGarbage(pids: number[]): void {
   for (const pid of pids) {
     try {
       process.kill(pid, 'SIGUSR2');
     } catch {
-      // Gone: its figure is null below.
+      // Gone: what is read of it next says so.
     }
   }
-  // The collection's sweeping finishes on other threads; freed pages go back a moment later.
-  await new Promise((resolve) => setTimeout(resolve, 1000));
-  return pids.map(rssMb);
 }
 
 /** Resident set size of a process in MB (VmRSS), or null where /proc is not available. */
