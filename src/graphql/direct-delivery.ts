@@ -453,7 +453,7 @@ export function eventStreamSink(res: http.ServerResponse, coalescer?: WriteCoale
       early = [[block(json), written]];
       setImmediate(flushEarly);
     },
-    flush: gathered.flushNow,
+    flush: gathered.flush,
     get gathered() {
       return gathered.size;
     },
@@ -475,15 +475,16 @@ export function gatherForFlush(
   coalescer: WriteCoalescer | undefined,
   socket: Socket | null | undefined,
   writeAll: (jsons: string[], told: (() => void)[]) => void,
-): { gather(json: string, written: () => void): boolean; flush(): void; flushNow(): void; readonly size: number } {
+): { gather(json: string, written: () => void): boolean; flush(): void; readonly size: number } {
   let jsons: string[] = [];
   let told: (() => void)[] = [];
-  /** Results written out of the connection's turn (`flushNow`): in its held socket until its next turn. */
+  /** Results written ahead of the connection's turn (`flush`): in its held socket until its next turn. */
   let unsent = 0;
   const sent = () => {
     unsent = 0;
   };
-  const flush = () => {
+  /** Writes what was gathered: at the connection's turn, or ahead of it. */
+  const write = () => {
     if (!jsons.length) return;
     const pending = jsons;
     const waiting = told;
@@ -494,20 +495,18 @@ export function gatherForFlush(
   return {
     /** Gathers `json` for the next flush; false when the connection is not held: the caller writes it at once. */
     gather(json, written) {
-      if (!jsons.length && !(coalescer && socket && coalescer.defer(socket, flush))) return false;
+      if (!jsons.length && !(coalescer && socket && coalescer.defer(socket, write))) return false;
       jsons.push(json);
       told.push(written);
       return true;
     },
-    /** Writes what was gathered, at the connection's turn. */
-    flush,
     /**
      * Writes what was gathered at once, ahead of what the transport sends next on the stream: into
      * the held socket, where it waits for the connection's next turn as the transport's message does.
      */
-    flushNow() {
+    flush() {
       const count = jsons.length;
-      flush();
+      write();
       if (count && coalescer && socket && coalescer.defer(socket, sent)) unsent += count;
     },
     /** How many results wait for the connection's next turn: gathered, or written ahead of it. */

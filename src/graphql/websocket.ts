@@ -72,7 +72,7 @@ function webSocketSink(socket: WebSocket, connection: Socket, id: string, maxBuf
       if (unwritable()) return written();
       if (!gathered.gather(json, written)) socket.send(message(json), written);
     },
-    flush: gathered.flushNow,
+    flush: gathered.flush,
     get gathered() {
       return gathered.size;
     },
