@@ -1,4 +1,5 @@
 import type { CrowdTransport } from './crowd-client.js';
+import { TRANSPORT_NAMES } from './crowd.js';
 import { OPERATIONS } from './operations.js';
 
 /** Rows measured once per round through the delivery workers, not as a request rate; --only names them too. */
@@ -180,10 +181,10 @@ export function parseArgs(argv: string[]): Settings | 'help' {
   };
 }
 
-const TRANSPORTS: readonly CrowdTransport[] = ['both', 'websocket', 'sse'];
 function crowdTransport(value: string | undefined): CrowdTransport {
   if (value === undefined) return 'both';
-  if (!(TRANSPORTS as readonly string[]).includes(value)) throw new UsageError(`--crowd-transport must be one of ${TRANSPORTS.join(', ')}, got "${value}"`);
+  const known = Object.keys(TRANSPORT_NAMES);
+  if (!known.includes(value)) throw new UsageError(`--crowd-transport must be one of ${known.join(', ')}, got "${value}"`);
   return value as CrowdTransport;
 }
 

@@ -305,23 +305,24 @@ export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'i
   });
   if (report.crowd) {
     const c = report.crowd;
+    const crowd = `crowd of ${c.subscribers} on ${c.processes ?? 1} process(es)`;
     targets.push({
       id: 'crowd.delivered',
-      description: `crowd of ${c.subscribers} on ${c.processes ?? 1} process(es): events delivered / expected, every send accepted (${c.accepted}/${c.sends})`,
+      description: `${crowd}: events delivered / expected, every send accepted (${c.accepted}/${c.sends})`,
       value: c.expected ? c.delivered / c.expected : null,
       target: '= 1, every send 202',
       pass: c.expected > 0 && c.delivered === c.expected && c.accepted === c.sends,
     });
     targets.push({
       id: 'crowd.fan-out',
-      description: `crowd of ${c.subscribers} on ${c.processes ?? 1} process(es): fan-out p99, from the 202 to the last subscriber (ms)`,
+      description: `${crowd}: fan-out p99, from the 202 to the last subscriber (ms)`,
       value: c.fanOutP99Ms,
       target: `≤ ${CROWD_FAN_OUT_LIMIT_MS}`,
       pass: c.fanOutP99Ms === null ? null : c.fanOutP99Ms <= CROWD_FAN_OUT_LIMIT_MS,
     });
     targets.push({
       id: 'crowd.memory',
-      description: `crowd of ${c.subscribers} on ${c.processes ?? 1} process(es): resident memory per idle subscriber (KiB)`,
+      description: `${crowd}: resident memory per idle subscriber (KiB)`,
       value: c.kbPerSubscriber,
       target: `≤ ${CROWD_MEMORY_LIMIT_KIB.toFixed(1)} (50 KB)`,
       pass: c.kbPerSubscriber === null ? null : c.kbPerSubscriber <= CROWD_MEMORY_LIMIT_KIB,
