@@ -10,7 +10,8 @@ import { DomainError } from './errors/domain.js';
 import { restErrorResponse } from './rest/errors.js';
 import { yogaLogger } from './errors/log.js';
 import type { GraphQLContext } from './graphql/builder.js';
-import { schema } from './graphql/schema.js';
+import { schema } from './schema.js';
+import { documentChecker } from './graphql/document-check.js';
 import { GRAPHIQL_OPTIONS, graphiqlRenderer } from './graphql/graphiql.js';
 import { createCredentialWatch } from './context/credential-watch.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
@@ -27,7 +28,7 @@ import type { ServerContext } from './http/state.js';
 import { restRoutes } from './rest/handler.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 import { docsRoutes } from './modules/docs/docs.routes.js';
-import { webhookRoutes } from './modules/inbound/inbound.routes.js';
+import { PROVIDERS, providerWebhooks } from './providers/registry.js';
 import { webhookParts } from './modules/inbound/webhook-parts.js';
 import { channelRoutes } from './modules/channels/channels.routes.js';
 import { contactRoutes } from './modules/contacts/contacts.routes.js';
@@ -38,6 +39,8 @@ import { templateRoutes } from './modules/templates/templates.routes.js';
 import { sessionRoutes } from './modules/sessions/sessions.routes.js';
 import { documentRoutes } from './modules/documents/documents.routes.js';
 import { createDocumentStore } from './modules/documents/documents.service.js';
+import { liveCredentials, resolveCredential } from './modules/credentials/credentials.service.js';
+import { mediaOpener } from './modules/messages/media.service.js';
 import { trustedDocumentsPlugin } from './graphql/trusted-documents.js';
 import { createRateLimiter } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
@@ -47,7 +50,7 @@ import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
 export const DOCUMENTED_ROUTES = {
   rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...userRoutes, ...sessionRoutes, ...documentRoutes],
-  webhooks: webhookRoutes,
+  webhooks: providerWebhooks(PROVIDERS),
 };
 
 export const GRAPHQL_PATH = '/graphql';
@@ -196,10 +199,13 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
       ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger })
       : appDeps.rateLimiter,
     credentialCache: ownsCredentialCache ? createCredentialCache({ ttlMs: env.AUTH_CACHE_MS, redisUrl: env.REDIS_URL, redisPrefix: env.REDIS_PREFIX, logger }) : appDeps.credentialCache,
+    lookupCredential: appDeps.lookupCredential ?? ((key) => resolveCredential(appDeps.db.query, key)),
+    openMedia: appDeps.openMedia ?? mediaOpener(appDeps.providers, appDeps.sealer),
+    documentProblem: appDeps.documentProblem ?? documentChecker(schema),
   };
   const ownsCredentialWatch = !deps.credentialWatch;
   // On the embedded database no other process can change a credential while this one runs.
-  deps.credentialWatch ??= createCredentialWatch({ sql: deps.db.query, bus: deps.events!, cache: deps.credentialCache, logger, alone: deps.db.kind === 'pglite' });
+  deps.credentialWatch ??= createCredentialWatch({ live: (ids) => liveCredentials(deps.db.query, ids), bus: deps.events!, cache: deps.credentialCache, logger, alone: deps.db.kind === 'pglite' });
   const metrics = createAppMetrics(deps);
   // Registered GraphQL documents, for every transport: yoga's HTTP pipeline through its plugin,
   // the others (a WebSocket's subscribe, a reserved SSE stream) through src/graphql/operation.ts.
@@ -208,7 +214,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     ...systemRoutes(deps, metrics),
     ...docsRoutes(deps),
     ...graphqlRoutes(deps),
-    ...restRoutes(deps, { ...DOCUMENTED_ROUTES, webhookParts: webhookParts(deps) }),
+    ...restRoutes(deps, { rest: DOCUMENTED_ROUTES.rest, webhooks: providerWebhooks(deps.providers?.list ?? PROVIDERS), webhookParts: webhookParts(deps) }),
   );
   // A subscription stream's connection is written at most once per STREAM_FLUSH_MS, however many events.
   const coalescer = writeCoalescer(env.STREAM_FLUSH_MS);

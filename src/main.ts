@@ -187,8 +187,8 @@ async function start(env: Env) {
   const providers = createProviders({
     timeoutMs: env.DELIVERY_TIMEOUT_MS,
     targets: privateTargets(env),
-    whatsapp: { baseUrl: env.WHATSAPP_API_URL, version: env.WHATSAPP_API_VERSION },
-    twilio: { baseUrl: env.TWILIO_API_URL, publicUrl: publicUrl(env) },
+    publicUrl: publicUrl(env),
+    settings: env,
     email: emailStore(db.prisma),
   });
   closeProviders = () => providers.close();

@@ -3,7 +3,7 @@ import { getOperationAST, type ExecutionArgs } from 'graphql';
 import { createHandler } from 'graphql-sse/lib/use/fetch';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import type { RequestState, ServerContext } from '../http/state.js';
-import type { DocumentStore } from '../modules/documents/documents.service.js';
+import type { DocumentStore } from './trusted-documents.js';
 import type { GraphQLContext } from './builder.js';
 import { operationPreparer, type PreparedOperation } from './operation.js';
 

@@ -4,7 +4,7 @@ import { rateLimitHeaders } from '../context/rate-limit.js';
 import { methodNotAllowed, routeNotFound } from './exchange.js';
 import type { RouteTable } from './routes.js';
 import { beginRequest, type RequestState, type ServerContext } from './state.js';
-import { ServerResponse } from '../lib/response.js';
+import { FetchResponse } from '../lib/response.js';
 
 export interface RoutingOptions {
   table: RouteTable;
@@ -20,7 +20,7 @@ export interface RoutingOptions {
 /** A HEAD answer: GET's status and headers without its body, which is let go of (a streamed file is not left half-read). */
 async function headOf(response: Response): Promise<Response> {
   await response.body?.cancel();
-  return new ServerResponse(null, { status: response.status, headers: response.headers });
+  return new FetchResponse(null, { status: response.status, headers: response.headers });
 }
 
 /**

@@ -8,7 +8,8 @@ import { isRecord, parseInput } from '../lib/validation.js';
 import { cutOff } from '../http/state.js';
 import { readJson } from '../http/exchange.js';
 import type { HttpRoute } from '../http/routes.js';
-import { API_PREFIX, OPENAPI_PATH, type RouteDeclaration, type WebhookDeclaration } from './route.js';
+import { API_PREFIX, OPENAPI_PATH, type RouteDeclaration } from './route.js';
+import type { WebhookDeclaration } from '../providers/provider.js';
 import { openApiResponse } from './openapi.js';
 
 /** Query parameters as an object of the first value of each. */

@@ -70,27 +70,3 @@ export function route<Params extends z.ZodType = z.ZodType<Record<string, never>
 ): RouteDeclaration<Params, Query> {
   return declaration;
 }
-
-/**
- * A provider webhook, declared once: the route table serves it and the OpenAPI document lists it
- * with the signature it must carry. No credential: the route checks the provider's signature
- * itself, since only it knows the channel and so the secret.
- */
-export interface WebhookDeclaration<Parts = unknown> {
-  method: 'GET' | 'POST';
-  /** The absolute path, with `:name` path parameters. */
-  path: string;
-  operationId: string;
-  summary: string;
-  description?: string;
-  params: z.ZodObject;
-  query?: z.ZodObject;
-  /** The header carrying the provider's signature, described for the document; none for a verification handshake. */
-  signature?: { header: string; description: string };
-  /** The body a provider posts. */
-  body?: { contentType: string; description: string };
-  /** Every answer, by status. */
-  responses: { [status: number]: { description: string; contentType?: string } };
-  /** Answers a call, with what the app supplies every webhook route (`Parts`: the channel lookup, the store). */
-  handler(call: RouteCall, parts: Parts): Promise<Response>;
-}

@@ -38,7 +38,7 @@ beforeAll(async () => {
   // A database of its own: the worker claims every due delivery and inbound event.
   app = await appOnOwnDatabase({
     env: { PUBLIC_URL },
-    providers: testProviders({ whatsapp: { baseUrl: wa.url, version: 'v21.0' }, twilio: { baseUrl: tw.url, publicUrl: PUBLIC_URL } }),
+    providers: testProviders({ settings: { WHATSAPP_API_URL: wa.url, TWILIO_API_URL: tw.url }, publicUrl: PUBLIC_URL }),
   });
   served = await serveOnPort(app.db, app.env, { providers: app.providers, events: app.events });
   const worker = appWorker(app);

@@ -87,7 +87,7 @@ describe('a Redis outage in one process', () => {
     process.on('unhandledRejection', onRejection);
     app = await appOnOwnDatabase({
       env: { REDIS_URL: redis.url, REDIS_PREFIX: prefix, RATE_LIMIT_PER_MINUTE: '1000' },
-      providers: testProviders({ whatsapp: { baseUrl: fake.url, version: 'v21.0' } }),
+      providers: testProviders({ settings: { WHATSAPP_API_URL: fake.url } }),
     });
     worker = appWorker(app);
     worker.start();

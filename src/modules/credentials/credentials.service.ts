@@ -1,11 +1,12 @@
 import { Prisma, type Channel, type PrismaClient, type Workspace } from '../../generated/prisma/client.js';
 import type { RunSql } from '../../db/database.js';
 import type { Db } from '../../db/types.js';
-import type { AuthContext, CredentialKind, ResolvedCredential } from '../../context/types.js';
+import type { AuthContext, CredentialKind, LiveCredential, ResolvedCredential } from '../../context/types.js';
 import { BACKEND_SCOPES, sessionScopes } from '../../context/scopes.js';
 import { AuthenticationError, InputError, TokenExpiredError } from '../../errors/domain.js';
 import { TOKEN_PREFIX, displayPrefix, generateToken, hashToken } from '../../lib/tokens.js';
 import { isUuid } from '../../lib/uuid.js';
+import { actAs } from '../../context/act-as.js';
 
 function expiryFrom(expiresInSeconds: number | undefined): Date | null {
   return expiresInSeconds === undefined ? null : new Date(Date.now() + expiresInSeconds * 1000);
@@ -85,13 +86,6 @@ export async function revokeToken(prisma: PrismaClient, token: string): Promise<
   });
 }
 
-/** What `liveCredentials` tells of one credential. */
-export interface LiveCredential {
-  /** Past its expiry (it admits nothing, and says so: TOKEN_EXPIRED). */
-  expired: boolean;
-  /** The active channels it can act as now. */
-  channels: Set<string>;
-}
 
 /**
  * Of the credentials `ids`, those that are neither revoked nor (for a session) minted by a
@@ -236,28 +230,6 @@ export async function resolveCredential(
     expiresAt: first.expires_at,
     mintedByExpiresAt: first.minted_by_expires_at,
   };
-}
-
-/**
- * The request's caller from a resolved credential and its X-Channel-Uuid: the named channel,
- * which must be one the credential can act as, or without the header its only channel. An
- * expired credential is TokenExpiredError.
- */
-export function actAs(resolved: ResolvedCredential, channelHeader: string | null, now: number = Date.now()): AuthContext {
-  const { workspace, credential, channels, connectionId, expiresAt, mintedByExpiresAt } = resolved;
-  // Told apart from any other refusal, so that a client knows to refresh (CONTRACT §7).
-  if (expiresAt && expiresAt.getTime() <= now) throw new TokenExpiredError();
-  // A session outlives its minting credential by no moment, even one kept in the cache.
-  if (mintedByExpiresAt && mintedByExpiresAt.getTime() <= now) throw new AuthenticationError();
-  let channel: Channel | null;
-  if (channelHeader !== null) {
-    const wanted = channelHeader.trim().toLowerCase();
-    channel = channels.find((c) => c.id === wanted) ?? null;
-    if (!channel) throw new AuthenticationError();
-  } else {
-    channel = channels.length === 1 ? channels[0]! : null;
-  }
-  return { workspace, credential, channels, channel, connectionId, expiresAt, mintedByExpiresAt };
 }
 
 /**

@@ -17,7 +17,7 @@ let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
 beforeAll(async () => {
   fake = await startWhatsAppFake({ token: WHATSAPP_SETTINGS.accessToken });
   // A database of its own: the worker claims every due delivery.
-  app = await appOnOwnDatabase({ providers: testProviders({ whatsapp: { baseUrl: fake.url, version: 'v21.0' } }) });
+  app = await appOnOwnDatabase({ providers: testProviders({ settings: { WHATSAPP_API_URL: fake.url } }) });
 });
 afterAll(async () => {
   await app.drop();

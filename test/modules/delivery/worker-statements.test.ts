@@ -28,7 +28,7 @@ beforeAll(async () => {
   // A database of its own: the worker claims every due delivery.
   app = await appOnOwnDatabase({
     onQuery: (sql) => statements.push(sql),
-    providers: testProviders({ whatsapp: { baseUrl: fake.url, version: 'v21.0' } }),
+    providers: testProviders({ settings: { WHATSAPP_API_URL: fake.url } }),
   });
 });
 afterAll(async () => {

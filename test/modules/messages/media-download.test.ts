@@ -29,7 +29,7 @@ beforeAll(async () => {
   twilio = await startTwilioFake({ accountSid: TWILIO_SETTINGS.accountSid, authToken: TWILIO_SETTINGS.authToken });
   app = await appOnOwnDatabase({
     env: { PUBLIC_URL },
-    providers: testProviders({ whatsapp: { baseUrl: whatsapp.url, version: 'v21.0' }, twilio: { baseUrl: twilio.url, publicUrl: PUBLIC_URL } }),
+    providers: testProviders({ settings: { WHATSAPP_API_URL: whatsapp.url, TWILIO_API_URL: twilio.url }, publicUrl: PUBLIC_URL }),
   });
   worker = appWorker(app);
   worker.start();

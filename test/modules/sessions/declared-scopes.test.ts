@@ -1,7 +1,7 @@
 import SchemaBuilder from '@pothos/core';
 import { isObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { schema } from '../../../src/graphql/schema.js';
+import { schema } from '../../../src/schema.js';
 import { DECLARED_SCOPES } from '../../../src/graphql/scopes.js';
 import { DOCUMENTED_ROUTES } from '../../../src/app.js';
 import { route } from '../../../src/rest/route.js';

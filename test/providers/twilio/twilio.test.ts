@@ -46,7 +46,7 @@ let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
 beforeAll(async () => {
   fake = await startTwilioFake({ accountSid, authToken });
   // A database of its own: the worker claims every due delivery and inbound event.
-  app = await appOnOwnDatabase({ env: { PUBLIC_URL }, providers: testProviders({ twilio: { baseUrl: fake.url, publicUrl: PUBLIC_URL } }) });
+  app = await appOnOwnDatabase({ env: { PUBLIC_URL }, providers: testProviders({ settings: { TWILIO_API_URL: fake.url }, publicUrl: PUBLIC_URL }) });
 });
 afterAll(async () => {
   await app.drop();
@@ -603,7 +603,7 @@ describe('inbound media', () => {
   });
 
   it('a media URL at a private address is refused when WEBHOOK_PRIVATE_TARGETS is deny (502), and nothing is fetched', async () => {
-    const guarded = testProviders({ targets: 'deny', twilio: { baseUrl: fake.url, publicUrl: PUBLIC_URL } });
+    const guarded = testProviders({ targets: 'deny', settings: { TWILIO_API_URL: fake.url }, publicUrl: PUBLIC_URL });
     cleanups.push(() => guarded.close());
     const url = fake.addMedia(Buffer.from('x'), 'image/png');
     const before = fake.mediaRequests.length;
