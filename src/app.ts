@@ -137,7 +137,7 @@ const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Channel-Uuid',
 const CORS_EXPOSED_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed', 'WWW-Authenticate'];
 
 /**
- * CORS (CONTRACT §2): off unless CORS_ORIGINS lists origins. A listed origin gets its own origin
+ * CORS (docs/conventions.md): off unless CORS_ORIGINS lists origins. A listed origin gets its own origin
  * back, with credentials; `*` lets any other origin in without credentials. Any other origin, and
  * every origin while the list is unset, gets no CORS header at all, so browsers refuse to share
  * the response. yoga's plugin answers every OPTIONS before the route table, so a preflight to
@@ -159,7 +159,7 @@ export function corsOptions(origins: string[] | undefined): YogaServerOptions<Re
 }
 
 /**
- * Whether a browser page of `origin` may open a WebSocket to this server (CONTRACT §8: the upgrade
+ * Whether a browser page of `origin` may open a WebSocket to this server (docs/graphql.md: the upgrade
  * honours CORS_ORIGINS): its own origin always, another only when listed (or `*`).
  */
 export function webSocketOrigins(origins: string[] | undefined) {

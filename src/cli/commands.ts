@@ -37,7 +37,7 @@ export interface AdminContext {
   resolve?: Resolver;
 }
 
-/** Refuses a target URL the delivery would refuse (CONTRACT §5), as one line naming the flag. */
+/** Refuses a target URL the delivery would refuse (docs/operating-safely.md, Outbound targets), as one line naming the flag. */
 async function checkOutboundTarget(flag: string, url: string, context: AdminContext): Promise<void> {
   try {
     await checkTarget(url, privateTargets(context.env), context.resolve);

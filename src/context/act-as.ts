@@ -9,7 +9,7 @@ import type { AuthContext, ResolvedCredential } from './types.js';
  */
 export function actAs(resolved: ResolvedCredential, channelHeader: string | null, now: number = Date.now()): AuthContext {
   const { workspace, credential, channels, connectionId, expiresAt, mintedByExpiresAt } = resolved;
-  // Told apart from any other refusal, so that a client knows to refresh (CONTRACT §7).
+  // Told apart from any other refusal, so that a client knows to refresh (docs/browser-apps.md).
   if (expiresAt && expiresAt.getTime() <= now) throw new TokenExpiredError();
   // A session outlives its minting credential by no moment, even one kept in the cache.
   if (mintedByExpiresAt && mintedByExpiresAt.getTime() <= now) throw new AuthenticationError();

@@ -39,8 +39,8 @@ export async function authenticateRequest(deps: AppDeps, headers: Pick<Headers, 
 }
 
 /**
- * A session minted for some origins refuses a request whose Origin header names another (CONTRACT
- * §7). A request without the header (not a browser's cross-origin one) is not refused: the
+ * A session minted for some origins refuses a request whose Origin header names another (docs/browser-apps.md,
+ * Origins and CORS). A request without the header (not a browser's cross-origin one) is not refused: the
  * origins keep a leaked token from working in other sites' pages, not from a script.
  */
 function refuseOtherOrigins(origins: readonly string[], origin: string | null): void {

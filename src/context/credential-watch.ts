@@ -33,7 +33,7 @@ interface Watched {
 
 /**
  * The credentials of the streams this process holds open, and how each learns that its credential
- * lapsed (CONTRACT §7: within 5 s, on every process, and no event after it):
+ * lapsed (docs/browser-apps.md: within 5 s, on every process, and no event after it):
  *
  * - a timer at the credential's own expiry, and at its minting credential's (no statement);
  * - announcements of changes (`announce`: revocations through the API; the admin commands through

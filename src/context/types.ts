@@ -21,7 +21,7 @@ export interface SessionUser {
 export interface Credential {
   id: string;
   kind: CredentialKind;
-  /** Every scope for a backend credential; a session's own (CONTRACT §7). */
+  /** Every scope for a backend credential; a session's own (docs/browser-apps.md). */
   scopes: Scopes;
   /** The user a session acts as; null for backend credentials. */
   user: SessionUser | null;

@@ -19,7 +19,7 @@ const MAX_RESERVATIONS = 100_000;
 const holderOf = (headers: Headers) => createHash('sha256').update(`${headers.get('authorization') ?? ''}\n${headers.get('host') ?? ''}`).digest('base64url');
 
 /**
- * GraphQL over Server-Sent Events in graphql-sse's single connection mode (CONTRACT §8): a client
+ * GraphQL over Server-Sent Events in graphql-sse's single connection mode (docs/graphql.md): a client
  * reserves a stream (`PUT /graphql/stream`, answered with a token), holds it open (`GET` with the
  * token), and runs its operations on it (`POST` with the token in `X-GraphQL-Event-Stream-Token`,
  * `DELETE` to stop one), so one browser tab holds one connection for all its subscriptions. The

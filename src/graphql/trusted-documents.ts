@@ -5,7 +5,7 @@ import type { ServerContext } from '../http/state.js';
 import { isRecord } from '../lib/validation.js';
 
 /*
- * Trusted documents (CONTRACT §8): a request may name a document its workspace registered instead
+ * Trusted documents (docs/graphql.md): a request may name a document its workspace registered instead
  * of sending the text — `{"documentId":"sha256:<hex>"}` (GraphQL over HTTP, persisted documents)
  * or `{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"<hex>"}}}` (automatic persisted
  * queries) — and a workspace may let its session tokens run nothing else. The stored text is
@@ -22,7 +22,7 @@ export interface DocumentStore {
 }
 
 /**
- * Whether the caller holds a credential a browser holds (a session token, CONTRACT §7): those a
+ * Whether the caller holds a credential a browser holds (a session token, docs/browser-apps.md): those a
  * workspace may restrict to its registered documents. Backend credentials (channel keys,
  * connection tokens) are never restricted.
  */

@@ -90,7 +90,7 @@ function cutOffUnread(socket: WebSocket, maxBufferedBytes: number, logger: Logge
 /**
  * The credential headers a client sends in `connection_init`'s payload, by any case, with the
  * upgrade's Host and Origin: a session minted for some origins refuses a socket a page of another
- * origin opened, as it refuses that page's HTTP requests (CONTRACT §7).
+ * origin opened, as it refuses that page's HTTP requests (docs/browser-apps.md).
  */
 function headersOf(payload: unknown, request: http.IncomingMessage): Headers {
   const headers = new Headers();
@@ -180,7 +180,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
         const socket = ctx.extra.socket;
         if (cutOffUnread(socket, options.maxBufferedBytes, logger)) return;
         // A stream whose credential lapsed ends with that error (src/graphql/subscriptions.ts); the
-        // socket, whose credential it is, closes with 4403 once the error is on its way (CONTRACT §7).
+        // socket, whose credential it is, closes with 4403 once the error is on its way (docs/browser-apps.md).
         if (result.errors?.some((error) => LAPSED.has(error.extensions?.code as string))) {
           setTimeout(() => socket.close(CloseCode.Forbidden, 'Forbidden'), 10).unref();
         }

@@ -84,7 +84,7 @@ export async function readJson(request: Request, limit: number): Promise<unknown
   }
 }
 
-/** The answer to a path no route has (CONTRACT §2). */
+/** The answer to a path no route has (docs/conventions.md). */
 export function routeNotFound(): Response {
   return json(404, { status: 'error', message: 'Route not found.' });
 }

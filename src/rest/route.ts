@@ -45,7 +45,7 @@ export interface RouteDeclaration<Params extends z.ZodType = z.ZodType, Query ex
   description?: string;
   tag: string;
   /**
-   * What the caller's credential must hold (ARCHITECTURE habit 15, CONTRACT §7): `read` for every
+   * What the caller's credential must hold (docs/browser-apps.md, Scopes): `read` for every
    * GET; `send`, `contacts` or `conversations` for the changes a session may be granted;
    * `credentials` for what only a backend credential may do. A session without it gets 403.
    */

@@ -20,7 +20,7 @@ import {
 import { appWorker, testProviders } from '../helpers/worker.js';
 
 /**
- * Live statuses (CONTRACT §8): `messageUpdated` streams each status change a delivery or a
+ * Live statuses (docs/graphql.md): `messageUpdated` streams each status change a delivery or a
  * provider's status webhook makes, over SSE and over WebSocket on a real port, and
  * `conversationUpdated(id)` only the conversation it names.
  */

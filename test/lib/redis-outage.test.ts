@@ -17,7 +17,7 @@ import { signedHeaders, startWhatsAppFake, textMessage, webhookBody, WHATSAPP_SE
 import { appWorker, testProviders } from '../helpers/worker.js';
 
 /**
- * CONTRACT §10: Redis is an accelerator, never a dependency. A real redis-server of the test's own
+ * docs/operating-safely.md, Staying up: Redis is an accelerator, never a dependency. A real redis-server of the test's own
  * is stopped and started again while messages are sent, conversations closed and replies come in.
  */
 

@@ -10,7 +10,7 @@ import { signedHeaders, startWhatsAppFake, textMessage, webhookBody, WHATSAPP_SE
 import { appWorker, testProviders } from '../helpers/worker.js';
 
 /**
- * CONTRACT §10: one deadline per provider attempt, for the answer's head and body together, always
+ * docs/operating-safely.md, Staying up: one deadline per provider attempt, for the answer's head and body together, always
  * shorter than the lease, so that a slow provider never lets a second worker send the same message.
  */
 

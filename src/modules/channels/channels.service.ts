@@ -74,7 +74,7 @@ export async function configureChannel(prisma: PrismaClient, id: string, config:
   }
 }
 
-/** The refusal of an inbound address another active email channel has (CONTRACT §10: an address belongs to one). */
+/** The refusal of an inbound address another active email channel has (docs/operating-safely.md, Staying up: an address belongs to one). */
 function inboundAddressTaken(address: string, holder: string | null): InputError {
   return new InputError(`the inbound address ${address} is already that of active channel ${holder ?? '(another)'}: an inbound address belongs to one active channel`);
 }

@@ -152,7 +152,7 @@ export const findContactSchema = z
   })
   .refine((q) => !!q.email || !!q.phone, { message: 'Give an email or a phone to find a contact by.', path: ['email'] });
 
-/** The API view of a contact (CONTRACT §3); the phone is `phoneNumber` in answers. */
+/** The API view of a contact (docs/conventions.md, Views); the phone is `phoneNumber` in answers. */
 export const contactViewSchema = z
   .object({
     id: apiUuid,

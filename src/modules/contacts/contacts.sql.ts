@@ -8,7 +8,7 @@ import type { ContactView } from './contacts.schemas.js';
 
 const field = viewFields<Contact>();
 
-/** The API view of a contact (CONTRACT §3); the phone is `phoneNumber` in answers. */
+/** The API view of a contact (docs/conventions.md, Views); the phone is `phoneNumber` in answers. */
 export const contactTable = viewTable<Contact, ContactView>({
   id: field.column('id'),
   name: field.column('name'),

@@ -40,7 +40,7 @@ async function recordChange(db: Db, conversationId: string, type: ConversationSt
 }
 
 /**
- * The conversation a send lands on (CONTRACT §3): the open one of this contact and
+ * The conversation a send lands on (docs/conventions.md, Views): the open one of this contact and
  * channel; else the `preferred` closed one or the latest, kept closed when `silent`, otherwise
  * reopened with a `reopened` state change (and `conversation.reopened` added to
  * `events`); else a new open conversation. The chosen row is locked for the rest
@@ -85,7 +85,7 @@ export async function conversationForSend(
   return created;
 }
 
-/** Who a change is recorded as made by: a session's user (CONTRACT §7), else the acting channel. */
+/** Who a change is recorded as made by: a session's user (docs/browser-apps.md), else the acting channel. */
 function channelActor(ctx: RequestContext): Actor {
   const channel = actingChannel(ctx.auth);
   const user = ctx.auth.credential.user;

@@ -70,7 +70,7 @@ export async function createConnection(
 }
 
 /**
- * Revokes a token and every session it minted (CONTRACT §7), in one transaction. Answers the
+ * Revokes a token and every session it minted (docs/browser-apps.md), in one transaction. Answers the
  * revoked credential's id, which running servers are told of.
  */
 export async function revokeToken(prisma: PrismaClient, token: string): Promise<{ id: string }> {
@@ -119,7 +119,7 @@ export async function liveCredentials(sql: RunSql, ids: readonly string[], now: 
 
 /**
  * A session holds only while the credential that minted it does: revoking or expiring a channel
- * key or a connection token revokes every session it minted (CONTRACT §7).
+ * key or a connection token revokes every session it minted (docs/browser-apps.md).
  */
 function mintedByHolds(now: Date) {
   return Prisma.sql`(t.minted_by_id IS NULL OR (p.revoked_at IS NULL AND (p.expires_at IS NULL OR p.expires_at > ${now}::timestamptz)))`;

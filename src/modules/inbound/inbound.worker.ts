@@ -16,7 +16,7 @@ export class StatusAheadOfSend extends Error {
 }
 
 /**
- * Processes one stored inbound event (CONTRACT §6): parses it with its provider and applies
+ * Processes one stored inbound event (docs/channels.md): parses it with its provider and applies
  * every message and status, each to the channel it was sent to. Messages are idempotent and
  * statuses forward-only, so processing an event again (a retry, a reprocess) changes nothing twice.
  * Throws to be retried: a failure, or a status ahead of its send while the event is younger than

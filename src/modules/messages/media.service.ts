@@ -7,7 +7,7 @@ import { MediaUnavailable, type OpenedMedia } from '../../providers/provider.js'
 import type { Providers } from '../../providers/registry.js';
 import { providerChannel } from '../channels/channel-secrets.js';
 
-/** The most a media download may stream (CONTRACT §6). */
+/** The most a media download may stream (docs/channels.md). */
 export const MEDIA_LIMIT_BYTES = 16 * 1024 * 1024;
 
 /** Opens a file through the channel's provider, with the channel's credentials opened by `sealer`. */
@@ -55,7 +55,7 @@ export async function openMessageMedia(ctx: RequestContext, id: string, index: s
 }
 
 /**
- * A body that yields exactly `length` bytes or fails (CONTRACT §10): the answer's Content-Length
+ * A body that yields exactly `length` bytes or fails (docs/operating-safely.md, Staying up): the answer's Content-Length
  * is then always the number of bytes sent, and a body that turns out longer or shorter ends the
  * connection (src/lib/cut-off.ts) instead of corrupting the next answer on it.
  */

@@ -63,7 +63,7 @@ export async function sendMessage(ctx: RequestContext, body: unknown, guard?: Wr
   const workspaceId = ctx.auth.workspace.id;
   const input = parseInput(sendMessageSchema, body);
   const { field, recipient } = chooseRecipient(input);
-  // A session sends as its user, whom `from` may name and nobody else (CONTRACT §7).
+  // A session sends as its user, whom `from` may name and nobody else (docs/browser-apps.md).
   const asUser = sessionSender(ctx, input.from);
   const provider = ctx.providers.find((descriptor) => descriptor.name === channel.provider);
   // The one-statement path skips the recipient checks a provider needs: for a provider that needs nothing of a recipient only.

@@ -23,7 +23,7 @@ export function metaOrigin(url: string, apiOrigin: string | null): boolean {
 /**
  * WhatsApp media by id: `GET {base}/{version}/{media id}` with the channel's access token answers
  * the file's URL, type and size; the URL (a provider-given link, fetched through the guarded
- * client) is then read, with the same token only when it is Meta's (CONTRACT §10): whatever a
+ * client) is then read, with the same token only when it is Meta's (docs/operating-safely.md, Staying up): whatever a
  * media answer names, the token goes nowhere else. The Graph API's `file_size` refuses a file
  * too large before it is fetched, but never becomes the answer's length.
  */

@@ -9,7 +9,7 @@ import { sleep, until } from '../../helpers/until.js';
 import { WHATSAPP_SETTINGS, startWhatsAppFake, whatsappWorkspace, type WhatsAppFake } from '../../helpers/whatsapp-fake.js';
 import { appWorker, testProviders } from '../../helpers/worker.js';
 
-/* CONTRACT §9: marking a WhatsApp conversation read reports the latest inbound message read, through the outbox. */
+/* docs/inbox.md: marking a WhatsApp conversation read reports the latest inbound message read, through the outbox. */
 
 let fake: WhatsAppFake;
 let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;

@@ -11,7 +11,7 @@ import { runAdminOn } from '../../helpers/admin.js';
 import { addChannel, bearer, createConnection, workspaceWithChannel } from '../../helpers/factories.js';
 import { documentsApp, getGraphQL, manifestOf, postGraphQL, register, sessionCaller, sha256, type DocumentsApp } from './helpers.js';
 
-// `workspace:configure --trusted-documents-only on` (CONTRACT §8): session tokens may run only
+// `workspace:configure --trusted-documents-only on` (docs/graphql.md): session tokens may run only
 // the workspace's registered documents, by id; any text, a registered one's included, is refused
 // with PERSISTED_QUERY_ONLY and nothing runs. Backend credentials are never restricted.
 

@@ -10,7 +10,7 @@ import { signedHeaders, startWhatsAppFake, webhookBody, WHATSAPP_SETTINGS, whats
 import { appWorker, testProviders } from '../../helpers/worker.js';
 
 /**
- * CONTRACT §10: media streamed to a client carries a Content-Length equal to the bytes sent, or
+ * docs/operating-safely.md, Staying up: media streamed to a client carries a Content-Length equal to the bytes sent, or
  * none, whatever the provider's answer said (gzip-encoded, chunked, a Graph API `file_size`); and
  * the WhatsApp access token goes only to Meta's origins, whatever a media answer names.
  */

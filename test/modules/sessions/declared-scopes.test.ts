@@ -8,7 +8,7 @@ import { route } from '../../../src/rest/route.js';
 import { document } from '../../helpers/openapi.js';
 
 /*
- * ARCHITECTURE habit 15: every REST route and every GraphQL root field states the scope it needs
+ * docs/browser-apps.md, Scopes: every REST route and every GraphQL root field states the scope it needs
  * where it is declared, so an operation without one cannot be forgotten.
  */
 
