@@ -53,14 +53,13 @@ export const DOCUMENTED_ROUTES = {
 
 export const GRAPHQL_PATH = '/graphql';
 
-/** A browser asking for the GraphiQL page, which needs no credential. */
-const wantsPage = (request: Request) => request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
-
 /**
  * GET and POST /graphql in the route table: the caller authenticated and counted before the
  * document is parsed or validated (a refused document costs the caller's budget, and a caller
- * without a credential gets 401), the body read within BODY_LIMIT_BYTES, then the request
- * handed on to yoga's pipeline.
+ * without a credential gets 401, whatever its Accept header), the body read within
+ * BODY_LIMIT_BYTES, then the request handed on to yoga's pipeline. The GraphiQL page, the one
+ * answer without a credential, is given by yoga before the table is consulted, and only where
+ * GraphiQL is on (docs/graphql.md#graphiql); every other request reaching this route is GraphQL.
  */
 function graphqlRoutes(deps: AppDeps): HttpRoute[] {
   const refuse = (error: unknown, log: Logger) => graphqlErrorResponse(error, log);
@@ -69,7 +68,6 @@ function graphqlRoutes(deps: AppDeps): HttpRoute[] {
     path: GRAPHQL_PATH,
     label: 'graphql',
     auth: 'credential',
-    open: wantsPage,
     refuse,
     async handle({ request, state }) {
       if (method !== 'POST' || !request.body) return undefined;

@@ -44,7 +44,7 @@ export function routingPlugin(options: RoutingOptions): Plugin<Record<string, un
       const { route, params } = match;
       state.route = route.label;
       try {
-        if (route.auth === 'credential' && !route.open?.(request)) state.caller = await options.authenticate(request.headers, state);
+        if (route.auth === 'credential') state.caller = await options.authenticate(request.headers, state);
         const answer = await route.handle({ request, url, params, state });
         if (answer) endResponse(request.method === 'HEAD' ? await headOf(answer) : answer);
       } catch (error) {

@@ -28,8 +28,6 @@ export interface HttpRoute {
   /** The label of its requests in metrics (`GET /contacts/:contact`). */
   label: string;
   auth: RouteAuth;
-  /** For a credential route: whether this request is served without one (the GraphiQL page). */
-  open?: (request: Request) => boolean;
   /**
    * The answer to a request refused before the route runs (authentication, rate limit, outage), in the route's own shape;
    * an unexpected failure is logged on `log`, the request's logger.
