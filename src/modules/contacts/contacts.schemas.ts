@@ -162,6 +162,17 @@ export const contactViewSchema = z
     isGroup: z.boolean(),
     createdAt: apiDateTime,
     updatedAt: apiDateTime,
+    optOuts: z
+      .array(
+        z
+          .object({
+            channelId: apiUuid,
+            at: apiDateTime,
+            source: z.enum(['keyword', 'provider']).meta({ description: 'An opt-out keyword the contact sent, or the provider refusing a send.' }),
+          })
+          .meta({ id: 'ContactOptOut' }),
+      )
+      .meta({ description: 'The channels the contact opted out of: broadcasts skip it there; one-to-one messages still go.' }),
   })
   .meta({ id: 'Contact' });
 
