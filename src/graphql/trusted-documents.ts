@@ -3,7 +3,7 @@ import { createGraphQLError, type GraphQLParams, type Plugin } from 'graphql-yog
 import type { AuthContext } from '../context/types.js';
 import type { ServerContext } from '../http/state.js';
 import { isRecord } from '../lib/validation.js';
-import { mayRunText, type DocumentStore } from '../modules/documents/documents.service.js';
+import { mayRunText, printedHash, type DocumentStore } from '../modules/documents/documents.service.js';
 
 /*
  * Trusted documents (CONTRACT §8): a request may name a document its workspace registered instead
@@ -12,6 +12,12 @@ import { mayRunText, type DocumentStore } from '../modules/documents/documents.s
  * queries) — and a workspace may let its session tokens run nothing else. The stored text is
  * handed to yoga unchanged, so yoga's parser and validation caches, keyed by the text, parse and
  * validate each document once per process, whichever way it is sent.
+ *
+ * Clients at their defaults (docs/graphql.md#trusted-documents): a document is also found by the
+ * SHA-256 of its text as graphql-js print() prints it (Apollo Client's persisted-query link), an
+ * id may carry the `sha256:` prefix in either form, and a text sent beside an id (Apollo's
+ * WebSocket link sends both) runs, as the registered document, when it is that document after
+ * print() — even for a caller restricted to registered documents.
  */
 
 /** The refusal of an id the workspace has not registered: the error persisted-query clients fall back on (they resend the text). */
@@ -32,6 +38,8 @@ const NOTHING_SENT = {
 const error = (shape: { message: string; extensions: Record<string, unknown> }) => createGraphQLError(shape.message, { extensions: shape.extensions });
 
 const DOCUMENT_ID = /^sha256:([0-9a-fA-F]{64})$/;
+/** `extensions.persistedQuery.sha256Hash`: the hex, with or without the `sha256:` of a document id. */
+const PERSISTED_HASH = /^(?:sha256:)?([0-9a-fA-F]{64})$/;
 
 /**
  * The id of the registered document a request names (lowercase hex), or null when it names none.
@@ -42,8 +50,24 @@ export function persistedDocumentId(params: GraphQLParams & { documentId?: unkno
   const documentId = params.documentId ?? url?.searchParams.get('documentId') ?? null;
   if (documentId !== null) return typeof documentId === 'string' ? (DOCUMENT_ID.exec(documentId)?.[1]?.toLowerCase() ?? '') : '';
   const persisted = params.extensions?.['persistedQuery'];
-  if (isRecord(persisted) && persisted['version'] === 1 && typeof persisted['sha256Hash'] === 'string') return persisted['sha256Hash'].toLowerCase();
+  if (isRecord(persisted) && persisted['version'] === 1 && typeof persisted['sha256Hash'] === 'string') {
+    return PERSISTED_HASH.exec(persisted['sha256Hash'])?.[1]?.toLowerCase() ?? '';
+  }
   return null;
+}
+
+/**
+ * For a request carrying both a text and an id: the registered document the id names, when the
+ * text is that document (the same after print()); else null.
+ */
+async function registeredTextOf(documents: DocumentStore, caller: AuthContext, params: GraphQLParams, url?: URL): Promise<string | null> {
+  const id = persistedDocumentId(params, url);
+  if (!id || !params.query) return null;
+  const registered = await documents.get(caller.workspace.id, id);
+  if (registered === null) return null;
+  if (registered === params.query) return registered;
+  const printed = printedHash(params.query);
+  return printed !== null && printed === printedHash(registered) ? registered : null;
 }
 
 /**
@@ -56,8 +80,10 @@ export function persistedDocumentId(params: GraphQLParams & { documentId?: unkno
  */
 export async function operationParams(documents: DocumentStore, caller: AuthContext, params: GraphQLParams): Promise<GraphQLParams & { query: string }> {
   if (params.query) {
-    if (!mayRunText(caller)) throw error(TEXT_REFUSED);
-    return { ...params, query: params.query };
+    if (mayRunText(caller)) return { ...params, query: params.query };
+    const registered = await registeredTextOf(documents, caller, params);
+    if (registered === null) throw error(TEXT_REFUSED);
+    return { query: registered, operationName: params.operationName, variables: params.variables, extensions: params.extensions };
   }
   const id = persistedDocumentId(params);
   if (id === null) throw error(NOTHING_SENT);
@@ -70,7 +96,8 @@ export async function operationParams(documents: DocumentStore, caller: AuthCont
  * Trusted documents on yoga's HTTP pipeline (POST, GET and SSE), through yoga's persisted-operations
  * plugin: it finds the id in either form, hands the registered text on, and answers an unknown id.
  * Whether a text may run depends on the caller, which the plugin's own switch is not given: the
- * caller is on the request's state, checked here before the plugin runs.
+ * caller is on the request's state, checked here before the plugin runs. A restricted caller's
+ * text beside the id of the registered document it is goes through the plugin as the id alone.
  */
 export function trustedDocumentsPlugin(documents: DocumentStore): Plugin<Record<string, unknown>, ServerContext> {
   const persisted = usePersistedOperations<ServerContext & Record<string, unknown>>({
@@ -84,9 +111,14 @@ export function trustedDocumentsPlugin(documents: DocumentStore): Plugin<Record<
   });
   return {
     ...(persisted as Plugin<Record<string, unknown>, ServerContext>),
-    onParams(payload) {
+    async onParams(payload) {
       const caller = payload.context.state?.caller;
-      if (payload.params.query && caller && !mayRunText(caller)) throw error(TEXT_REFUSED);
+      const { params, request } = payload;
+      if (params.query && caller && !mayRunText(caller)) {
+        const url = request.method === 'GET' ? new URL(request.url) : undefined;
+        if ((await registeredTextOf(documents, caller, params, url)) === null) throw error(TEXT_REFUSED);
+        return persisted.onParams!({ ...payload, params: { ...params, query: undefined } } as never);
+      }
       return persisted.onParams!(payload as never);
     },
   };
