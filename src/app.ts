@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import type { AppDeps } from './context/deps.js';
@@ -8,7 +9,7 @@ import { OpenStreams } from './lib/streams.js';
 import { domainGraphQLError, graphqlErrorResponse, maskGraphQLError } from './graphql/errors.js';
 import { DomainError } from './errors/domain.js';
 import { restErrorResponse } from './rest/errors.js';
-import { yogaLogger } from './errors/log.js';
+import { logMaskedFailures, yogaLogger } from './errors/log.js';
 import type { GraphQLContext } from './graphql/builder.js';
 import { schema } from './graphql/schema.js';
 import { GRAPHIQL_OPTIONS, graphiqlRenderer } from './graphql/graphiql.js';
@@ -52,23 +53,21 @@ export const DOCUMENTED_ROUTES = {
 
 export const GRAPHQL_PATH = '/graphql';
 
-/** A browser asking for the GraphiQL page, which needs no credential. */
-const wantsPage = (request: Request) => request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
-
 /**
  * GET and POST /graphql in the route table: the caller authenticated and counted before the
  * document is parsed or validated (a refused document costs the caller's budget, and a caller
- * without a credential gets 401), the body read within BODY_LIMIT_BYTES, then the request
- * handed on to yoga's pipeline.
+ * without a credential gets 401, whatever its Accept header), the body read within
+ * BODY_LIMIT_BYTES, then the request handed on to yoga's pipeline. The GraphiQL page, the one
+ * answer without a credential, is given by yoga before the table is consulted, and only where
+ * GraphiQL is on (docs/graphql.md#graphiql); every other request reaching this route is GraphQL.
  */
 function graphqlRoutes(deps: AppDeps): HttpRoute[] {
-  const refuse = (error: unknown) => graphqlErrorResponse(error, deps.logger);
+  const refuse = (error: unknown, log: Logger) => graphqlErrorResponse(error, log);
   const route = (method: 'GET' | 'POST'): HttpRoute => ({
     method,
     path: GRAPHQL_PATH,
     label: 'graphql',
     auth: 'credential',
-    open: wantsPage,
     refuse,
     async handle({ request, state }) {
       if (method !== 'POST' || !request.body) return undefined;
@@ -77,7 +76,7 @@ function graphqlRoutes(deps: AppDeps): HttpRoute[] {
         if (body) state.body = body;
       } catch (error) {
         // The same answer as REST's for a body over the limit, before yoga parses anything.
-        return restErrorResponse(error, deps.logger);
+        return restErrorResponse(error, state.log);
       }
       return undefined;
     },
@@ -120,6 +119,17 @@ function operationLabelPlugin(metrics: AppMetrics): Plugin {
   return { onExecute: label, onSubscribe: label };
 }
 
+/** Logs the unexpected failures a GraphQL answer masks on the request's own logger (its id on the line). */
+function maskedFailuresLog(): Plugin<Record<string, unknown>, ServerContext> {
+  return {
+    onResultProcess({ result, serverContext }) {
+      const log = serverContext.state?.log;
+      if (!log || Symbol.asyncIterator in (result as object)) return;
+      for (const one of Array.isArray(result) ? result : [result as { errors?: readonly unknown[] }]) logMaskedFailures(log, one.errors);
+    },
+  };
+}
+
 function disableIntrospection(): Plugin {
   return {
     onValidate({ addValidationRule }) {
@@ -129,9 +139,9 @@ function disableIntrospection(): Plugin {
 }
 
 /** Request headers a browser client may send cross-origin, beyond the CORS-safelisted ones. */
-const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Channel-Uuid', 'Idempotency-Key'];
+const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Channel-Uuid', 'Idempotency-Key', 'X-Request-Id', 'traceparent', 'tracestate'];
 /** Response headers a browser client may read cross-origin, beyond the CORS-safelisted ones. */
-const CORS_EXPOSED_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed', 'WWW-Authenticate'];
+const CORS_EXPOSED_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed', 'WWW-Authenticate', 'X-Request-Id'];
 
 /**
  * CORS (CONTRACT §2): off unless CORS_ORIGINS lists origins. A listed origin gets its own origin
@@ -237,6 +247,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
         varyOnOrigin: Boolean(deps.env.CORS_ORIGINS?.length),
       }),
       readBodyOnce(),
+      maskedFailuresLog(),
       coalescedEventStreams(coalescer),
       trustedDocumentsPlugin(documents),
       singleConnectionSse(documents),

@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
-import { logUnexpected } from '../errors/log.js';
+import { hideFailure, logUnexpected } from '../errors/log.js';
 import { isGraphQLError } from '../errors/graphql-error.js';
 import {
   AuthenticationError,
@@ -62,8 +62,8 @@ function locatedOf(error: unknown): GraphQLError | undefined {
 
 /**
  * The one place where failures become GraphQL errors: domain errors keep their
- * message and get a code; anything unexpected is masked (yoga reports it to the
- * logger of src/errors/log.ts, which logs it once).
+ * message and get a code; anything unexpected is masked (logged once, by the request
+ * whose answer carries it: src/errors/log.ts).
  */
 export function maskGraphQLError() {
   return (error: unknown, message: string): Error => {
@@ -72,10 +72,12 @@ export function maskGraphQLError() {
     const known = knownGraphQLError(original, located);
     if (known) return known;
     if (located && (!original || isGraphQLError(original))) return located;
-    return new GraphQLError(message, {
+    const masked = new GraphQLError(message, {
       ...(located ? { nodes: located.nodes, path: located.path } : {}),
       extensions: { code: 'INTERNAL_SERVER_ERROR' },
     });
+    hideFailure(masked, original);
+    return masked;
   };
 }
 

@@ -10,7 +10,7 @@ import type { AuthContext } from '../context/types.js';
 import { AuthenticationError, DomainError } from '../errors/domain.js';
 import { describeError } from '../errors/log.js';
 import type { WriteCoalescer } from '../http/coalesce.js';
-import type { RequestState } from '../http/state.js';
+import { operationState, type RequestState } from '../http/state.js';
 import type { OpenStreams } from '../lib/streams.js';
 import { domainGraphQLError } from './errors.js';
 import type { GraphQLContext } from './builder.js';
@@ -131,7 +131,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
       async onConnect(ctx) {
         const headers = headersOf(ctx.connectionParams, ctx.extra.request);
         try {
-          await options.authenticate(headers, { startedAt: performance.now(), path: options.path });
+          await options.authenticate(headers, operationState(options.path, headers, logger));
         } catch (error) {
           if (error instanceof DomainError) {
             logger.info({ reason: error.constructor.name }, 'graphql websocket refused');
@@ -149,7 +149,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
         return true;
       },
       async onSubscribe(ctx, id, payload) {
-        const state: RequestState = { startedAt: performance.now(), path: options.path, route: 'graphql' };
+        const state = operationState(options.path, ctx.extra.headers!, logger, 'graphql');
         try {
           state.caller = await options.authenticate(ctx.extra.headers!, state);
         } catch (error) {

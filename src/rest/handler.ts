@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { AppDeps } from '../context/deps.js';
 import { requestContext } from '../context/authenticate.js';
 import { actingChannel } from '../context/request.js';
@@ -43,7 +44,7 @@ async function whileDatabaseUp(deps: AppDeps, handled: Promise<Response>): Promi
  * its handler runs, and every failure answered by the one REST error mapping.
  */
 function restRoute(deps: AppDeps, route: RouteDeclaration): HttpRoute {
-  const refuse = (error: unknown) => restErrorResponse(error, deps.logger);
+  const refuse = (error: unknown, log: Logger) => restErrorResponse(error, log);
   return {
     method: route.method,
     path: `${API_PREFIX}${route.path}`,
@@ -66,7 +67,7 @@ function restRoute(deps: AppDeps, route: RouteDeclaration): HttpRoute {
         if (!route.body && request.method !== 'GET' && request.method !== 'HEAD') expectNoBody(await body());
         return await whileDatabaseUp(deps, route.handler({ request, url, params, query, ctx: requestContext(deps, auth), body, cutOff: () => cutOff(state) }));
       } catch (error) {
-        return refuse(error);
+        return refuse(error, state.log);
       }
     },
   };
@@ -74,14 +75,14 @@ function restRoute(deps: AppDeps, route: RouteDeclaration): HttpRoute {
 
 /** A provider webhook as an entry of the route table: no credential, its signature checked by its handler. */
 function webhookRoute<Parts>(deps: AppDeps, route: WebhookDeclaration<Parts>, parts: Parts): HttpRoute {
-  const refuse = (error: unknown) => restErrorResponse(error, deps.logger);
+  const refuse = (error: unknown, log: Logger) => restErrorResponse(error, log);
   return {
     method: route.method,
     path: route.path,
     label: `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`,
     auth: 'signature',
     refuse,
-    handle: (call) => whileDatabaseUp(deps, route.handler(call, parts)).catch(refuse),
+    handle: (call) => whileDatabaseUp(deps, route.handler(call, parts)).catch((error: unknown) => refuse(error, call.state.log)),
   };
 }
 
@@ -99,7 +100,7 @@ export function restRoutes<Parts>(
     path: `${API_PREFIX}${OPENAPI_PATH}`,
     label: `GET ${API_PREFIX}${OPENAPI_PATH}`,
     auth: 'none',
-    refuse: (error) => restErrorResponse(error, deps.logger),
+    refuse: (error, log) => restErrorResponse(error, log),
     handle: async () => openApi(),
   };
   return [document, ...declarations.rest.map((route) => restRoute(deps, route)), ...declarations.webhooks.map((route) => webhookRoute(deps, route, declarations.webhookParts))];

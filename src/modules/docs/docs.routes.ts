@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -135,7 +136,7 @@ function respond(status: number, body: Buffer, headers: Record<string, string>):
  * any other name below /docs is the route table's 404.
  */
 export function docsRoutes(deps: AppDeps): HttpRoute[] {
-  const refuse = (error: unknown) => restErrorResponse(error, deps.logger);
+  const refuse = (error: unknown, log: Logger) => restErrorResponse(error, log);
   const loaded = (): Docs => (docs ??= load());
   return [
     {
