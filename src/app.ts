@@ -62,7 +62,7 @@ export const GRAPHQL_PATH = '/graphql';
  * GraphiQL is on (docs/graphql.md#graphiql); every other request reaching this route is GraphQL.
  */
 function graphqlRoutes(deps: AppDeps): HttpRoute[] {
-  const refuse = (error: unknown, log: Logger) => graphqlErrorResponse(error, log);
+  const refuse = (error: unknown, log: Logger, request: Request) => graphqlErrorResponse(error, log, request.headers.get('accept'));
   const route = (method: 'GET' | 'POST'): HttpRoute => ({
     method,
     path: GRAPHQL_PATH,

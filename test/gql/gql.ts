@@ -39,6 +39,8 @@ type Documents = {
     "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.EdgeReopenConversationDocument,
     "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n": typeof types.EdgeMessageAddedDocument,
     "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n": typeof types.EdgeConversationUpdatedDocument,
+    "\n  query ErrorShapesViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n": typeof types.ErrorShapesViewerDocument,
+    "\n  subscription ErrorShapesAdded {\n    messageAdded {\n      id\n    }\n  }\n": typeof types.ErrorShapesAddedDocument,
     "\n  subscription FanOutMessageAdded {\n    messageAdded { id body }\n  }\n": typeof types.FanOutMessageAddedDocument,
     "\n  mutation InboxAssign($id: ID!, $userId: ID) {\n    assignConversation(id: $id, userId: $userId) {\n      conversation { id assignee { id name email } stateChanges { type actor { type id } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.InboxAssignDocument,
     "\n  mutation InboxRead($id: ID!, $throughMessageId: ID) {\n    markConversationRead(id: $id, throughMessageId: $throughMessageId) {\n      conversation { id lastReadAt unreadCount }\n      userErrors { field message code }\n    }\n  }\n": typeof types.InboxReadDocument,
@@ -104,6 +106,8 @@ const documents: Documents = {
     "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeReopenConversationDocument,
     "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n": types.EdgeMessageAddedDocument,
     "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n": types.EdgeConversationUpdatedDocument,
+    "\n  query ErrorShapesViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n": types.ErrorShapesViewerDocument,
+    "\n  subscription ErrorShapesAdded {\n    messageAdded {\n      id\n    }\n  }\n": types.ErrorShapesAddedDocument,
     "\n  subscription FanOutMessageAdded {\n    messageAdded { id body }\n  }\n": types.FanOutMessageAddedDocument,
     "\n  mutation InboxAssign($id: ID!, $userId: ID) {\n    assignConversation(id: $id, userId: $userId) {\n      conversation { id assignee { id name email } stateChanges { type actor { type id } } }\n      userErrors { field message code }\n    }\n  }\n": types.InboxAssignDocument,
     "\n  mutation InboxRead($id: ID!, $throughMessageId: ID) {\n    markConversationRead(id: $id, throughMessageId: $throughMessageId) {\n      conversation { id lastReadAt unreadCount }\n      userErrors { field message code }\n    }\n  }\n": types.InboxReadDocument,
@@ -258,6 +262,14 @@ export function graphql(source: "\n  subscription EdgeMessageAdded {\n    messag
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n"): (typeof documents)["\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ErrorShapesViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n"): (typeof documents)["\n  query ErrorShapesViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription ErrorShapesAdded {\n    messageAdded {\n      id\n    }\n  }\n"): (typeof documents)["\n  subscription ErrorShapesAdded {\n    messageAdded {\n      id\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
