@@ -6,7 +6,7 @@ import type { CredentialWatch } from '../context/types.js';
 import type { RequestState, ServerContext } from '../http/state.js';
 import type { OpenStreams } from '../lib/streams.js';
 import { isRecord } from '../lib/validation.js';
-import type { DocumentStore } from '../modules/documents/documents.service.js';
+import type { DocumentStore } from './trusted-documents.js';
 import type { GraphQLContext } from './builder.js';
 import { operationPreparer, type PreparedOperation } from './operation.js';
 
