@@ -17,7 +17,7 @@ import {
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { rateLimitHeaders } from '../context/rate-limit.js';
 import type { UserErrorShape } from './user-errors.js';
-import { ServerResponse } from '../lib/response.js';
+import { FetchResponse } from '../lib/response.js';
 
 function codeOf(error: DomainError): { code: string; http?: { status: number; headers?: Record<string, string> } } {
   if (error instanceof AuthenticationError) {
@@ -140,7 +140,7 @@ export function graphqlErrorResponse(error: unknown, logger: Logger, accept: str
   const { http, ...extensions } = graphqlError.extensions as { http?: { status?: number; headers?: Record<string, string> } };
   // Refused before anything ran (a session's origin): the whole request is forbidden.
   const status = http?.status ?? (error instanceof ForbiddenError ? 403 : 400);
-  return new ServerResponse(JSON.stringify({ errors: [{ message: graphqlError.message, extensions }] }), {
+  return new FetchResponse(JSON.stringify({ errors: [{ message: graphqlError.message, extensions }] }), {
     status,
     headers: { 'content-type': `${graphqlResponseType(accept)}; charset=utf-8`, ...http?.headers },
   });

@@ -1,12 +1,13 @@
+import { createHash } from 'node:crypto';
 import { usePersistedOperations } from '@graphql-yoga/plugin-persisted-operations';
+import { parse, print } from 'graphql';
 import { createGraphQLError, type GraphQLParams, type Plugin } from 'graphql-yoga';
 import type { AuthContext } from '../context/types.js';
 import type { ServerContext } from '../http/state.js';
 import { isRecord } from '../lib/validation.js';
-import { mayRunText, printedHash, type DocumentStore } from '../modules/documents/documents.service.js';
 
 /*
- * Trusted documents (CONTRACT §8): a request may name a document its workspace registered instead
+ * Trusted documents (docs/graphql.md): a request may name a document its workspace registered instead
  * of sending the text — `{"documentId":"sha256:<hex>"}` (GraphQL over HTTP, persisted documents)
  * or `{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"<hex>"}}}` (automatic persisted
  * queries) — and a workspace may let its session tokens run nothing else. The stored text is
@@ -19,6 +20,44 @@ import { mayRunText, printedHash, type DocumentStore } from '../modules/document
  * WebSocket link sends both) runs, as the registered document, when it is that document after
  * print() — even for a caller restricted to registered documents.
  */
+
+/**
+ * The id a document also has: the SHA-256 of its text as graphql-js print() prints it, which is
+ * what Apollo Client's persisted-query link hashes (docs/graphql.md#trusted-documents). Null for a
+ * text that is not a document.
+ */
+export function printedHash(text: string): string | null {
+  try {
+    return createHash('sha256').update(print(parse(text, { noLocation: true })), 'utf8').digest('hex');
+  } catch {
+    return null;
+  }
+}
+
+/** The registered documents, as this layer reads them; the documents module supplies them (src/modules/documents/). */
+export interface DocumentStore {
+  /**
+   * The text of the workspace's document with id `hash` (lowercase hex SHA-256 of its text, or of
+   * its text as print() prints it), or null when it has none.
+   */
+  get(workspaceId: string, hash: string): Promise<string | null>;
+  /** How many documents are kept in memory. */
+  readonly size: number;
+}
+
+/**
+ * Whether the caller holds a credential a browser holds (a session token, docs/browser-apps.md): those a
+ * workspace may restrict to its registered documents. Backend credentials (channel keys,
+ * connection tokens) are never restricted.
+ */
+export function isBrowserCredential(caller: AuthContext): boolean {
+  return caller.credential.kind === 'session';
+}
+
+/** Whether `caller` may send an operation's text rather than a registered document's id. */
+export function mayRunText(caller: AuthContext): boolean {
+  return !(caller.workspace.trustedDocumentsOnly && isBrowserCredential(caller));
+}
 
 /** The refusal of an id the workspace has not registered: the error persisted-query clients fall back on (they resend the text). */
 const NOT_FOUND = { message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } };

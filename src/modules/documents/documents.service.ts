@@ -1,42 +1,14 @@
 import { createHash } from 'node:crypto';
-import { parse, print } from 'graphql';
 import { Prisma, type PrismaClient, type Workspace } from '../../generated/prisma/client.js';
 import type { RunSql } from '../../db/database.js';
-import type { AuthContext } from '../../context/types.js';
 import { ValidationError } from '../../errors/domain.js';
 import { parseInput } from '../../lib/validation.js';
+import { printedHash, type DocumentStore } from '../../graphql/trusted-documents.js';
 import { DOCUMENT_HASH, manifestSchema } from './documents.schemas.js';
 
 /** A document's id: the lowercase hex SHA-256 of its text as UTF-8. */
 export function documentHash(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
-}
-
-/**
- * The id a document also has: the SHA-256 of its text as graphql-js print() prints it, which is
- * what Apollo Client's persisted-query link hashes (docs/graphql.md#trusted-documents). Null for a
- * text that is not a document.
- */
-export function printedHash(text: string): string | null {
-  try {
-    return documentHash(print(parse(text, { noLocation: true })));
-  } catch {
-    return null;
-  }
-}
-
-/**
- * Whether the caller holds a credential a browser holds (a session token, CONTRACT §7): those a
- * workspace may restrict to its registered documents. Backend credentials (channel keys,
- * connection tokens) are never restricted.
- */
-export function isBrowserCredential(caller: AuthContext): boolean {
-  return caller.credential.kind === 'session';
-}
-
-/** Whether `caller` may send an operation's text rather than a registered document's id. */
-export function mayRunText(caller: AuthContext): boolean {
-  return !(caller.workspace.trustedDocumentsOnly && isBrowserCredential(caller));
 }
 
 /** What is wrong with a document's text against the schema, or null: supplied by the GraphQL layer. */
@@ -92,17 +64,6 @@ export async function registerDocuments(prisma: PrismaClient, workspaceId: strin
 /** Turns the workspace's restriction of session tokens to registered documents on or off. */
 export function setTrustedDocumentsOnly(prisma: PrismaClient, workspaceId: string, on: boolean): Promise<Workspace> {
   return prisma.workspace.update({ where: { id: workspaceId }, data: { trustedDocumentsOnly: on } });
-}
-
-/** Finds registered documents by workspace and id. */
-export interface DocumentStore {
-  /**
-   * The text of the workspace's document with id `hash` (lowercase hex SHA-256 of its text, or of
-   * its text as print() prints it), or null when it has none.
-   */
-  get(workspaceId: string, hash: string): Promise<string | null>;
-  /** How many documents are kept in memory. */
-  readonly size: number;
 }
 
 /** Stores the printed hashes of documents stored before they were kept. */
