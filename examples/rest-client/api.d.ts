@@ -54,6 +54,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/contacts/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import contacts
+         * @description Up to 10,000 contacts (a body of up to 8 MiB), each with the rules of POST /contacts. A row whose email (any case) or phone (any stored form) a contact holds is `matched` and left as it is; a new one is `created` and linked to the acting channel; an invalid one `failed` with its field messages. A row is stored whole or not at all. Backend credentials only.
+         *
+         *     Scope: `credentials` (backend credentials only; a session is refused).
+         */
+        post: operations["importContacts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/connect/contacts/find": {
         parameters: {
             query?: never;
@@ -594,6 +616,18 @@ export interface components {
              */
             source: "keyword" | "provider";
         };
+        ContactImportResult: {
+            /** @description The row's position in `contacts`, from 0. */
+            index: number;
+            /** @description The contact created or matched; null for a failed row. */
+            id: string | null;
+            /** @enum {string} */
+            status: "created" | "matched" | "failed";
+            /** @description A failed row's field messages, as a 422 gives them. */
+            errors?: {
+                [key: string]: string[];
+            };
+        };
         Template: {
             /**
              * Format: uuid
@@ -1106,6 +1140,50 @@ export interface operations {
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["RequestInFlight"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    importContacts: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    contacts: unknown[];
+                };
+            };
+        };
+        responses: {
+            /** @description Each row's outcome, in the order sent. */
+            200: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            results: components["schemas"]["ContactImportResult"][];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];

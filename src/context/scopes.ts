@@ -10,8 +10,8 @@ export type SessionScope = (typeof SESSION_SCOPES)[number];
 
 /**
  * The scope an operation needs, stated where it is declared (a REST route, a GraphQL root field).
- * `credentials` — minting, listing and revoking sessions, and anything else that manages
- * credentials — belongs to backend credentials only: no session ever holds it.
+ * `credentials` — minting, listing and revoking sessions, anything else that manages
+ * credentials, and bulk contact imports — belongs to backend credentials only: no session ever holds it.
  */
 export type Scope = SessionScope | 'credentials';
 
@@ -37,7 +37,7 @@ const REFUSALS: Record<Scope, string> = {
   send: 'This session may not send messages: it lacks the send scope.',
   contacts: 'This session may not change contacts: it lacks the contacts scope.',
   conversations: 'This session may not change conversations: it lacks the conversations scope.',
-  credentials: 'Only a backend credential (a channel key or a connection token) may do this: managing credentials, registering documents. A session never can.',
+  credentials: 'Only a backend credential (a channel key or a connection token) may do this: managing credentials, registering documents, importing contacts. A session never can.',
 };
 
 /** Throws ForbiddenError (REST 403, GraphQL FORBIDDEN) unless the caller's credential holds `scope`. */

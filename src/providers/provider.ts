@@ -36,8 +36,11 @@ export type SendOutcome =
   | { kind: 'sent'; providerIds: string[]; warning?: string }
   /** Not taken, for a reason that may pass (network, timeout, 429, 5xx): the outbox tries again later. */
   | { kind: 'retry'; reason: string }
-  /** Refused for good: the message fails with the provider's code and text as its failure reason. */
-  | { kind: 'failed'; code: string; text: string };
+  /**
+   * Refused for good: the message fails with the provider's code and text as its failure reason.
+   * `optedOut`: the provider refused because the recipient opted out of the channel with it.
+   */
+  | { kind: 'failed'; code: string; text: string; optedOut?: boolean };
 
 /** A message as a provider sends it. The body goes as stored: an encrypted message's ciphertext stays ciphertext. */
 export interface OutboundMessage {
@@ -128,6 +131,8 @@ export interface InboundMessage {
   at: Date;
   body: string;
   media: InboundMedia[];
+  /** The whole message is an opt-out keyword (`out`) or an opt-in keyword (`in`) of the provider. */
+  optOut?: 'out' | 'in';
   /** Provider ids of messages this one answers, nearest first (an email's In-Reply-To, then its References). */
   thread?: string[];
   /** What the provider says of the message beyond its text, kept with it (an email's Message-ID, References, Subject). */
@@ -142,6 +147,8 @@ export interface InboundStatus {
   at: Date;
   /** For `failed`: the provider's code and text. */
   error?: { code: string; text: string };
+  /** The provider failed the message because the recipient opted out of the channel with it. */
+  optedOut?: boolean;
 }
 
 export type InboundEvent = InboundMessage | InboundStatus;

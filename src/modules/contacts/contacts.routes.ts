@@ -7,7 +7,10 @@ import { route } from '../../rest/route.js';
 import { apiUuid, collectionEnvelope, resourceEnvelope } from '../../rest/schemas.js';
 import { CONTACT_VIEW_QUERY, createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
 import { contactTable, type ContactRow } from './contacts.sql.js';
-import { contactFiltersSchema, contactViewSchema, createContactSchema, findContactSchema, updateContactSchema } from './contacts.schemas.js';
+import { contactFiltersSchema, contactViewSchema, createContactSchema, findContactSchema, importContactsSchema, importResultSchema, updateContactSchema } from './contacts.schemas.js';
+import { importContacts } from './contacts.import.js';
+import { actingChannel } from '../../context/request.js';
+import { parseInput } from '../../lib/validation.js';
 
 const contactEnvelope = resourceEnvelope('contact', contactViewSchema);
 const contactParams = z.object({ contact: apiUuid.meta({ description: 'The contact UUID.' }) });
@@ -60,6 +63,27 @@ export const contactRoutes = [
         render: (contact) => ({ status: 201, body: { data: { contact: contactTable.view(contact) } } }),
         run: (guard) => createContact(ctx, input, guard),
       });
+    },
+  }),
+
+  route({
+    method: 'POST',
+    path: '/contacts/import',
+    operationId: 'importContacts',
+    scope: 'credentials',
+    tag: 'Contacts',
+    summary: 'Import contacts',
+    description:
+      'Up to 10,000 contacts (a body of up to 8 MiB), each with the rules of POST /contacts. A row whose email (any case) or phone (any stored form) a contact holds is `matched` and left as it is; a new one is `created` and linked to the acting channel; an invalid one `failed` with its field messages. A row is stored whole or not at all. Backend credentials only.',
+    body: importContactsSchema,
+    bodyLimit: 8 * 1024 * 1024,
+    responses: { 200: { description: 'Each row\'s outcome, in the order sent.', schema: z.object({ data: z.object({ results: z.array(importResultSchema) }) }) } },
+    handler: async ({ ctx, body }) => {
+      const { contacts } = parseInput(importContactsSchema, await body());
+      const channel = actingChannel(ctx.auth);
+      const results = await importContacts(ctx.sql, { workspaceId: ctx.auth.workspace.id, channelId: channel.id }, contacts);
+      if (results.some((row) => row.status === 'created')) ctx.onMessageQueued?.();
+      return json(200, { data: { results } });
     },
   }),
 

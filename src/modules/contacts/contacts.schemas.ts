@@ -175,3 +175,26 @@ export const contactViewSchema = z
   .meta({ id: 'Contact' });
 
 export type ContactView = z.output<typeof contactViewSchema>;
+
+/** POST /contacts/import: up to 10,000 contacts, each checked with the rules of POST /contacts. */
+export const importContactsSchema = z.object(
+  {
+    contacts: z
+      .array(z.unknown().meta({ description: 'A contact as POST /contacts takes it: `name`, and `email` and/or `phone`.' }), {
+        error: 'The contacts must be a list.',
+      })
+      .min(1, 'At least one contact must be given.')
+      .max(10_000, 'At most 10000 contacts may be imported at once.'),
+  },
+  { error: MESSAGES.bodyObject },
+);
+
+/** One row's outcome in an import's answer. */
+export const importResultSchema = z
+  .object({
+    index: z.number().int().meta({ description: 'The row\'s position in `contacts`, from 0.' }),
+    id: apiUuid.nullable().meta({ description: 'The contact created or matched; null for a failed row.' }),
+    status: z.enum(['created', 'matched', 'failed']),
+    errors: z.record(z.string(), z.array(z.string())).optional().meta({ description: "A failed row's field messages, as a 422 gives them." }),
+  })
+  .meta({ id: 'ContactImportResult' });

@@ -14,6 +14,7 @@ import { providerChannel } from '../channels/channel-secrets.js';
 import { queueEventsSql } from '../events/events.service.js';
 import { storedProviderId } from '../inbound/inbound.service.js';
 import { messageTable, senderJoins } from '../messages/messages.sql.js';
+import { messageOptOutSql } from '../contacts/opt-outs.js';
 import type { RunSql } from '../../db/database.js';
 import type { EventBus } from '../../events/bus.js';
 
@@ -415,6 +416,8 @@ export class DeliveryWorker {
     const clean = withoutCredentials(job.channel);
     const outcome: SendOutcome = await provider.send(job);
     if (outcome.kind === 'failed') {
+      // Refused because the recipient opted out with the provider: the contact is opted out of the channel.
+      if (outcome.optedOut) await sql(messageOptOutSql(row.m_id, new Date()));
       const reason = clean(`${outcome.code}: ${outcome.text}`);
       return { kind: 'failed', reason: reason.slice(0, 1000), failureReason: reason };
     }

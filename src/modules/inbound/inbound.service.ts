@@ -10,6 +10,7 @@ import type { InboundMessage, InboundStatus } from '../../providers/provider.js'
 import { conversationForSend, type Actor } from '../conversations/conversations.service.js';
 import { recordEvents, type QueuedEvent } from '../events/events.service.js';
 import { resolveRecipient } from '../messages/recipients.js';
+import { messageOptOutSql, optInSql, optOutSql } from '../contacts/opt-outs.js';
 import { MESSAGE_RELATIONS, messageTable, type MessageRow } from '../messages/messages.sql.js';
 
 /**
@@ -139,6 +140,10 @@ export async function receiveMessage(ctx: InboundContext, channel: InboundChanne
                  updated_at = now()
            WHERE id = ${conversation.id}::uuid`;
         await tx.$executeRaw`INSERT INTO contact_channels (contact_id, channel_id) VALUES (${contact.id}::uuid, ${channel.id}::uuid) ON CONFLICT DO NOTHING`;
+        // A keyword the provider treats as an opt-out (or opt-in) opts the contact out of (or back in to) the channel.
+        if (message.optOut) {
+          await tx.$executeRaw(message.optOut === 'out' ? optOutSql(contact.id, channel.id, message.at, 'keyword') : optInSql(contact.id, channel.id));
+        }
         await recordEvents(tx, channel.workspaceId, [...events, { type: 'message.created', data: messageTable.view(row) }]);
         return row;
       });
@@ -214,6 +219,8 @@ export async function applyStatus(ctx: InboundContext, channel: InboundChannel, 
     SELECT channel_id, message_id FROM provider_message_ids WHERE provider_id = ${storedProviderId(status.providerId)}`;
   const own = owners.find((owner) => owner.channel_id === channel.id);
   if (!own) return owners.length ? 'other-channel' : 'unknown';
+  // A failure the provider gives because the recipient opted out opts the contact out, whatever the status does.
+  if (status.optedOut) await ctx.prisma.$executeRaw(messageOptOutSql(own.message_id, status.at));
   const reason = status.error ? storableText(truncated(`${status.error.code}: ${status.error.text}`, 1024)) : null;
   const applied = await ctx.prisma.$transaction(async (tx) => {
     const changed = await tx.$executeRaw`

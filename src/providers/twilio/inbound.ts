@@ -1,4 +1,5 @@
 import type { InboundEvent, InboundMedia, InboundStatus } from '../provider.js';
+import { TWILIO_OPTED_OUT_CODE, twilioKeyword } from './opt-out.js';
 
 /**
  * Twilio's webhooks (docs/channels.md): an inbound message posted to `/webhooks/twilio/{channelId}`,
@@ -99,7 +100,12 @@ export function parseTwilioWebhook(body: Buffer, kind: TwilioWebhookKind, receiv
     const phone = params.get('From') ?? '';
     if (!E164.test(phone)) return { events: [], unsupported: ['a message from a sender that is not a phone number in E.164 form'] };
     const name = params.get('ProfileName')?.trim();
-    return { events: [{ kind: 'message', providerId, from: { phone, ...(name ? { name } : {}) }, at: receivedAt, body: params.get('Body') ?? '', media: media(params) }], unsupported: [] };
+    const body = params.get('Body') ?? '';
+    const optOut = twilioKeyword(body);
+    return {
+      events: [{ kind: 'message', providerId, from: { phone, ...(name ? { name } : {}) }, at: receivedAt, body, media: media(params), ...(optOut ? { optOut } : {}) }],
+      unsupported: [],
+    };
   }
   const reported = (first(params, 'MessageStatus', 'SmsStatus') ?? '').toLowerCase();
   const status = STATUSES[reported];
@@ -107,5 +113,8 @@ export function parseTwilioWebhook(body: Buffer, kind: TwilioWebhookKind, receiv
   if (status !== 'failed') return { events: [{ kind: 'status', providerId, status, at: receivedAt }], unsupported: [] };
   const code = params.get('ErrorCode') || reported;
   const text = params.get('ErrorMessage') || `Twilio reported the message ${reported}`;
-  return { events: [{ kind: 'status', providerId, status, at: receivedAt, error: { code, text } }], unsupported: [] };
+  return {
+    events: [{ kind: 'status', providerId, status, at: receivedAt, error: { code, text }, ...(code === TWILIO_OPTED_OUT_CODE ? { optedOut: true } : {}) }],
+    unsupported: [],
+  };
 }

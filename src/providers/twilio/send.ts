@@ -1,5 +1,6 @@
 import type { OutboundProvider, SendJob, SendOutcome } from '../provider.js';
 import { providerRequest, type ProviderAnswer, type ProviderHttp } from '../http.js';
+import { TWILIO_OPTED_OUT_CODE } from './opt-out.js';
 
 export interface TwilioOptions {
   /** TWILIO_API_URL, without a trailing slash. */
@@ -39,7 +40,7 @@ interface TwilioError {
  * Twilio's answer as an outcome: any 2xx is taken, under the message's `sid` when it names one
  * (without one, sending again could send the SMS twice: it is sent, with a warning, and its
  * statuses cannot be matched); a 429 or 5xx is tried again; any other 4xx fails with Twilio's
- * error code and message.
+ * error code and message (21610, the recipient opted out, says so).
  */
 function outcomeOf({ status, json: body }: ProviderAnswer): SendOutcome {
   if (status >= 200 && status < 300) {
@@ -50,7 +51,8 @@ function outcomeOf({ status, json: body }: ProviderAnswer): SendOutcome {
   const error = body as TwilioError | null;
   const text = (typeof error?.message === 'string' && error.message) || `HTTP ${status}`;
   if (status === 429 || status >= 500) return { kind: 'retry', reason: `Twilio answered HTTP ${status}: ${text}` };
-  return { kind: 'failed', code: String(error?.code ?? status), text };
+  const code = String(error?.code ?? status);
+  return { kind: 'failed', code, text, ...(code === TWILIO_OPTED_OUT_CODE ? { optedOut: true } : {}) };
 }
 
 /**

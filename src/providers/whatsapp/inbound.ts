@@ -1,5 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { providerTime, type InboundEvent, type InboundMedia, type InboundMessage } from '../provider.js';
+import { WHATSAPP_OPTED_OUT_CODE } from './opt-out.js';
 
 /** The header Meta signs a webhook's raw body in: `sha256=<hex HMAC-SHA256 keyed with the app secret>`. */
 export const SIGNATURE_HEADER = 'x-hub-signature-256';
@@ -123,6 +124,7 @@ export function parseWebhook(body: Buffer, receivedAt: Date): Map<string, Inboun
           status: state,
           at: unixTime(status.timestamp, receivedAt),
           ...(state === 'failed' ? { error: { code: String(error.code ?? 'unknown'), text: errorText || 'failed' } } : {}),
+          ...(state === 'failed' && String(error.code) === WHATSAPP_OPTED_OUT_CODE ? { optedOut: true } : {}),
         });
       }
     }

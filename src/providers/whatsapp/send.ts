@@ -1,5 +1,6 @@
 import type { OutboundProvider, ReceiptOutcome, SendJob, SendOutcome } from '../provider.js';
 import { providerRequest, type ProviderAnswer, type ProviderHttp } from '../http.js';
+import { WHATSAPP_OPTED_OUT_CODE } from './opt-out.js';
 
 /** The WhatsApp Cloud API's media message types, by the extension of the link's path. */
 const MEDIA_TYPES: [type: 'image' | 'video' | 'audio' | 'document', extensions: string[]][] = [
@@ -70,7 +71,8 @@ function outcomeOf(answer: ProviderAnswer): { id: string } | Unidentified | Send
   const error = (body as GraphError | null)?.error;
   const text = [error?.message, error?.error_data?.details].filter(Boolean).join(': ') || `HTTP ${status}`;
   if (status === 429 || status >= 500) return { kind: 'retry', reason: `WhatsApp answered HTTP ${status}: ${text}` };
-  return { kind: 'failed', code: String(error?.code ?? status), text };
+  const code = String(error?.code ?? status);
+  return { kind: 'failed', code, text, ...(code === WHATSAPP_OPTED_OUT_CODE ? { optedOut: true } : {}) };
 }
 
 /**

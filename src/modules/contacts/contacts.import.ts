@@ -1,0 +1,133 @@
+import { Prisma } from '../../generated/prisma/client.js';
+import type { RunSql } from '../../db/database.js';
+import { ValidationError } from '../../errors/domain.js';
+import { uuid7 } from '../../lib/uuid.js';
+import { parseInput } from '../../lib/validation.js';
+import { queueEventsSql } from '../events/events.service.js';
+import { createContactSchema } from './contacts.schemas.js';
+import { contactTable } from './contacts.sql.js';
+
+/** The most rows one import request (or one batch of the admin command) takes. */
+export const IMPORT_BATCH_MAX = 10_000;
+
+export type ImportStatus = 'created' | 'matched' | 'failed';
+
+export interface ImportResult {
+  index: number;
+  id: string | null;
+  status: ImportStatus;
+  errors?: Record<string, string[]>;
+}
+
+/** A row that passed the field rules, with the keys it is matched by. */
+interface ValidRow {
+  index: number;
+  name: string;
+  email: string | null;
+  phone: string | null;
+}
+
+/** Attempts for a batch that lost a race with another writer of the same email or phone. */
+const ATTEMPTS = 3;
+
+/** A unique violation as the driver or Prisma reports it from a raw statement. */
+function violatesUniqueness(error: unknown): boolean {
+  const e = error as { code?: unknown; meta?: { driverAdapterError?: { cause?: { originalCode?: unknown; kind?: unknown } } } } | null;
+  const cause = e?.meta?.driverAdapterError?.cause;
+  return e?.code === '23505' || e?.code === 'P2002' || cause?.originalCode === '23505' || cause?.kind === 'UniqueConstraintViolation';
+}
+
+/**
+ * Imports contacts (docs/contacts.md, "Importing contacts"): each row is checked with the rules of
+ * POST /contacts; a valid row whose email (any case) or phone (any stored form of it) a live contact
+ * of the workspace holds is `matched` to that contact, which is left as it is; any other valid row
+ * is `created` and linked to `channelId`, with its `contact.created` event. Within one call, a row
+ * whose email or phone an earlier row of the call already has is matched to that earlier row's
+ * contact. The valid rows are matched and created by one statement over arrays (a row is stored
+ * whole or not at all: the statement is); a concurrent writer taking one of the values first makes
+ * the statement fail as a whole and run again, matching it this time.
+ */
+export async function importContacts(
+  sql: RunSql,
+  target: { workspaceId: string; channelId: string | null },
+  rows: readonly unknown[],
+  at = new Date(),
+): Promise<ImportResult[]> {
+  const results: ImportResult[] = new Array(rows.length);
+  const unique: ValidRow[] = [];
+  /** Rows matched to an earlier row of the call: their index, and the index of the row they follow. */
+  const following: [index: number, leader: number][] = [];
+  const byEmail = new Map<string, number>();
+  const byPhone = new Map<string, number>();
+  rows.forEach((row, index) => {
+    let input: { name: string; email: string | null; phone: string | null };
+    try {
+      input = parseInput(createContactSchema, row);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) throw error;
+      results[index] = { index, id: null, status: 'failed', errors: error.errors };
+      return;
+    }
+    const email = input.email?.toLowerCase() ?? null;
+    const leader = (email !== null ? byEmail.get(email) : undefined) ?? (input.phone !== null ? byPhone.get(input.phone) : undefined);
+    if (leader !== undefined) {
+      following.push([index, leader]);
+      return;
+    }
+    if (email !== null) byEmail.set(email, index);
+    if (input.phone !== null) byPhone.set(input.phone, index);
+    unique.push({ index, ...input });
+  });
+
+  if (unique.length) {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        for (const row of await matchAndCreate(sql, target, unique, at)) results[row.index] = row;
+        break;
+      } catch (error) {
+        if (attempt < ATTEMPTS && violatesUniqueness(error)) continue;
+        throw error;
+      }
+    }
+  }
+  for (const [index, leader] of following) results[index] = { index, id: results[leader]!.id, status: 'matched' };
+  return results;
+}
+
+/**
+ * One statement: the rows' existing contacts (by email, then by phone) are looked up, the others
+ * inserted with their phone, their link to the channel and their events.
+ */
+async function matchAndCreate(sql: RunSql, target: { workspaceId: string; channelId: string | null }, rows: ValidRow[], at: Date): Promise<ImportResult[]> {
+  const ids = rows.map(() => uuid7());
+  const workspaceId = target.workspaceId;
+  const event = queueEventsSql(workspaceId, [{ type: 'contact.created', data: contactTable.sql('inserted') }], at, Prisma.sql`inserted`);
+  const link = target.channelId
+    ? Prisma.sql`, linked AS (INSERT INTO contact_channels (contact_id, channel_id) SELECT id, ${target.channelId}::uuid FROM inserted RETURNING 1)`
+    : Prisma.empty;
+  const found = await sql<{ position: number; id: string; created: boolean }>(Prisma.sql`
+    WITH input AS (
+      SELECT * FROM unnest(${rows.map((_, i) => i)}::int[], ${ids}::uuid[], ${rows.map((r) => r.name)}::text[],
+                           ${rows.map((r) => r.email)}::text[], ${rows.map((r) => r.phone)}::text[])
+               AS input(position, id, name, email, phone)),
+    matched AS (
+      SELECT input.position, input.id AS new_id, input.name, input.email, input.phone,
+             coalesce(
+               (SELECT c.id FROM contacts c
+                 WHERE c.workspace_id = ${workspaceId}::uuid AND c.deleted_at IS NULL AND c.email_normalized = lower(input.email)),
+               (SELECT p.contact_id FROM contact_phones p
+                 WHERE p.workspace_id = ${workspaceId}::uuid AND NOT p.contact_deleted AND p.number = input.phone)) AS existing_id
+        FROM input),
+    inserted AS (
+      INSERT INTO contacts (id, workspace_id, name, email, email_normalized, phone, created_at, updated_at)
+      SELECT new_id, ${workspaceId}::uuid, name, email, lower(email), phone, ${at}::timestamptz, ${at}::timestamptz
+        FROM matched WHERE existing_id IS NULL ORDER BY position
+      RETURNING *),
+    phones AS (
+      INSERT INTO contact_phones (id, workspace_id, contact_id, number)
+      SELECT gen_random_uuid(), ${workspaceId}::uuid, id, phone FROM inserted WHERE phone IS NOT NULL
+      RETURNING 1)${link},
+    queued AS (${event} RETURNING 1)
+    SELECT position, coalesce(existing_id, new_id) AS id, existing_id IS NULL AS created FROM matched`);
+  return found.map((row) => ({ index: rows[row.position]!.index, id: row.id, status: row.created ? 'created' : 'matched' }));
+}
