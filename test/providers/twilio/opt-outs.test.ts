@@ -16,7 +16,7 @@ let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
 
 beforeAll(async () => {
   fake = await startTwilioFake({ accountSid, authToken });
-  app = await appOnOwnDatabase({ env: { PUBLIC_URL }, providers: testProviders({ twilio: { baseUrl: fake.url, publicUrl: PUBLIC_URL } }) });
+  app = await appOnOwnDatabase({ env: { PUBLIC_URL }, providers: testProviders({ settings: { TWILIO_API_URL: fake.url }, publicUrl: PUBLIC_URL }) });
 });
 afterAll(async () => {
   await app.drop();

@@ -13,7 +13,7 @@ let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
 
 beforeAll(async () => {
   fake = await startWhatsAppFake({ token: WHATSAPP_SETTINGS.accessToken });
-  app = await appOnOwnDatabase({ providers: testProviders({ whatsapp: { baseUrl: fake.url, version: 'v21.0' } }) });
+  app = await appOnOwnDatabase({ providers: testProviders({ settings: { WHATSAPP_API_URL: fake.url } }) });
 });
 afterAll(async () => {
   await app.drop();
