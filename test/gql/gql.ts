@@ -50,6 +50,9 @@ type Documents = {
     "\n  query InboxChannels {\n    conversations(first: 50) { edges { node { id channelId } } }\n  }\n": typeof types.InboxChannelsDocument,
     "\n  mutation InboxClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id } } } userErrors { field code } }\n  }\n": typeof types.InboxCloseDocument,
     "\n  mutation InboxReopen($id: ID!) {\n    reopenConversation(id: $id) { conversation { id status } userErrors { field code } }\n  }\n": typeof types.InboxReopenDocument,
+    "\n  query InboxRefetch($id: ID!, $ids: [ID!]!) {\n    node(id: $id) { __typename id ... on Conversation { channelId status } }\n    nodes(ids: $ids) { __typename id }\n  }\n": typeof types.InboxRefetchDocument,
+    "\n  mutation InboxSendOn($contactId: ID!, $channelId: ID) {\n    sendMessage(input: { to: { contactId: $contactId }, type: text, message: \"which channel?\", channelId: $channelId }) {\n      message { id conversationId }\n      userErrors { field message code }\n    }\n  }\n": typeof types.InboxSendOnDocument,
+    "\n  mutation InboxCreateContactOn($phone: String!, $channelId: ID) {\n    createContact(input: { name: \"Linked\", phone: $phone, channelId: $channelId }) {\n      contact { id }\n      userErrors { field message code }\n    }\n  }\n": typeof types.InboxCreateContactOnDocument,
     "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Contact { name email }\n      ... on Conversation { status contact { id name } messages(first: 5) { edges { node { id body } } pageInfo { hasNextPage } } }\n      ... on Message { body placeholder isEncrypted sender { type name } conversation { id } }\n      ... on Channel { name type }\n      ... on Template { name language }\n      ... on User { name userEmail: email }\n    }\n  }\n": typeof types.NodeByIdDocument,
     "\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      __typename\n      id\n      ... on Contact { name }\n      ... on Message { body }\n      ... on Conversation { contact { name } }\n    }\n  }\n": typeof types.NodesByIdsDocument,
     "\n  query NodesDeep($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      id\n      ... on Contact { name }\n      ... on Conversation { status contact { name } messages(first: 5) { edges { node { body contact { name } } } } }\n      ... on Message { body sender { name } conversation { status } }\n    }\n  }\n": typeof types.NodesDeepDocument,
@@ -115,6 +118,9 @@ const documents: Documents = {
     "\n  query InboxChannels {\n    conversations(first: 50) { edges { node { id channelId } } }\n  }\n": types.InboxChannelsDocument,
     "\n  mutation InboxClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id } } } userErrors { field code } }\n  }\n": types.InboxCloseDocument,
     "\n  mutation InboxReopen($id: ID!) {\n    reopenConversation(id: $id) { conversation { id status } userErrors { field code } }\n  }\n": types.InboxReopenDocument,
+    "\n  query InboxRefetch($id: ID!, $ids: [ID!]!) {\n    node(id: $id) { __typename id ... on Conversation { channelId status } }\n    nodes(ids: $ids) { __typename id }\n  }\n": types.InboxRefetchDocument,
+    "\n  mutation InboxSendOn($contactId: ID!, $channelId: ID) {\n    sendMessage(input: { to: { contactId: $contactId }, type: text, message: \"which channel?\", channelId: $channelId }) {\n      message { id conversationId }\n      userErrors { field message code }\n    }\n  }\n": types.InboxSendOnDocument,
+    "\n  mutation InboxCreateContactOn($phone: String!, $channelId: ID) {\n    createContact(input: { name: \"Linked\", phone: $phone, channelId: $channelId }) {\n      contact { id }\n      userErrors { field message code }\n    }\n  }\n": types.InboxCreateContactOnDocument,
     "\n  query NodeById($id: ID!) {\n    node(id: $id) {\n      __typename\n      id\n      ... on Contact { name email }\n      ... on Conversation { status contact { id name } messages(first: 5) { edges { node { id body } } pageInfo { hasNextPage } } }\n      ... on Message { body placeholder isEncrypted sender { type name } conversation { id } }\n      ... on Channel { name type }\n      ... on Template { name language }\n      ... on User { name userEmail: email }\n    }\n  }\n": types.NodeByIdDocument,
     "\n  query NodesByIds($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      __typename\n      id\n      ... on Contact { name }\n      ... on Message { body }\n      ... on Conversation { contact { name } }\n    }\n  }\n": types.NodesByIdsDocument,
     "\n  query NodesDeep($ids: [ID!]!) {\n    nodes(ids: $ids) {\n      id\n      ... on Contact { name }\n      ... on Conversation { status contact { name } messages(first: 5) { edges { node { body contact { name } } } } }\n      ... on Message { body sender { name } conversation { status } }\n    }\n  }\n": types.NodesDeepDocument,
@@ -302,6 +308,18 @@ export function graphql(source: "\n  mutation InboxClose($id: ID!) {\n    closeC
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation InboxReopen($id: ID!) {\n    reopenConversation(id: $id) { conversation { id status } userErrors { field code } }\n  }\n"): (typeof documents)["\n  mutation InboxReopen($id: ID!) {\n    reopenConversation(id: $id) { conversation { id status } userErrors { field code } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query InboxRefetch($id: ID!, $ids: [ID!]!) {\n    node(id: $id) { __typename id ... on Conversation { channelId status } }\n    nodes(ids: $ids) { __typename id }\n  }\n"): (typeof documents)["\n  query InboxRefetch($id: ID!, $ids: [ID!]!) {\n    node(id: $id) { __typename id ... on Conversation { channelId status } }\n    nodes(ids: $ids) { __typename id }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation InboxSendOn($contactId: ID!, $channelId: ID) {\n    sendMessage(input: { to: { contactId: $contactId }, type: text, message: \"which channel?\", channelId: $channelId }) {\n      message { id conversationId }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation InboxSendOn($contactId: ID!, $channelId: ID) {\n    sendMessage(input: { to: { contactId: $contactId }, type: text, message: \"which channel?\", channelId: $channelId }) {\n      message { id conversationId }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation InboxCreateContactOn($phone: String!, $channelId: ID) {\n    createContact(input: { name: \"Linked\", phone: $phone, channelId: $channelId }) {\n      contact { id }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation InboxCreateContactOn($phone: String!, $channelId: ID) {\n    createContact(input: { name: \"Linked\", phone: $phone, channelId: $channelId }) {\n      contact { id }\n      userErrors { field message code }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -650,10 +650,18 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
     cases: (w) => conversationMutationCases(w),
   },
   'Mutation.sendMessage': {
-    idPaths: ['input.contact.contactId', 'input.sender.contactId', 'input.to.contactId'],
+    idPaths: ['input.channelId', 'input.contact.contactId', 'input.sender.contactId', 'input.to.contactId'],
     document: `mutation ($input: SendMessageInput!) { sendMessage(input: $input) { message { ${messageSelection} } ${payloadErrors} } }`,
     cases: (w) => [
       { label: 'own', variables: { input: { to: { contactId: w.ids.own.contact }, message: 'own' } }, expect: { kind: 'success', object: 'message' } },
+      { label: 'own channelId', variables: { input: { to: { contactId: w.ids.own.contact }, message: 'own', channelId: w.a.channel.id } }, expect: { kind: 'success', object: 'message' } },
+      ...each([w.b.channel.id, w.a2.channel.id], (channelId) => [
+        {
+          label: `channelId ${channelId}`,
+          variables: { input: { to: { contactId: w.ids.own.contact }, message: 'hello', channelId } },
+          expect: { kind: 'userError', object: 'message', code: 'INVALID', field: ['input', 'channelId'], message: 'The channelId must be a channel this credential can act as.' } as const,
+        },
+      ]),
       ...(['to', 'contact', 'sender'] as const).flatMap((field) =>
         each(w.ids.foreign.contact, (contactId) => [
           {
@@ -663,6 +671,24 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
           },
         ]),
       ),
+    ],
+  },
+  'Mutation.createContact': {
+    idPaths: ['input.channelId'],
+    document: `mutation ($input: CreateContactInput!) { createContact(input: $input) { contact { ${contactSelection} } ${payloadErrors} } }`,
+    cases: (w) => [
+      {
+        label: 'own channelId',
+        variables: { input: { name: 'Linked', email: `linked-${w.a.channel.id}@example.com`, channelId: w.a.channel.id } },
+        expect: { kind: 'success', object: 'contact' },
+      },
+      ...each([w.b.channel.id, w.a2.channel.id], (channelId) => [
+        {
+          label: `channelId ${channelId}`,
+          variables: { input: { name: 'Elsewhere', email: 'elsewhere@example.com', channelId } },
+          expect: { kind: 'userError', object: 'contact', code: 'INVALID', field: ['input', 'channelId'], message: 'The channelId must be a channel this credential can act as.' } as const,
+        },
+      ]),
     ],
   },
   'Mutation.createSession': {
