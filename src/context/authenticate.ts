@@ -59,6 +59,7 @@ export function requestContext(deps: AppDeps, auth: AuthContext): RequestContext
     events: deps.events,
     streams: deps.streams,
     credentialWatch: deps.credentialWatch,
+    presence: deps.presence,
     openMedia: (channel, ref, limitBytes) => {
       const fetcher = deps.providers?.media(channel.provider);
       if (!fetcher) throw new MediaUnavailable(`channels of provider ${channel.provider} keep no media`);

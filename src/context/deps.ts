@@ -8,6 +8,7 @@ import type { CredentialWatch } from './types.js';
 import type { OpenStreams } from '../lib/streams.js';
 import type { Sealer } from '../lib/sealed.js';
 import type { Providers } from '../providers/registry.js';
+import type { Presence } from '../modules/activity/presence.js';
 
 /** What the whole process shares: built once at start, passed explicitly. */
 export interface AppDeps {
@@ -30,4 +31,6 @@ export interface AppDeps {
   sealer?: Sealer | null;
   /** The channels' providers: the media endpoint fetches inbound files through them. */
   providers?: Providers;
+  /** Who views and types in which conversation (docs/inbox.md); created by the app when not given. */
+  presence?: Presence;
 }
