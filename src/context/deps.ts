@@ -4,7 +4,7 @@ import type { Env } from '../env.js';
 import type { EventBus } from '../events/bus.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { CredentialCache } from './credential-cache.js';
-import type { CredentialWatch } from './types.js';
+import type { CredentialLookup, CredentialWatch, RequestContext } from './types.js';
 import type { OpenStreams } from '../lib/streams.js';
 import type { Sealer } from '../lib/sealed.js';
 import type { Providers } from '../providers/registry.js';
@@ -33,4 +33,10 @@ export interface AppDeps {
   providers?: Providers;
   /** Who views and types in which conversation (docs/inbox.md); created by the app when not given. */
   presence?: Presence;
+  /** Looks credentials up; supplied by the app from the credentials module when not given. */
+  lookupCredential?: CredentialLookup;
+  /** What is wrong with a GraphQL document against the schema, or null; supplied by the app. */
+  documentProblem?: (text: string) => string | null;
+  /** Opens an inbound message's file through its channel's provider; supplied by the app from the providers. */
+  openMedia?: RequestContext['openMedia'];
 }

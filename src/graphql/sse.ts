@@ -3,7 +3,7 @@ import { getOperationAST, type ExecutionArgs } from 'graphql';
 import { createHandler } from 'graphql-sse/lib/use/fetch';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import type { RequestState, ServerContext } from '../http/state.js';
-import type { DocumentStore } from '../modules/documents/documents.service.js';
+import type { DocumentStore } from './trusted-documents.js';
 import type { GraphQLContext } from './builder.js';
 import { operationPreparer, type PreparedOperation } from './operation.js';
 
@@ -19,7 +19,7 @@ const MAX_RESERVATIONS = 100_000;
 const holderOf = (headers: Headers) => createHash('sha256').update(`${headers.get('authorization') ?? ''}\n${headers.get('host') ?? ''}`).digest('base64url');
 
 /**
- * GraphQL over Server-Sent Events in graphql-sse's single connection mode (CONTRACT §8): a client
+ * GraphQL over Server-Sent Events in graphql-sse's single connection mode (docs/graphql.md): a client
  * reserves a stream (`PUT /graphql/stream`, answered with a token), holds it open (`GET` with the
  * token), and runs its operations on it (`POST` with the token in `X-GraphQL-Event-Stream-Token`,
  * `DELETE` to stop one), so one browser tab holds one connection for all its subscriptions. The

@@ -10,7 +10,7 @@ import { sessionSetup } from '../helpers/sessions.js';
 import { runAdminOn } from '../helpers/admin.js';
 import { graphql } from '../gql/index.js';
 
-/** GraphQL over WebSocket (CONTRACT §8): the graphql-transport-ws protocol on /graphql, on a real port. */
+/** GraphQL over WebSocket (docs/graphql.md): the graphql-transport-ws protocol on /graphql, on a real port. */
 
 const Viewer = graphql(`
   query SocketViewer {

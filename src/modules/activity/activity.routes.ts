@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ServerResponse } from '../../lib/response.js';
+import { FetchResponse } from '../../lib/response.js';
 import { route } from '../../rest/route.js';
 import { apiUuid } from '../../rest/schemas.js';
 import { reportActivity } from './activity.service.js';
@@ -22,7 +22,7 @@ export const activityRoutes = [
     responses: { 204: { description: 'The activity was reported.' } },
     handler: async ({ ctx, params, body }) => {
       await reportActivity(ctx, params.id, await body());
-      return new ServerResponse(null, { status: 204 });
+      return new FetchResponse(null, { status: 204 });
     },
   }),
 ];
