@@ -67,7 +67,7 @@ export const GRAPHQL_PATH = '/graphql';
  * GraphiQL is on (docs/graphql.md#graphiql); every other request reaching this route is GraphQL.
  */
 function graphqlRoutes(deps: AppDeps): HttpRoute[] {
-  const refuse = (error: unknown, log: Logger) => graphqlErrorResponse(error, log);
+  const refuse = (error: unknown, log: Logger, request: Request) => graphqlErrorResponse(error, log, request.headers.get('accept'));
   const route = (method: 'GET' | 'POST'): HttpRoute => ({
     method,
     path: GRAPHQL_PATH,
@@ -148,24 +148,59 @@ const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Channel-Uuid',
 /** Response headers a browser client may read cross-origin, beyond the CORS-safelisted ones. */
 const CORS_EXPOSED_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed', 'WWW-Authenticate', 'X-Request-Id'];
 
+/** How often one refused origin is logged. */
+const REFUSED_ORIGIN_LOG_MS = 60_000;
+/** Refused origins remembered for that at once; past it the oldest is forgotten (and may be logged again). */
+const REFUSED_ORIGINS_REMEMBERED = 10_000;
+
 /**
- * CORS (docs/conventions.md): off unless CORS_ORIGINS lists origins. A listed origin gets its own origin
- * back, with credentials; `*` lets any other origin in without credentials. Any other origin, and
- * every origin while the list is unset, gets no CORS header at all, so browsers refuse to share
- * the response. yoga's plugin answers every OPTIONS before the route table, so a preflight to
- * /api/connect is treated exactly like one to /graphql.
+ * Logs a browser request refused for its Origin once per origin per minute, naming the setting
+ * that would admit it: the operator sees why a browser app fails without a line per request.
  */
-export function corsOptions(origins: string[] | undefined): YogaServerOptions<Record<string, unknown>, GraphQLContext>['cors'] {
-  if (!origins?.length) return false;
+function refusedOriginLog(logger: Logger) {
+  const lastLogged = new Map<string, number>();
+  return (origin: string) => {
+    const now = Date.now();
+    const last = lastLogged.get(origin);
+    if (last !== undefined && now - last < REFUSED_ORIGIN_LOG_MS) return;
+    lastLogged.delete(origin);
+    lastLogged.set(origin, now);
+    if (lastLogged.size > REFUSED_ORIGINS_REMEMBERED) lastLogged.delete(lastLogged.keys().next().value!);
+    logger.warn({ origin: origin.slice(0, 200), setting: 'CORS_ORIGINS' }, 'browser request refused for its origin: list it in CORS_ORIGINS to admit it');
+  };
+}
+
+/** Whether `origin` is the server's own (the Host the request was sent to): a same-origin request, which CORS does not concern. */
+function isOwnOrigin(origin: string, host: string | null): boolean {
+  try {
+    return host !== null && new URL(origin).host.toLowerCase() === host.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * CORS (docs/browser-apps.md#origins-and-cors): off unless CORS_ORIGINS lists origins. A listed
+ * origin gets its own origin back; `*` lets any other origin in. No answer ever carries
+ * `Access-Control-Allow-Credentials`: the API uses no cookies, its credential is the Authorization
+ * header. Any other origin, and every origin while the list is unset, gets no CORS header at all,
+ * so browsers refuse to share the response; such a refusal is logged once per origin per minute.
+ * yoga's plugin answers every OPTIONS before the route table, so a preflight to /api/connect is
+ * treated exactly like one to /graphql.
+ */
+export function corsOptions(origins: string[] | undefined, logger: Logger): YogaServerOptions<Record<string, unknown>, GraphQLContext>['cors'] {
   const normalise = (origin: string) => origin.replace(/\/+$/, '').toLowerCase();
-  const listed = new Set(origins.filter((o) => o !== '*').map(normalise));
-  const anyOrigin = origins.includes('*');
-  const shared = { methods: ['GET', 'POST', 'PATCH', 'DELETE'], allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, maxAge: 600 };
+  const listed = new Set((origins ?? []).filter((o) => o !== '*').map(normalise));
+  const anyOrigin = (origins ?? []).includes('*');
+  const shared = { methods: ['GET', 'POST', 'PATCH', 'DELETE'], allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, maxAge: 600, credentials: false };
+  const refused = refusedOriginLog(logger);
   return (request) => {
     const origin = request.headers.get('origin');
-    if (origin && listed.has(normalise(origin))) return { ...shared, origin: [origin], credentials: true };
-    // yoga answers `*` by echoing the caller's origin; without credentials that grants the same.
-    if (anyOrigin) return { ...shared, origin: '*', credentials: false };
+    if (!origin) return false;
+    if (listed.has(normalise(origin))) return { ...shared, origin: [origin] };
+    // yoga answers `*` by echoing the caller's origin.
+    if (anyOrigin) return { ...shared, origin: '*' };
+    if (!isOwnOrigin(origin, request.headers.get('host'))) refused(origin);
     return false;
   };
 }
@@ -241,7 +276,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     landingPage: false,
     graphiql: deps.env.NODE_ENV === 'production' ? false : GRAPHIQL_OPTIONS,
     renderGraphiQL: graphiqlRenderer(),
-    cors: corsOptions(deps.env.CORS_ORIGINS),
+    cors: corsOptions(deps.env.CORS_ORIGINS, logger),
     logging: yogaLogger(deps.logger),
     // The one body limit is BODY_LIMIT_BYTES, applied by the GraphQL route as the body is read.
     maxRequestBodySize: false,
@@ -260,7 +295,13 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
       maskedFailuresLog(),
       coalescedEventStreams(coalescer),
       trustedDocumentsPlugin(documents),
-      singleConnectionSse(documents),
+      singleConnectionSse({
+        documents,
+        perCredential: env.SSE_RESERVATIONS_PER_CREDENTIAL,
+        maxReservations: env.SSE_RESERVATIONS_MAX,
+        credentialWatch: deps.credentialWatch,
+        streams: deps.streams!,
+      }),
       operationLabelPlugin(metrics),
       documentLimitsPlugin({ hideSuggestions: !introspectionEnabled(deps.env) }),
       costLimitPlugin(),

@@ -87,6 +87,10 @@ const envSchema = z.object({
   /** How often at most a subscription stream's connection is written, its writes of the interval together (src/http/coalesce.ts); 0: at once. */
   STREAM_FLUSH_MS: wholeNumber(0, 1000, 'a whole number of milliseconds').default(100),
   WS_KEEPALIVE_MS: wholeNumber(1000, 600_000, 'a whole number of milliseconds').default(12_000),
+  /** Single-connection SSE reservations one credential may hold open at once (src/graphql/sse.ts). */
+  SSE_RESERVATIONS_PER_CREDENTIAL: wholeNumber(1, 10_000, 'a whole number of reservations').default(10),
+  /** Single-connection SSE reservations the process holds at once, past which a new one is refused. */
+  SSE_RESERVATIONS_MAX: wholeNumber(1, 10_000_000, 'a whole number of reservations').default(100_000),
   WS_MAX_BUFFERED_BYTES: wholeNumber(1024, 1024 * 1024 * 1024, 'a whole number of bytes').default(4 * 1024 * 1024),
   DB_STATEMENT_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(10_000),
   DB_TRANSACTION_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(15_000),

@@ -79,9 +79,14 @@ function webSocketSink(socket: WebSocket, connection: Socket, id: string, maxBuf
   };
 }
 
-/** Terminates a socket whose unread output passes `maxBufferedBytes` (logged), rather than buffering for it: whether it did. */
+/** Sockets cut off for not reading: each is logged once, however many results were still on their way to it. */
+const cutOffSockets = new WeakSet<WebSocket>();
+
+/** Terminates a socket whose unread output passes `maxBufferedBytes` (logged once), rather than buffering for it: whether it did. */
 function cutOffUnread(socket: WebSocket, maxBufferedBytes: number, logger: Logger): boolean {
+  if (cutOffSockets.has(socket)) return true;
   if (socket.bufferedAmount <= maxBufferedBytes) return false;
+  cutOffSockets.add(socket);
   logger.warn({ buffered: socket.bufferedAmount }, 'graphql websocket cut off: the client does not read');
   socket.terminate();
   return true;
@@ -157,7 +162,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
             ctx.extra.socket.close(CloseCode.Forbidden, 'Forbidden');
             return [];
           }
-          if (error instanceof DomainError) return [domainGraphQLError(error)];
+          if (error instanceof DomainError) return [domainGraphQLError(error, undefined, { transport: false })];
           throw error;
         }
         // A registered document travels as its id in extensions.persistedQuery, beside an empty query.

@@ -19,7 +19,7 @@ import {
   type ConversationView,
 } from './conversations.schemas.js';
 import { conversationPage, conversationRows, conversationTable, conversationViewSql, type ConversationPageFilters, type ConversationRow } from './conversations.sql.js';
-import { recordEvents, type DomainEvent } from '../events/events.service.js';
+import { recordEvents, type QueuedEvent } from '../events/events.service.js';
 import type { Actor } from './actor.schemas.js';
 
 /** Who did something: the acting channel, a workspace user, a named external actor, or a contact (a reply). */
@@ -55,7 +55,7 @@ export async function conversationForSend(
     silent: boolean;
     actor: Actor;
     at: Date;
-    events?: DomainEvent[];
+    events?: QueuedEvent[];
     /** A conversation of this channel and contact to prefer over other closed ones (the thread an email answers). */
     preferred?: string | undefined;
   },

@@ -62,7 +62,7 @@ export async function openMessageMedia(ctx: RequestContext, id: string, index: s
 /**
  * A body that yields exactly `length` bytes or fails (docs/operating-safely.md, Staying up): the answer's Content-Length
  * is then always the number of bytes sent, and a body that turns out longer or shorter ends the
- * connection (src/lib/cut-off.ts) instead of corrupting the next answer on it.
+ * connection (src/lib/end-on-failure.ts) instead of corrupting the next answer on it.
  */
 function exactly(body: ReadableStream<Uint8Array>, length: number): ReadableStream<Uint8Array> {
   const reader = body.getReader();

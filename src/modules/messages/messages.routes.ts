@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { collection } from '../../rest/collection.js';
 import { FetchResponse } from '../../lib/response.js';
-import { cutOffOnFailure } from '../../lib/cut-off.js';
+import { endOnFailure } from '../../lib/end-on-failure.js';
 import { openMessageMedia } from './media.service.js';
 import { idempotentWrite } from '../idempotency/idempotency.rest.js';
 import { pageQuerySchema } from '../../lib/pagination.js';
@@ -57,7 +57,7 @@ export const messageRoutes = [
         contentType: 'application/octet-stream',
       },
     },
-    handler: async ({ ctx, params, cutOff }) => {
+    handler: async ({ ctx, params, endConnection }) => {
       const media = await openMessageMedia(ctx, params.id, params.index);
       const headers: Record<string, string> = {
         'content-type': media.contentType ?? 'application/octet-stream',
@@ -67,7 +67,7 @@ export const messageRoutes = [
       };
       if (media.length !== null) headers['content-length'] = String(media.length);
       // A file that fails part-way (over the size limit without a declared size, the provider gone) ends the connection.
-      return new FetchResponse(cutOffOnFailure(media.body, cutOff), { status: 200, headers });
+      return new FetchResponse(endOnFailure(media.body, endConnection), { status: 200, headers });
     },
   }),
 

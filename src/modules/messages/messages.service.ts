@@ -13,7 +13,7 @@ import { characterCount, parseInput } from '../../lib/validation.js';
 import { renderTemplate } from '../templates/templates.schemas.js';
 import { conversationForSend, type Actor } from '../conversations/conversations.service.js';
 import type { WriteGuard } from '../idempotency/idempotency.service.js';
-import type { DomainEvent } from '../events/events.service.js';
+import type { QueuedEvent } from '../events/events.service.js';
 import type { ProviderDescriptor } from '../../providers/provider.js';
 import { MESSAGES, MESSAGE_LIMITS, type Recipient, messageFiltersSchema, sendMessageSchema, type SendMessageInput } from './messages.schemas.js';
 import { chooseRecipient, resolveRecipient } from './recipients.js';
@@ -78,7 +78,7 @@ export async function sendMessage(
   for (let attempt = 1; ; attempt++) {
     try {
       const at = new Date();
-      const outgoing = { id: uuid7(), workspaceId, channel, input, at, events: [] as DomainEvent[] };
+      const outgoing = { id: uuid7(), workspaceId, channel, input, at, events: [] as QueuedEvent[] };
       const onOpenConversation = async (sql: RunSql, inline?: WriteGuard<MessageRow>) => {
         const stored = await storeMessage(
           sql,

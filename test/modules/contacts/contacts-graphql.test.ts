@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deleteContact, importContact } from '../../src/modules/contacts/contacts.service.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { addChannel, bearer } from '../helpers/factories.js';
-import { executeOperation } from '../helpers/graphql.js';
-import { messagingSetup } from '../helpers/messaging.js';
-import { restClient } from '../helpers/rest.js';
-import { appWithFailingInsert } from '../helpers/fresh-database.js';
-import { graphql } from '../gql/index.js';
+import { deleteContact, importContact } from '../../../src/modules/contacts/contacts.service.js';
+import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { addChannel, bearer } from '../../helpers/factories.js';
+import { executeOperation } from '../../helpers/graphql.js';
+import { messagingSetup } from '../../helpers/messaging.js';
+import { restClient } from '../../helpers/rest.js';
+import { appWithFailingInsert } from '../../helpers/fresh-database.js';
+import { graphql } from '../../gql/index.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -319,7 +319,7 @@ describe('messages and conversations over GraphQL', () => {
 
   it('a credential of several channels reads and changes contacts and messages without X-Channel-Uuid; creating a contact or reading templates needs a channel', async () => {
     const s = await setup();
-    const { createConnection } = await import('../helpers/factories.js');
+    const { createConnection } = await import('../../helpers/factories.js');
     const second = await addChannel(app.db.prisma, s.workspace.id, 'Second');
     const { token } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'CRM', channelIds: [s.channel.id, second.channel.id] });
     const email = `ann-${Date.now()}@example.com`;
