@@ -48,6 +48,7 @@ type Documents = {
     "\n  mutation SocketRename($id: ID!, $name: String) {\n    updateContact(id: $id, input: { name: $name }) {\n      contact {\n        id\n        name\n      }\n      userErrors {\n        message\n      }\n    }\n  }\n": typeof types.SocketRenameDocument,
     "\n  subscription SocketMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n      conversationId\n    }\n  }\n": typeof types.SocketMessageAddedDocument,
     "\n  query SocketTooDeep {\n    conversations {\n      edges {\n        node {\n          messages {\n            edges {\n              node {\n                conversation {\n                  messages {\n                    edges {\n                      node {\n                        conversation {\n                          id\n                        }\n                      }\n                    }\n                  }\n                }\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n": typeof types.SocketTooDeepDocument,
+    "\n  mutation ActivityReport($conversationId: ID!, $typing: Boolean!, $from: ID) {\n    reportActivity(conversationId: $conversationId, typing: $typing, from: $from) { reported userErrors { field message code } }\n  }\n": typeof types.ActivityReportDocument,
     "\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n": typeof types.ContactDocument,
     "\n  query FindContact($email: String, $phone: String) {\n    findContact(email: $email, phone: $phone) { id name }\n  }\n": typeof types.FindContactDocument,
     "\n  query Contacts($first: Int, $after: String, $search: String) {\n    contacts(first: $first, after: $after, search: $search) {\n      edges { cursor node { id name } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": typeof types.ContactsDocument,
@@ -70,6 +71,9 @@ type Documents = {
     "\n  query InboxChannels {\n    conversations(first: 50) { edges { node { id channelId } } }\n  }\n": typeof types.InboxChannelsDocument,
     "\n  mutation InboxClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id } } } userErrors { field code } }\n  }\n": typeof types.InboxCloseDocument,
     "\n  mutation InboxReopen($id: ID!) {\n    reopenConversation(id: $id) { conversation { id status } userErrors { field code } }\n  }\n": typeof types.InboxReopenDocument,
+    "\n  query InboxRefetch($id: ID!, $ids: [ID!]!) {\n    node(id: $id) { __typename id ... on Conversation { channelId status } }\n    nodes(ids: $ids) { __typename id }\n  }\n": typeof types.InboxRefetchDocument,
+    "\n  mutation InboxSendOn($contactId: ID!, $channelId: ID) {\n    sendMessage(input: { to: { contactId: $contactId }, type: text, message: \"which channel?\", channelId: $channelId }) {\n      message { id conversationId }\n      userErrors { field message code }\n    }\n  }\n": typeof types.InboxSendOnDocument,
+    "\n  mutation InboxCreateContactOn($phone: String!, $channelId: ID) {\n    createContact(input: { name: \"Linked\", phone: $phone, channelId: $channelId }) {\n      contact { id }\n      userErrors { field message code }\n    }\n  }\n": typeof types.InboxCreateContactOnDocument,
     "\n    mutation IdempotentSend($input: SendMessageInput!) {\n      sendMessage(input: $input) { message { id body conversation { id } } userErrors { field message code } }\n    }\n  ": typeof types.IdempotentSendDocument,
     "\n    mutation IdempotentCreateContact($input: CreateContactInput!) {\n      createContact(input: $input) { contact { id email } userErrors { field message } }\n    }\n  ": typeof types.IdempotentCreateContactDocument,
     "\n      mutation IdempotentSendReplay($input: SendMessageInput!) {\n        sendMessage(input: $input) { message { id body } userErrors { field message } }\n      }\n    ": typeof types.IdempotentSendReplayDocument,
@@ -116,6 +120,7 @@ const documents: Documents = {
     "\n  mutation SocketRename($id: ID!, $name: String) {\n    updateContact(id: $id, input: { name: $name }) {\n      contact {\n        id\n        name\n      }\n      userErrors {\n        message\n      }\n    }\n  }\n": types.SocketRenameDocument,
     "\n  subscription SocketMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n      conversationId\n    }\n  }\n": types.SocketMessageAddedDocument,
     "\n  query SocketTooDeep {\n    conversations {\n      edges {\n        node {\n          messages {\n            edges {\n              node {\n                conversation {\n                  messages {\n                    edges {\n                      node {\n                        conversation {\n                          id\n                        }\n                      }\n                    }\n                  }\n                }\n              }\n            }\n          }\n        }\n      }\n    }\n  }\n": types.SocketTooDeepDocument,
+    "\n  mutation ActivityReport($conversationId: ID!, $typing: Boolean!, $from: ID) {\n    reportActivity(conversationId: $conversationId, typing: $typing, from: $from) { reported userErrors { field message code } }\n  }\n": types.ActivityReportDocument,
     "\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n": types.ContactDocument,
     "\n  query FindContact($email: String, $phone: String) {\n    findContact(email: $email, phone: $phone) { id name }\n  }\n": types.FindContactDocument,
     "\n  query Contacts($first: Int, $after: String, $search: String) {\n    contacts(first: $first, after: $after, search: $search) {\n      edges { cursor node { id name } }\n      pageInfo { hasNextPage endCursor }\n    }\n  }\n": types.ContactsDocument,
@@ -138,6 +143,9 @@ const documents: Documents = {
     "\n  query InboxChannels {\n    conversations(first: 50) { edges { node { id channelId } } }\n  }\n": types.InboxChannelsDocument,
     "\n  mutation InboxClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id } } } userErrors { field code } }\n  }\n": types.InboxCloseDocument,
     "\n  mutation InboxReopen($id: ID!) {\n    reopenConversation(id: $id) { conversation { id status } userErrors { field code } }\n  }\n": types.InboxReopenDocument,
+    "\n  query InboxRefetch($id: ID!, $ids: [ID!]!) {\n    node(id: $id) { __typename id ... on Conversation { channelId status } }\n    nodes(ids: $ids) { __typename id }\n  }\n": types.InboxRefetchDocument,
+    "\n  mutation InboxSendOn($contactId: ID!, $channelId: ID) {\n    sendMessage(input: { to: { contactId: $contactId }, type: text, message: \"which channel?\", channelId: $channelId }) {\n      message { id conversationId }\n      userErrors { field message code }\n    }\n  }\n": types.InboxSendOnDocument,
+    "\n  mutation InboxCreateContactOn($phone: String!, $channelId: ID) {\n    createContact(input: { name: \"Linked\", phone: $phone, channelId: $channelId }) {\n      contact { id }\n      userErrors { field message code }\n    }\n  }\n": types.InboxCreateContactOnDocument,
     "\n    mutation IdempotentSend($input: SendMessageInput!) {\n      sendMessage(input: $input) { message { id body conversation { id } } userErrors { field message code } }\n    }\n  ": types.IdempotentSendDocument,
     "\n    mutation IdempotentCreateContact($input: CreateContactInput!) {\n      createContact(input: $input) { contact { id email } userErrors { field message } }\n    }\n  ": types.IdempotentCreateContactDocument,
     "\n      mutation IdempotentSendReplay($input: SendMessageInput!) {\n        sendMessage(input: $input) { message { id body } userErrors { field message } }\n      }\n    ": types.IdempotentSendReplayDocument,
@@ -303,6 +311,10 @@ export function graphql(source: "\n  query SocketTooDeep {\n    conversations {\
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
+export function graphql(source: "\n  mutation ActivityReport($conversationId: ID!, $typing: Boolean!, $from: ID) {\n    reportActivity(conversationId: $conversationId, typing: $typing, from: $from) { reported userErrors { field message code } }\n  }\n"): (typeof documents)["\n  mutation ActivityReport($conversationId: ID!, $typing: Boolean!, $from: ID) {\n    reportActivity(conversationId: $conversationId, typing: $typing, from: $from) { reported userErrors { field message code } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
 export function graphql(source: "\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n"): (typeof documents)["\n  query Contact($id: ID!) {\n    contact(id: $id) { id name email phoneNumber isGroup createdAt updatedAt }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
@@ -388,6 +400,18 @@ export function graphql(source: "\n  mutation InboxClose($id: ID!) {\n    closeC
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation InboxReopen($id: ID!) {\n    reopenConversation(id: $id) { conversation { id status } userErrors { field code } }\n  }\n"): (typeof documents)["\n  mutation InboxReopen($id: ID!) {\n    reopenConversation(id: $id) { conversation { id status } userErrors { field code } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query InboxRefetch($id: ID!, $ids: [ID!]!) {\n    node(id: $id) { __typename id ... on Conversation { channelId status } }\n    nodes(ids: $ids) { __typename id }\n  }\n"): (typeof documents)["\n  query InboxRefetch($id: ID!, $ids: [ID!]!) {\n    node(id: $id) { __typename id ... on Conversation { channelId status } }\n    nodes(ids: $ids) { __typename id }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation InboxSendOn($contactId: ID!, $channelId: ID) {\n    sendMessage(input: { to: { contactId: $contactId }, type: text, message: \"which channel?\", channelId: $channelId }) {\n      message { id conversationId }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation InboxSendOn($contactId: ID!, $channelId: ID) {\n    sendMessage(input: { to: { contactId: $contactId }, type: text, message: \"which channel?\", channelId: $channelId }) {\n      message { id conversationId }\n      userErrors { field message code }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  mutation InboxCreateContactOn($phone: String!, $channelId: ID) {\n    createContact(input: { name: \"Linked\", phone: $phone, channelId: $channelId }) {\n      contact { id }\n      userErrors { field message code }\n    }\n  }\n"): (typeof documents)["\n  mutation InboxCreateContactOn($phone: String!, $channelId: ID) {\n    createContact(input: { name: \"Linked\", phone: $phone, channelId: $channelId }) {\n      contact { id }\n      userErrors { field message code }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
