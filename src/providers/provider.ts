@@ -98,7 +98,8 @@ export type ReceiptOutcome = { kind: 'sent' } | { kind: 'retry'; reason: string 
 
 /** Sends a channel's messages. Never throws for a provider's answer: every answer is an outcome. */
 export interface OutboundProvider {
-  readonly name: ProviderName;
+  /** Its name in delivery log lines: a channel's provider, or `local` for a channel without an upstream (docs/delivery.md). */
+  readonly name: ProviderName | 'local';
   send(job: SendJob): Promise<SendOutcome>;
   /** Reports that the inbound message was read, for a provider that takes read receipts. */
   markRead?(job: ReadReceiptJob): Promise<ReceiptOutcome>;

@@ -2,9 +2,13 @@ import { webhookHeaders } from '../../lib/webhook-signature.js';
 import { OutboundTargetError, type OutboundClient } from '../../lib/outbound-http.js';
 import type { OutboundProvider, SendJob, SendOutcome } from '../provider.js';
 
-/** For channels without an upstream: accepting the message is sending it. */
+/**
+ * Local delivery (docs/delivery.md): a `webhook` channel without a webhook URL, the demo channel
+ * among them, has no upstream: the message becomes `sent` when the worker takes it, and nothing
+ * leaves the machine. Its delivery log lines say `provider: "local"`.
+ */
 export const acceptProvider: OutboundProvider = {
-  name: 'webhook',
+  name: 'local',
   async send() {
     return { kind: 'sent', providerIds: [] };
   },
