@@ -100,7 +100,7 @@ describe.skipIf(onPostgres)('npm run demo:whatsapp', () => {
     npm.stderr.on('data', (chunk) => (output += chunk));
     const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
     try {
-      for (const deadline = Date.now() + 90_000; !output.includes('Ctrl-C stops the demo') && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 100));
+      for (const deadline = Date.now() + 180_000; !output.includes('Ctrl-C stops the demo') && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 100));
       expect(output).toContain('Ctrl-C stops the demo');
       npm.kill('SIGINT');
       const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running'), 20_000))]);
@@ -108,5 +108,5 @@ describe.skipIf(onPostgres)('npm run demo:whatsapp', () => {
     } finally {
       if (npm.exitCode === null) npm.kill('SIGKILL');
     }
-  }, 150_000);
+  }, 240_000);
 });
