@@ -11,7 +11,8 @@ import { DomainError } from './errors/domain.js';
 import { restErrorResponse } from './rest/errors.js';
 import { logMaskedFailures, yogaLogger } from './errors/log.js';
 import type { GraphQLContext } from './graphql/builder.js';
-import { schema } from './graphql/schema.js';
+import { schema } from './schema.js';
+import { documentChecker } from './graphql/document-check.js';
 import { GRAPHIQL_OPTIONS, graphiqlRenderer } from './graphql/graphiql.js';
 import { createCredentialWatch } from './context/credential-watch.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
@@ -28,7 +29,7 @@ import type { ServerContext } from './http/state.js';
 import { restRoutes } from './rest/handler.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 import { docsRoutes } from './modules/docs/docs.routes.js';
-import { webhookRoutes } from './modules/inbound/inbound.routes.js';
+import { PROVIDERS, providerWebhooks } from './providers/registry.js';
 import { webhookParts } from './modules/inbound/webhook-parts.js';
 import { channelRoutes } from './modules/channels/channels.routes.js';
 import { contactRoutes } from './modules/contacts/contacts.routes.js';
@@ -39,6 +40,8 @@ import { templateRoutes } from './modules/templates/templates.routes.js';
 import { sessionRoutes } from './modules/sessions/sessions.routes.js';
 import { documentRoutes } from './modules/documents/documents.routes.js';
 import { createDocumentStore } from './modules/documents/documents.service.js';
+import { liveCredentials, resolveCredential } from './modules/credentials/credentials.service.js';
+import { mediaOpener } from './modules/messages/media.service.js';
 import { trustedDocumentsPlugin } from './graphql/trusted-documents.js';
 import { createRateLimiter } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
@@ -48,7 +51,7 @@ import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
 export const DOCUMENTED_ROUTES = {
   rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...userRoutes, ...sessionRoutes, ...documentRoutes],
-  webhooks: webhookRoutes,
+  webhooks: providerWebhooks(PROVIDERS),
 };
 
 export const GRAPHQL_PATH = '/graphql';
@@ -62,7 +65,7 @@ export const GRAPHQL_PATH = '/graphql';
  * GraphiQL is on (docs/graphql.md#graphiql); every other request reaching this route is GraphQL.
  */
 function graphqlRoutes(deps: AppDeps): HttpRoute[] {
-  const refuse = (error: unknown, log: Logger) => graphqlErrorResponse(error, log);
+  const refuse = (error: unknown, log: Logger, request: Request) => graphqlErrorResponse(error, log, request.headers.get('accept'));
   const route = (method: 'GET' | 'POST'): HttpRoute => ({
     method,
     path: GRAPHQL_PATH,
@@ -143,30 +146,65 @@ const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Channel-Uuid',
 /** Response headers a browser client may read cross-origin, beyond the CORS-safelisted ones. */
 const CORS_EXPOSED_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed', 'WWW-Authenticate', 'X-Request-Id'];
 
+/** How often one refused origin is logged. */
+const REFUSED_ORIGIN_LOG_MS = 60_000;
+/** Refused origins remembered for that at once; past it the oldest is forgotten (and may be logged again). */
+const REFUSED_ORIGINS_REMEMBERED = 10_000;
+
 /**
- * CORS (CONTRACT §2): off unless CORS_ORIGINS lists origins. A listed origin gets its own origin
- * back, with credentials; `*` lets any other origin in without credentials. Any other origin, and
- * every origin while the list is unset, gets no CORS header at all, so browsers refuse to share
- * the response. yoga's plugin answers every OPTIONS before the route table, so a preflight to
- * /api/connect is treated exactly like one to /graphql.
+ * Logs a browser request refused for its Origin once per origin per minute, naming the setting
+ * that would admit it: the operator sees why a browser app fails without a line per request.
  */
-export function corsOptions(origins: string[] | undefined): YogaServerOptions<Record<string, unknown>, GraphQLContext>['cors'] {
-  if (!origins?.length) return false;
+function refusedOriginLog(logger: Logger) {
+  const lastLogged = new Map<string, number>();
+  return (origin: string) => {
+    const now = Date.now();
+    const last = lastLogged.get(origin);
+    if (last !== undefined && now - last < REFUSED_ORIGIN_LOG_MS) return;
+    lastLogged.delete(origin);
+    lastLogged.set(origin, now);
+    if (lastLogged.size > REFUSED_ORIGINS_REMEMBERED) lastLogged.delete(lastLogged.keys().next().value!);
+    logger.warn({ origin: origin.slice(0, 200), setting: 'CORS_ORIGINS' }, 'browser request refused for its origin: list it in CORS_ORIGINS to admit it');
+  };
+}
+
+/** Whether `origin` is the server's own (the Host the request was sent to): a same-origin request, which CORS does not concern. */
+function isOwnOrigin(origin: string, host: string | null): boolean {
+  try {
+    return host !== null && new URL(origin).host.toLowerCase() === host.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * CORS (docs/browser-apps.md#origins-and-cors): off unless CORS_ORIGINS lists origins. A listed
+ * origin gets its own origin back; `*` lets any other origin in. No answer ever carries
+ * `Access-Control-Allow-Credentials`: the API uses no cookies, its credential is the Authorization
+ * header. Any other origin, and every origin while the list is unset, gets no CORS header at all,
+ * so browsers refuse to share the response; such a refusal is logged once per origin per minute.
+ * yoga's plugin answers every OPTIONS before the route table, so a preflight to /api/connect is
+ * treated exactly like one to /graphql.
+ */
+export function corsOptions(origins: string[] | undefined, logger: Logger): YogaServerOptions<Record<string, unknown>, GraphQLContext>['cors'] {
   const normalise = (origin: string) => origin.replace(/\/+$/, '').toLowerCase();
-  const listed = new Set(origins.filter((o) => o !== '*').map(normalise));
-  const anyOrigin = origins.includes('*');
-  const shared = { methods: ['GET', 'POST', 'PATCH', 'DELETE'], allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, maxAge: 600 };
+  const listed = new Set((origins ?? []).filter((o) => o !== '*').map(normalise));
+  const anyOrigin = (origins ?? []).includes('*');
+  const shared = { methods: ['GET', 'POST', 'PATCH', 'DELETE'], allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, maxAge: 600, credentials: false };
+  const refused = refusedOriginLog(logger);
   return (request) => {
     const origin = request.headers.get('origin');
-    if (origin && listed.has(normalise(origin))) return { ...shared, origin: [origin], credentials: true };
-    // yoga answers `*` by echoing the caller's origin; without credentials that grants the same.
-    if (anyOrigin) return { ...shared, origin: '*', credentials: false };
+    if (!origin) return false;
+    if (listed.has(normalise(origin))) return { ...shared, origin: [origin] };
+    // yoga answers `*` by echoing the caller's origin.
+    if (anyOrigin) return { ...shared, origin: '*' };
+    if (!isOwnOrigin(origin, request.headers.get('host'))) refused(origin);
     return false;
   };
 }
 
 /**
- * Whether a browser page of `origin` may open a WebSocket to this server (CONTRACT §8: the upgrade
+ * Whether a browser page of `origin` may open a WebSocket to this server (docs/graphql.md: the upgrade
  * honours CORS_ORIGINS): its own origin always, another only when listed (or `*`).
  */
 export function webSocketOrigins(origins: string[] | undefined) {
@@ -206,10 +244,13 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
       ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger })
       : appDeps.rateLimiter,
     credentialCache: ownsCredentialCache ? createCredentialCache({ ttlMs: env.AUTH_CACHE_MS, redisUrl: env.REDIS_URL, redisPrefix: env.REDIS_PREFIX, logger }) : appDeps.credentialCache,
+    lookupCredential: appDeps.lookupCredential ?? ((key) => resolveCredential(appDeps.db.query, key)),
+    openMedia: appDeps.openMedia ?? mediaOpener(appDeps.providers, appDeps.sealer),
+    documentProblem: appDeps.documentProblem ?? documentChecker(schema),
   };
   const ownsCredentialWatch = !deps.credentialWatch;
   // On the embedded database no other process can change a credential while this one runs.
-  deps.credentialWatch ??= createCredentialWatch({ sql: deps.db.query, bus: deps.events!, cache: deps.credentialCache, logger, alone: deps.db.kind === 'pglite' });
+  deps.credentialWatch ??= createCredentialWatch({ live: (ids) => liveCredentials(deps.db.query, ids), bus: deps.events!, cache: deps.credentialCache, logger, alone: deps.db.kind === 'pglite' });
   const metrics = createAppMetrics(deps);
   // Registered GraphQL documents, for every transport: yoga's HTTP pipeline through its plugin,
   // the others (a WebSocket's subscribe, a reserved SSE stream) through src/graphql/operation.ts.
@@ -218,7 +259,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     ...systemRoutes(deps, metrics),
     ...docsRoutes(deps),
     ...graphqlRoutes(deps),
-    ...restRoutes(deps, { ...DOCUMENTED_ROUTES, webhookParts: webhookParts(deps) }),
+    ...restRoutes(deps, { rest: DOCUMENTED_ROUTES.rest, webhooks: providerWebhooks(deps.providers?.list ?? PROVIDERS), webhookParts: webhookParts(deps) }),
   );
   // A subscription stream's connection is written at most once per STREAM_FLUSH_MS, however many events.
   const coalescer = writeCoalescer(env.STREAM_FLUSH_MS);
@@ -231,7 +272,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     landingPage: false,
     graphiql: deps.env.NODE_ENV === 'production' ? false : GRAPHIQL_OPTIONS,
     renderGraphiQL: graphiqlRenderer(),
-    cors: corsOptions(deps.env.CORS_ORIGINS),
+    cors: corsOptions(deps.env.CORS_ORIGINS, logger),
     logging: yogaLogger(deps.logger),
     // The one body limit is BODY_LIMIT_BYTES, applied by the GraphQL route as the body is read.
     maxRequestBodySize: false,
@@ -250,7 +291,13 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
       maskedFailuresLog(),
       coalescedEventStreams(coalescer),
       trustedDocumentsPlugin(documents),
-      singleConnectionSse(documents),
+      singleConnectionSse({
+        documents,
+        perCredential: env.SSE_RESERVATIONS_PER_CREDENTIAL,
+        maxReservations: env.SSE_RESERVATIONS_MAX,
+        credentialWatch: deps.credentialWatch,
+        streams: deps.streams!,
+      }),
       operationLabelPlugin(metrics),
       documentLimitsPlugin({ hideSuggestions: !introspectionEnabled(deps.env) }),
       costLimitPlugin(),

@@ -5,7 +5,7 @@ import { methodNotAllowed, routeNotFound } from './exchange.js';
 import type { RouteTable } from './routes.js';
 import { requestIdOf } from './request-id.js';
 import { beginRequest, type RequestState, type ServerContext } from './state.js';
-import { ServerResponse } from '../lib/response.js';
+import { FetchResponse } from '../lib/response.js';
 
 export interface RoutingOptions {
   table: RouteTable;
@@ -21,7 +21,7 @@ export interface RoutingOptions {
 /** A HEAD answer: GET's status and headers without its body, which is let go of (a streamed file is not left half-read). */
 async function headOf(response: Response): Promise<Response> {
   await response.body?.cancel();
-  return new ServerResponse(null, { status: response.status, headers: response.headers });
+  return new FetchResponse(null, { status: response.status, headers: response.headers });
 }
 
 /**
@@ -48,7 +48,7 @@ export function routingPlugin(options: RoutingOptions): Plugin<Record<string, un
         const answer = await route.handle({ request, url, params, state });
         if (answer) endResponse(request.method === 'HEAD' ? await headOf(answer) : answer);
       } catch (error) {
-        endResponse(route.refuse(error, state.log));
+        endResponse(route.refuse(error, state.log, request));
       }
     },
     onResponse({ request, response, serverContext }) {

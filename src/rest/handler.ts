@@ -9,7 +9,8 @@ import { isRecord, parseInput } from '../lib/validation.js';
 import { cutOff } from '../http/state.js';
 import { readJson } from '../http/exchange.js';
 import type { HttpRoute } from '../http/routes.js';
-import { API_PREFIX, OPENAPI_PATH, type RouteDeclaration, type WebhookDeclaration } from './route.js';
+import { API_PREFIX, OPENAPI_PATH, type RouteDeclaration } from './route.js';
+import type { WebhookDeclaration } from '../providers/provider.js';
 import { openApiResponse } from './openapi.js';
 
 /** Query parameters as an object of the first value of each. */
@@ -28,7 +29,7 @@ function expectNoBody(body: unknown): void {
 
 /**
  * The answer of `handled`, or ServiceUnavailableError as soon as the database is known to be out of
- * reach (CONTRACT §2: 503 within 2 s). An answer that comes after the 503 is let go of: a streamed
+ * reach (docs/conventions.md: 503 within 2 s). An answer that comes after the 503 is let go of: a streamed
  * body (a provider's file) is not left open.
  */
 async function whileDatabaseUp(deps: AppDeps, handled: Promise<Response>): Promise<Response> {
@@ -54,7 +55,7 @@ function restRoute(deps: AppDeps, route: RouteDeclaration): HttpRoute {
     async handle({ request, url, params: matched, state }) {
       try {
         const auth = state.caller!;
-        // The scope the route declares, before anything of the request is read (CONTRACT §7).
+        // The scope the route declares, before anything of the request is read (docs/browser-apps.md).
         requireScope(auth.credential, route.scope);
         if (route.actsAsChannel ?? true) actingChannel(auth);
         // Path parameters are strings the route matched; whether an id names anything

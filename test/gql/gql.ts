@@ -39,6 +39,8 @@ type Documents = {
     "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.EdgeReopenConversationDocument,
     "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n": typeof types.EdgeMessageAddedDocument,
     "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n": typeof types.EdgeConversationUpdatedDocument,
+    "\n  query ErrorShapesViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n": typeof types.ErrorShapesViewerDocument,
+    "\n  subscription ErrorShapesAdded {\n    messageAdded {\n      id\n    }\n  }\n": typeof types.ErrorShapesAddedDocument,
     "\n  subscription FanOutMessageAdded {\n    messageAdded { id body }\n  }\n": typeof types.FanOutMessageAddedDocument,
     "\n  mutation InboxAssign($id: ID!, $userId: ID) {\n    assignConversation(id: $id, userId: $userId) {\n      conversation { id assignee { id name email } stateChanges { type actor { type id } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.InboxAssignDocument,
     "\n  mutation InboxRead($id: ID!, $throughMessageId: ID) {\n    markConversationRead(id: $id, throughMessageId: $throughMessageId) {\n      conversation { id lastReadAt unreadCount }\n      userErrors { field message code }\n    }\n  }\n": typeof types.InboxReadDocument,
@@ -63,6 +65,7 @@ type Documents = {
     "\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n": typeof types.MessagesDeepDocument,
     "query Ping { viewer { workspace { name } } }": typeof types.PingDocument,
     "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n": typeof types.ViewerDocument,
+    "\n  query ViewerWho {\n    viewer {\n      user { id name email }\n      scopes\n      expiresAt\n      channels { id name }\n    }\n  }\n": typeof types.ViewerWhoDocument,
     "\n  query SocketViewer {\n    viewer {\n      workspace {\n        name\n      }\n      channel {\n        id\n      }\n    }\n  }\n": typeof types.SocketViewerDocument,
     "\n  mutation SocketRename($id: ID!, $name: String) {\n    updateContact(id: $id, input: { name: $name }) {\n      contact {\n        id\n        name\n      }\n      userErrors {\n        message\n      }\n    }\n  }\n": typeof types.SocketRenameDocument,
     "\n  subscription SocketMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n      conversationId\n    }\n  }\n": typeof types.SocketMessageAddedDocument,
@@ -104,6 +107,8 @@ const documents: Documents = {
     "\n  mutation EdgeReopenConversation($id: ID!) {\n    reopenConversation(id: $id) {\n      conversation { id contact { id } stateChanges { type } messages(first: 5) { edges { node { id } } } }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeReopenConversationDocument,
     "\n  subscription EdgeMessageAdded {\n    messageAdded { id body }\n  }\n": types.EdgeMessageAddedDocument,
     "\n  subscription EdgeConversationUpdated {\n    conversationUpdated { id status }\n  }\n": types.EdgeConversationUpdatedDocument,
+    "\n  query ErrorShapesViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n": types.ErrorShapesViewerDocument,
+    "\n  subscription ErrorShapesAdded {\n    messageAdded {\n      id\n    }\n  }\n": types.ErrorShapesAddedDocument,
     "\n  subscription FanOutMessageAdded {\n    messageAdded { id body }\n  }\n": types.FanOutMessageAddedDocument,
     "\n  mutation InboxAssign($id: ID!, $userId: ID) {\n    assignConversation(id: $id, userId: $userId) {\n      conversation { id assignee { id name email } stateChanges { type actor { type id } } }\n      userErrors { field message code }\n    }\n  }\n": types.InboxAssignDocument,
     "\n  mutation InboxRead($id: ID!, $throughMessageId: ID) {\n    markConversationRead(id: $id, throughMessageId: $throughMessageId) {\n      conversation { id lastReadAt unreadCount }\n      userErrors { field message code }\n    }\n  }\n": types.InboxReadDocument,
@@ -128,6 +133,7 @@ const documents: Documents = {
     "\n  query MessagesDeep($first: Int) {\n    messages(first: $first) {\n      edges { node { id body sender { type id name } contact { id name email } conversation { id status stateChanges { type } } } }\n    }\n  }\n": types.MessagesDeepDocument,
     "query Ping { viewer { workspace { name } } }": types.PingDocument,
     "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n": types.ViewerDocument,
+    "\n  query ViewerWho {\n    viewer {\n      user { id name email }\n      scopes\n      expiresAt\n      channels { id name }\n    }\n  }\n": types.ViewerWhoDocument,
     "\n  query SocketViewer {\n    viewer {\n      workspace {\n        name\n      }\n      channel {\n        id\n      }\n    }\n  }\n": types.SocketViewerDocument,
     "\n  mutation SocketRename($id: ID!, $name: String) {\n    updateContact(id: $id, input: { name: $name }) {\n      contact {\n        id\n        name\n      }\n      userErrors {\n        message\n      }\n    }\n  }\n": types.SocketRenameDocument,
     "\n  subscription SocketMessageAdded($conversationId: ID) {\n    messageAdded(conversationId: $conversationId) {\n      id\n      body\n      conversationId\n    }\n  }\n": types.SocketMessageAddedDocument,
@@ -261,6 +267,14 @@ export function graphql(source: "\n  subscription EdgeConversationUpdated {\n   
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
+export function graphql(source: "\n  query ErrorShapesViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n"): (typeof documents)["\n  query ErrorShapesViewer {\n    viewer {\n      workspace {\n        name\n      }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription ErrorShapesAdded {\n    messageAdded {\n      id\n    }\n  }\n"): (typeof documents)["\n  subscription ErrorShapesAdded {\n    messageAdded {\n      id\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
 export function graphql(source: "\n  subscription FanOutMessageAdded {\n    messageAdded { id body }\n  }\n"): (typeof documents)["\n  subscription FanOutMessageAdded {\n    messageAdded { id body }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
@@ -354,6 +368,10 @@ export function graphql(source: "query Ping { viewer { workspace { name } } }"):
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n"): (typeof documents)["\n  query Viewer {\n    viewer {\n      workspace { id name }\n      channel { id name type status }\n    }\n    channels { id }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  query ViewerWho {\n    viewer {\n      user { id name email }\n      scopes\n      expiresAt\n      channels { id name }\n    }\n  }\n"): (typeof documents)["\n  query ViewerWho {\n    viewer {\n      user { id name email }\n      scopes\n      expiresAt\n      channels { id name }\n    }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */

@@ -4,7 +4,6 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { commands } from '../../src/cli/commands.js';
 import { messageViewSchema } from '../../src/modules/messages/messages.schemas.js';
-import { testProviders } from '../helpers/worker.js';
 
 // What a newcomer finds in the repository: the licence package.json names, npm's install-script
 // policy covering every dependency that has one, and a README that points at every document.
@@ -52,15 +51,6 @@ describe('the README and docs match the server', () => {
     for (const [name, phone] of names) expect(readme.replace(/\s+/g, ' ')).toContain(`${name} (${phone})`);
     expect(readme).toContain('provider: "local"');
     expect(read('docs/delivery.md')).toContain('provider: "local"');
-  });
-
-  it('names a channel without an upstream "local" in its delivery logs, as the docs do', async () => {
-    const providers = testProviders();
-    try {
-      expect(providers.outbound({ provider: 'webhook', webhookUrl: null } as never).name).toBe('local');
-    } finally {
-      await providers.close();
-    }
   });
 
   it('shows every field of a message in each message example', () => {

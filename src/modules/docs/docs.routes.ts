@@ -8,7 +8,7 @@ import { restErrorResponse } from '../../rest/errors.js';
 import { routeNotFound } from '../../http/exchange.js';
 import type { HttpRoute } from '../../http/routes.js';
 import { API_PREFIX, OPENAPI_PATH } from '../../rest/route.js';
-import { ServerResponse } from '../../lib/response.js';
+import { FetchResponse } from '../../lib/response.js';
 
 /** Where the page lives; its assets are the fixed names below it. */
 export const DOCS_PATH = '/docs';
@@ -126,7 +126,7 @@ let docs: Docs | undefined;
 
 function respond(status: number, body: Buffer, headers: Record<string, string>): Response {
   const all = { ...headers, 'content-length': String(body.byteLength), 'x-content-type-options': 'nosniff' };
-  return new ServerResponse(new Uint8Array(body), { status, headers: all });
+  return new FetchResponse(new Uint8Array(body), { status, headers: all });
 }
 
 /**

@@ -2,18 +2,6 @@ import { webhookHeaders } from '../../lib/webhook-signature.js';
 import { OutboundTargetError, type OutboundClient } from '../../lib/outbound-http.js';
 import type { OutboundProvider, SendJob, SendOutcome } from '../provider.js';
 
-/**
- * Local delivery (docs/delivery.md): a `webhook` channel without a webhook URL, the demo channel
- * among them, has no upstream: the message becomes `sent` when the worker takes it, and nothing
- * leaves the machine. Its delivery log lines say `provider: "local"`.
- */
-export const acceptProvider: OutboundProvider = {
-  name: 'local',
-  async send() {
-    return { kind: 'sent', providerIds: [] };
-  },
-};
-
 /** The payload a channel's webhook receives. The body goes as given: ciphertext stays ciphertext. */
 export function deliveryPayload(job: SendJob) {
   const { message, recipient } = job;
@@ -60,14 +48,19 @@ export async function postSigned(client: OutboundClient, url: string, secret: st
   return null;
 }
 
-/** POSTs the message to the channel's webhook URL; `webhook-id` is the delivery id. Every failure is retried. */
+/**
+ * POSTs the message to the channel's webhook URL; `webhook-id` is the delivery id. Every failure is
+ * retried. A channel without a webhook URL has no upstream: accepting the message is sending it
+ * (local delivery, docs/delivery.md; its log lines say `provider: "local"`).
+ */
 export function webhookProvider(options: { timeoutMs: number; client: OutboundClient }): OutboundProvider {
   return {
     name: 'webhook',
     async send(job): Promise<SendOutcome> {
+      if (!job.channel.webhookUrl) return { kind: 'sent', providerIds: [] };
       const failure = await postSigned(
         options.client,
-        job.channel.webhookUrl!,
+        job.channel.webhookUrl,
         job.channel.webhookSecret ?? '',
         job.deliveryId,
         JSON.stringify(deliveryPayload(job)),

@@ -51,7 +51,7 @@ export async function documentsApp(db: Database, options: { plugins?: Plugin[]; 
 
 /**
  * A browser's credential: a session token minted over REST by `apiKey` for a new user of the
- * workspace at `host`, with every scope (CONTRACT §7).
+ * workspace at `host`, with every scope (docs/browser-apps.md).
  */
 export async function sessionCaller(app: DocumentsApp, host: string, apiKey: string): Promise<string> {
   const workspace = await app.db.prisma.workspace.findUniqueOrThrow({ where: { hostname: host } });
