@@ -123,6 +123,8 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
 }
 
 async function start(env: Env) {
+  // One line per phase of the start (docs/operations.md, Start-up), so that no start is silent for long.
+  logger.info('starting: loading the server');
   // Loaded only once the settings are valid, so that a bad setting is reported at once.
   const [
     { createApp },
@@ -155,6 +157,7 @@ async function start(env: Env) {
     import('./context/rate-limit.js'),
     import('./modules/inbound/email.store.js'),
   ]);
+  logger.info(env.DATABASE_URL ? 'starting: connecting to PostgreSQL' : `starting: opening the embedded database in ${env.PGLITE_DIR}`);
   db = await step(() =>
     openDatabase({
       databaseUrl: env.DATABASE_URL,
@@ -171,8 +174,17 @@ async function start(env: Env) {
   const open = db;
   logger.info(`database: ${db.description}`);
   if (env.MIGRATE_ON_START) {
-    const { applied } = await step(() => open.withSession((session) => migrate(session)), 'migrations failed: ');
-    logger.info(applied.length ? `applied migrations: ${applied.join(', ')}` : 'database schema is up to date');
+    const { applied } = await step(
+      () =>
+        open.withSession((session) =>
+          migrate(session, {
+            onPending: (count) => logger.info(`starting: applying ${count} pending migration${count === 1 ? '' : 's'}`),
+            onApplied: (name, index, count) => logger.info(`migration ${index} of ${count} applied: ${name}`),
+          }),
+        ),
+      'migrations failed: ',
+    );
+    logger.info(applied.length ? `database schema is up to date (${applied.length} migrations applied)` : 'database schema is up to date');
   }
   if (stopping) return;
   // A key that cannot open what is stored stops the start here, not a delivery later.
@@ -242,6 +254,7 @@ async function start(env: Env) {
   if (stopping) return;
 
   if (seedDemoEnabled(env, db.kind)) {
+    logger.info('starting: seeding the demo workspace for localhost (when it does not exist)');
     const created = await seedDemo(db.prisma);
     const existing = created ? null : await findDemo(db.prisma);
     if (stopping) return;

@@ -56,7 +56,7 @@ interface HistoryRow {
  */
 export async function migrate(
   session: SqlSession,
-  options: { dir?: string; onApplied?: (name: string) => void } = {},
+  options: { dir?: string; onPending?: (count: number) => void; onApplied?: (name: string, index: number, count: number) => void } = {},
 ): Promise<{ applied: string[] }> {
   const migrations = readMigrations(options.dir);
   await session.query('SELECT pg_advisory_lock($1)', [PRISMA_ADVISORY_LOCK]);
@@ -84,8 +84,9 @@ export async function migrate(
     }
 
     const applied: string[] = [];
-    for (const migration of migrations) {
-      if (done.has(migration.name)) continue;
+    const pending = migrations.filter((migration) => !done.has(migration.name));
+    if (pending.length) options.onPending?.(pending.length);
+    for (const migration of pending) {
       await session.exec('BEGIN');
       try {
         await session.exec(migration.sql);
@@ -100,7 +101,7 @@ export async function migrate(
         throw new MigrationError(`Migration ${migration.name} failed: ${(error as Error).message}`);
       }
       applied.push(migration.name);
-      options.onApplied?.(migration.name);
+      options.onApplied?.(migration.name, applied.length, pending.length);
     }
     return { applied };
   } finally {

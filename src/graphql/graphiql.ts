@@ -41,9 +41,9 @@ query Example {
  * storage, so a pasted key lives only as long as the tab.
  *
  * GraphiQL reads `defaultQuery` only while the browser's storage holds no tabs: on a later visit
- * it would open an empty tab. `query` (yoga's name for GraphiQL's initial query; a `?query=` in
- * the address, which GraphiQL keeps in step with the editor, takes precedence) opens the example
+ * it would open an empty tab. `query` (yoga's name for GraphiQL's initial query) opens the example
  * on every visit, in the unedited example tab when there is one, and beside the visitor's own tabs.
+ * The address carries no query (docs/graphql.md#graphiql).
  */
 export const GRAPHIQL_OPTIONS: GraphiQLOptions & { query: string } = {
   title: 'Connect gateway',

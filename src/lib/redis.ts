@@ -13,10 +13,13 @@ export const DEFAULT_REDIS_PREFIX = 'connect:';
  * Logs an outage of the Redis connections a component uses once each way: a warning at the
  * first failure (saying what the component does meanwhile), `reachable again` once every
  * connection is ready after one. The reconnection attempts in between, which ioredis reports
- * as errors every few hundred milliseconds, are not logged.
+ * as errors every few hundred milliseconds, are not logged. The first time every connection is
+ * ready, `connected` is logged, so that an operator sees the start reach Redis.
  */
 export function logRedisOutages(clients: Redis[], logger: Logger, what: string, meanwhile: string): void {
   const down = new Set<Redis>();
+  const ready = new Set<Redis>();
+  let connected = false;
   let outage = false;
   for (const client of clients) {
     client.on('error', (error: unknown) => {
@@ -27,6 +30,11 @@ export function logRedisOutages(clients: Redis[], logger: Logger, what: string, 
     });
     client.on('ready', () => {
       down.delete(client);
+      ready.add(client);
+      if (!connected && ready.size === clients.length) {
+        connected = true;
+        logger.info(`${what} connected`);
+      }
       if (!outage || down.size > 0) return;
       outage = false;
       logger.info(`${what} reachable again`);

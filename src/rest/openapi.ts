@@ -261,6 +261,11 @@ export function openApiDocument(routes: DocumentedRoutes) {
     {
       openapi: '3.1.0',
       info: { title: 'Connect API', version, description: DESCRIPTION },
+      // Paths are absolute (REST under /api/connect): the server that serves the document, or the local demo.
+      servers: [
+        { url: '/', description: 'The server this document is read from. The Host header names the workspace.' },
+        { url: 'http://localhost:4000', description: 'npm start with its defaults: the embedded demo workspace (hostname localhost).' },
+      ],
       tags: [
         ...['Contacts', 'Messages', 'Conversations', 'Channels', 'Templates', 'Sessions'].map((name) => ({ name })),
         { name: WEBHOOKS_TAG, description: 'Where providers post replies and delivery statuses (no credential: each request is verified by its provider signature).' },

@@ -83,6 +83,11 @@ describe('commands and usage', () => {
     expect(stdout).toMatch(/PGLITE_DIR \(default \.\/\.data\/pglite\)/);
     expect(stdout).toMatch(/A running server holds the embedded database: stop it first/);
   });
+
+  it('names on help the settings the commands share with the servers', async () => {
+    const { stdout } = await admin('help');
+    for (const name of ['SECRETS_KEY', 'PUBLIC_URL', 'REDIS_URL', 'REDIS_PREFIX']) expect(stdout).toContain(name);
+  });
 });
 
 describe('user:create', () => {

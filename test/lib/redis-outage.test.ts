@@ -156,6 +156,9 @@ describe('a Redis outage in one process', () => {
     await sleep(300);
     expect(linesOf(app.logs, /unreachable/)).toHaveLength(3);
     expect(linesOf(app.logs, /event bus \(Redis\) reachable again|rate limit store \(Redis\) reachable again/)).toHaveLength(2);
+    // Connecting is announced once, at the first connection, not again after an outage.
+    expect(linesOf(app.logs, /event bus \(Redis\) connected/)).toHaveLength(1);
+    expect(linesOf(app.logs, /rate limit store \(Redis\) connected/)).toHaveLength(1);
     expect(rejections).toEqual([]);
     await stream.close();
   });

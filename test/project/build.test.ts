@@ -47,6 +47,8 @@ describe.skipIf(onPostgres)('production build', () => {
   it('`npm run build` compiles the server, both CLIs and the generated Prisma client', () => {
     expect(build.error, String(build.error)).toBeUndefined();
     expect(build.status, `${build.stdout}${build.stderr}`).toBe(0);
+    // It says what it is doing before the compiler's silent seconds.
+    expect(String(build.stdout)).toContain('build: compiling src/ into dist/ with tsc');
     for (const file of ['main.js', 'app.js', 'cli/admin.js', 'cli/migrate.js', 'db/migrate.js', 'generated/prisma/client.js']) {
       expect(fs.existsSync(path.join(outDir, file)), file).toBe(true);
     }

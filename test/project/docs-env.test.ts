@@ -102,3 +102,26 @@ describe('docs/operations.md environment table', () => {
     expect(wrong).toEqual([]);
   });
 });
+
+describe('.env.example', () => {
+  /** `# NAME=value` lines: every setting, commented out, with the value it would set. */
+  const example = () => new Map([...read('.env.example').matchAll(/^# ([A-Z][A-Z0-9_]*)=(.*)$/gm)].map((m) => [m[1]!, m[2]!]));
+
+  it('names every setting the server reads, and nothing else', () => {
+    expect([...example().keys()].sort()).toEqual(settingsRead());
+  });
+
+  it('changes nothing as it stands, and each value it shows is the default', () => {
+    const text = read('.env.example');
+    expect(text.split('\n').filter((line) => line.trim() && !line.startsWith('#'))).toEqual([]);
+    const defaults = loadEnv({}) as Record<string, unknown>;
+    for (const [name, value] of example()) {
+      if (value === '') continue;
+      const expected = defaults[name];
+      const shown = typeof expected === 'boolean' ? (expected ? '1' : '0') : String(expected);
+      expect(value, name).toBe(shown);
+      // Uncommented, the value loads as the same setting.
+      expect(loadEnv({ [name]: value })[name as keyof ReturnType<typeof loadEnv>], name).toEqual(expected);
+    }
+  });
+});

@@ -61,6 +61,21 @@ describe.skipIf(onPostgres)('npm start on the embedded database', () => {
     // The listening address is not the demo's hostname, as the banner says.
     expect((await get(`${base}${curl![3]}`, { authorization: `Bearer ${apiKey}`, host: `127.0.0.1:${port}` })).status).toBe(401);
 
+    // One line per phase of the start, in order: none of them is silent for long.
+    const phases = [
+      'starting: loading the server',
+      `starting: opening the embedded database in ${pgliteDir}`,
+      'starting: applying ',
+      'migration 1 of ',
+      'database schema is up to date (',
+      'Connect gateway listening on ',
+      'starting: seeding the demo workspace',
+    ].map((phase) => first.output().indexOf(phase));
+    expect(phases.every((at) => at >= 0), first.output()).toBe(true);
+    expect([...phases].sort((a, b) => a - b)).toEqual(phases);
+    const total = /starting: applying (\d+) pending migrations/.exec(first.output())?.[1];
+    expect(first.output()).toContain(`migration ${total} of ${total} applied: `);
+
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
     expect(first.output()).toContain('stopped');

@@ -36,6 +36,11 @@ describe('GET /api/connect/openapi.json', () => {
     expect(result.valid).toBe(true);
     expect(validator.version).toBe('3.1');
   });
+
+  it('names its servers: the one it is read from (its paths are absolute) and the local demo', async () => {
+    const body = (await (await app.fetch(HOST, '/api/connect/openapi.json')).json()) as { servers?: { url: string }[] };
+    expect(body.servers?.map((server) => server.url)).toEqual(['/', 'http://localhost:4000']);
+  });
 });
 
 describe('the document covers the API', () => {

@@ -366,7 +366,8 @@ export class DeliveryWorker {
     context.messageId = row.m_id;
     const channel = claimedChannel(row);
     const provider = this.options.providers.outbound(channel);
-    context.provider = provider.name;
+    // A webhook channel without a webhook URL has no upstream: local delivery (docs/delivery.md).
+    context.provider = provider.name === 'webhook' && !channel.webhookUrl ? 'local' : provider.name;
     // A failed message is never sent again. Any other status goes on: a provider's status for a part
     // already sent (sent, delivered, read) may land between attempts, and the parts after it are still owed.
     if (row.m_status === 'failed') return { kind: 'sent' };

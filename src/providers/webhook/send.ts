@@ -50,7 +50,8 @@ export async function postSigned(client: OutboundClient, url: string, secret: st
 
 /**
  * POSTs the message to the channel's webhook URL; `webhook-id` is the delivery id. Every failure is
- * retried. A channel without a webhook URL has no upstream: accepting the message is sending it.
+ * retried. A channel without a webhook URL has no upstream: accepting the message is sending it
+ * (local delivery, docs/delivery.md; its log lines say `provider: "local"`).
  */
 export function webhookProvider(options: { timeoutMs: number; client: OutboundClient }): OutboundProvider {
   return {

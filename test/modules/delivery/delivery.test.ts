@@ -232,6 +232,17 @@ describe('delivery worker', () => {
     expect(lines.join('')).toContain('message delivered');
     expect(lines.join('')).not.toContain('TOPSECRET');
   });
+
+  it('delivers locally on a channel without an upstream, and logs it as provider "local"', async () => {
+    const { send } = await channel();
+    const lines: string[] = [];
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(line) });
+    const id = await send();
+    worker({ logger }).start();
+    await until(async () => (await message(id)).status === 'sent');
+    const delivered = lines.map((line) => JSON.parse(line)).filter((line) => line.msg === 'message delivered');
+    expect(delivered).toEqual([expect.objectContaining({ provider: 'local', recorded: true })]);
+  });
 });
 
 describe('transactional outbox', () => {

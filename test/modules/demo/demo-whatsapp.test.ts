@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { describe, expect, it } from 'vitest';
 import { onPostgres } from '../../helpers/app.js';
@@ -88,4 +89,24 @@ describe.skipIf(onPostgres)('npm run demo:whatsapp', () => {
       }
     }
   }, 60_000);
+
+  it('stops on SIGINT sent to the npm process, as both demos do', async () => {
+    // npm forwards the signal to its script; the scripts exec node, so no shell stands between.
+    const scripts = JSON.parse(readFileSync('package.json', 'utf8')).scripts as Record<string, string>;
+    for (const name of ['demo:whatsapp', 'demo:inbox']) expect(scripts[name], name).toMatch(/^exec node /);
+    const npm = spawn('npm', ['run', 'demo:whatsapp'], { env: { ...process.env, PORT: '0', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    npm.stdout.on('data', (chunk) => (output += chunk));
+    npm.stderr.on('data', (chunk) => (output += chunk));
+    const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
+    try {
+      for (const deadline = Date.now() + 180_000; !output.includes('Ctrl-C stops the demo') && Date.now() < deadline; ) await new Promise((r) => setTimeout(r, 100));
+      expect(output).toContain('Ctrl-C stops the demo');
+      npm.kill('SIGINT');
+      const code = await Promise.race([exited, new Promise((r) => setTimeout(() => r('still running'), 20_000))]);
+      expect(code, output).toBe(0);
+    } finally {
+      if (npm.exitCode === null) npm.kill('SIGKILL');
+    }
+  }, 240_000);
 });
