@@ -3,7 +3,7 @@ import { createYoga, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import type { AppDeps } from './context/deps.js';
 import { introspectionEnabled } from './env.js';
 import { authenticateRequest, requestContext } from './context/authenticate.js';
-import { createEventBus } from './events/bus.js';
+import { createEventBus } from './realtime/bus.js';
 import { OpenStreams } from './lib/streams.js';
 import { domainGraphQLError, graphqlErrorResponse, maskGraphQLError } from './graphql/errors.js';
 import { DomainError } from './errors/domain.js';
@@ -12,14 +12,14 @@ import { yogaLogger } from './errors/log.js';
 import type { GraphQLContext } from './graphql/builder.js';
 import { schema } from './graphql/schema.js';
 import { GRAPHIQL_OPTIONS, graphiqlRenderer } from './graphql/graphiql.js';
-import { createCredentialWatch } from './context/credential-watch.js';
+import { createCredentialWatch } from './realtime/credential-watch.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
 import { compiledQueriesPlugin, costLimitPlugin } from './graphql/jit.js';
 import { pageArgumentsPlugin } from './graphql/connection.js';
-import { graphqlOverWebSocket } from './graphql/websocket.js';
-import { singleConnectionSse, SSE_STREAM_PATH } from './graphql/sse.js';
+import { graphqlOverWebSocket } from './realtime/websocket.js';
+import { singleConnectionSse, SSE_STREAM_PATH } from './realtime/sse.js';
 import { operationPreparer } from './graphql/operation.js';
-import { coalescedEventStreams, writeCoalescer } from './http/coalesce.js';
+import { coalescedEventStreams, writeCoalescer } from './realtime/coalesce.js';
 import { readBody } from './http/exchange.js';
 import { routingPlugin } from './http/plugin.js';
 import { RouteTable, type HttpRoute } from './http/routes.js';
@@ -41,7 +41,7 @@ import { createDocumentStore } from './modules/documents/documents.service.js';
 import { trustedDocumentsPlugin } from './graphql/trusted-documents.js';
 import { createRateLimiter } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
-import { sharedSubscriptionExecution, subscriberSink } from './graphql/shared-execution.js';
+import { sharedSubscriptionExecution, subscriberSink } from './realtime/cohorts.js';
 import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
@@ -82,7 +82,7 @@ function graphqlRoutes(deps: AppDeps): HttpRoute[] {
       return undefined;
     },
   });
-  // graphql-sse's single connection mode (src/graphql/sse.ts): reserve, stream, operate, stop.
+  // graphql-sse's single connection mode (src/realtime/sse.ts): reserve, stream, operate, stop.
   const stream = (method: 'GET' | 'POST' | 'PUT' | 'DELETE'): HttpRoute => ({
     method,
     path: SSE_STREAM_PATH,

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import type { Env } from '../env.js';
-import type { EventBus } from '../events/bus.js';
+import type { EventBus } from '../realtime/bus.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { CredentialCache } from './credential-cache.js';
 import type { CredentialWatch } from './types.js';

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { EventBus } from '../events/bus.js';
+import type { EventBus } from '../realtime/bus.js';
 import type { OpenStreams } from '../lib/streams.js';
 import type { OpenedMedia } from '../providers/whatsapp/media.js';
 import type { Channel, PrismaClient, Workspace } from '../generated/prisma/client.js';
@@ -109,7 +109,7 @@ export interface CredentialHold {
 }
 
 /**
- * Credentials as the process's open streams see them (src/context/credential-watch.ts): changes
+ * Credentials as the process's open streams see them (src/realtime/credential-watch.ts): changes
  * are announced to every process, and each stream learns within 5 s that its credential lapsed.
  */
 export interface CredentialWatch {

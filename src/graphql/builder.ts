@@ -5,7 +5,7 @@ import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import type { RequestContext } from '../context/types.js';
 import type { RequestState } from '../http/state.js';
-import type { StreamSink } from './direct-delivery.js';
+import type { StreamSink } from '../realtime/delivery.js';
 import type { ResponsePaths } from './response-paths.js';
 import { tooComplexError } from './limits.js';
 import { DECLARED_SCOPES } from './scopes.js';
@@ -20,7 +20,7 @@ export type GraphQLContext = RequestContext & {
   costed?: boolean;
   /** The response paths of a compiled query's positions (jit.ts); absent under the interpreter. */
   responsePaths?: ResponsePaths;
-  /** Where a subscription's results may be written directly: its WebSocket's (src/graphql/direct-delivery.ts). */
+  /** Where a subscription's results may be written directly: its WebSocket's (src/realtime/delivery.ts). */
   streamSink?: StreamSink;
 };
 

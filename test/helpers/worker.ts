@@ -3,7 +3,7 @@ import type { Database } from '../../src/db/database.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/modules/delivery/delivery.worker.js';
 import { createProviders, type ProviderOptions, type Providers } from '../../src/providers/registry.js';
 import { testSealer } from './secrets.js';
-import type { EventBus } from '../../src/events/bus.js';
+import type { EventBus } from '../../src/realtime/bus.js';
 import { processInboundEvent } from '../../src/modules/inbound/inbound.worker.js';
 
 /** Providers as a test process builds them: private targets allowed, provider APIs at a local port nothing answers unless a test gives its fake. */

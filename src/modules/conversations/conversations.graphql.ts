@@ -1,6 +1,6 @@
 import { builder } from '../../graphql/builder.js';
 import { NodeInterface } from '../../graphql/node.js';
-import { loadForEvent } from '../../graphql/event-loads.js';
+import { loadForEvent } from '../../realtime/event-loads.js';
 import { pageLoader } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { accepted, asPayload, orNull } from '../../graphql/results.js';

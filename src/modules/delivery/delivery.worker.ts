@@ -15,7 +15,7 @@ import { queueEventsSql } from '../events/events.service.js';
 import { storedProviderId } from '../inbound/inbound.service.js';
 import { messageTable, senderJoins } from '../messages/messages.sql.js';
 import type { RunSql } from '../../db/database.js';
-import type { EventBus } from '../../events/bus.js';
+import type { EventBus } from '../../realtime/bus.js';
 
 export interface DeliveryWorkerOptions {
   prisma: PrismaClient;

@@ -1,6 +1,6 @@
 import { builder } from '../../graphql/builder.js';
 import { NodeInterface } from '../../graphql/node.js';
-import { loadForEvent } from '../../graphql/event-loads.js';
+import { loadForEvent } from '../../realtime/event-loads.js';
 import type { RequestContext as Context } from '../../context/types.js';
 import { pageLoader, viewField } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';

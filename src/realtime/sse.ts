@@ -4,8 +4,8 @@ import { createHandler } from 'graphql-sse/lib/use/fetch';
 import type { Plugin, YogaServerInstance } from 'graphql-yoga';
 import type { RequestState, ServerContext } from '../http/state.js';
 import type { DocumentStore } from '../modules/documents/documents.service.js';
-import type { GraphQLContext } from './builder.js';
-import { operationPreparer, type PreparedOperation } from './operation.js';
+import type { GraphQLContext } from '../graphql/builder.js';
+import { operationPreparer, type PreparedOperation } from '../graphql/operation.js';
 
 /** Where graphql-sse clients connect. */
 export const SSE_STREAM_PATH = '/graphql/stream';

@@ -9,13 +9,13 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { AuthContext } from '../context/types.js';
 import { AuthenticationError, DomainError } from '../errors/domain.js';
 import { describeError } from '../errors/log.js';
-import type { WriteCoalescer } from '../http/coalesce.js';
+import type { WriteCoalescer } from './coalesce.js';
 import type { RequestState } from '../http/state.js';
 import type { OpenStreams } from '../lib/streams.js';
-import { domainGraphQLError } from './errors.js';
-import type { GraphQLContext } from './builder.js';
-import { gatherForFlush, tellAll, type StreamSink } from './direct-delivery.js';
-import type { PrepareOperation } from './operation.js';
+import { domainGraphQLError } from '../graphql/errors.js';
+import type { GraphQLContext } from '../graphql/builder.js';
+import { gatherForFlush, tellAll, type StreamSink } from './delivery.js';
+import type { PrepareOperation } from '../graphql/operation.js';
 
 /** The codes of the error a stream ends with when its credential lapses. */
 const LAPSED = new Set(['TOKEN_EXPIRED', 'UNAUTHENTICATED']);
@@ -45,8 +45,8 @@ export interface WebSocketOptions {
   /** Interval of keep-alive pings (a socket that misses a pong is closed). */
   keepAliveMs: number;
   /**
-   * Whether subscriptions' ordinary results are written to the socket directly (src/graphql/direct-delivery.ts),
-   * and then each accepted socket's writes gathered in `coalescer` (src/http/coalesce.ts). Not
+   * Whether subscriptions' ordinary results are written to the socket directly (src/realtime/delivery.ts),
+   * and then each accepted socket's writes gathered in `coalescer` (src/realtime/coalesce.ts). Not
    * otherwise: graphql-ws waits for each message to leave before it takes the next.
    */
   directWrites?: { coalescer: WriteCoalescer } | undefined;
@@ -179,7 +179,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
       onNext(ctx, _id, _payload, _args, result) {
         const socket = ctx.extra.socket;
         if (cutOffUnread(socket, options.maxBufferedBytes, logger)) return;
-        // A stream whose credential lapsed ends with that error (src/graphql/subscriptions.ts); the
+        // A stream whose credential lapsed ends with that error (src/realtime/subscriptions.ts); the
         // socket, whose credential it is, closes with 4403 once the error is on its way (CONTRACT §7).
         if (result.errors?.some((error) => LAPSED.has(error.extensions?.code as string))) {
           setTimeout(() => socket.close(CloseCode.Forbidden, 'Forbidden'), 10).unref();

@@ -1,8 +1,8 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import type { ExecutionResult } from 'graphql';
-import { isListenable, type Listenable } from '../events/bus.js';
-import type { WriteCoalescer } from '../http/coalesce.js';
+import { isListenable, type Listenable } from './bus.js';
+import type { WriteCoalescer } from './coalesce.js';
 import type { StreamEnd } from './subscriptions.js';
 
 /**
@@ -44,7 +44,7 @@ const waiting = new WeakMap<Promise<ExecutionResult>, Waiter[]>();
 /**
  * How long a crowd's streams are resumed, or offered results, in one turn of the event loop before
  * it takes the next (ms): requests are answered between the slices. With writes gathered per
- * connection (src/http/coalesce.ts) an offer is a few hundred nanoseconds, so a turn reaches a few
+ * connection (src/realtime/coalesce.ts) an offer is a few hundred nanoseconds, so a turn reaches a few
  * thousand subscribers: an event is handed to a whole crowd at once, not over a turn per few
  * hundred (each turn waits for what else is due, socket writes included).
  */
@@ -105,7 +105,7 @@ export type StreamSource = AsyncIterator<unknown> & Partial<Listenable<unknown, 
 /**
  * A subscriber's stream whose ordinary results (data, no errors) are written to its connection by
  * `sink` without passing through the transport's per-result pipeline: each result is serialised
- * once for every subscriber sharing it (src/graphql/shared-execution.ts) and written as one string,
+ * once for every subscriber sharing it (src/realtime/cohorts.ts) and written as one string,
  * and the subscribers waiting on one execution are written to together when it settles. What the
  * transport's pipeline must see still goes through it, in order: a result with errors (masked
  * there), the end of a stream whose credential lapsed (its error, then completion; a WebSocket
@@ -113,7 +113,7 @@ export type StreamSource = AsyncIterator<unknown> & Partial<Listenable<unknown, 
  * yields only those.
  *
  * What reaches it is decided by a source — its filter, its credential hold: its own (`read`:
- * handed on as published when the source can, src/events/bus.ts `listen`, read one event after
+ * handed on as published when the source can, src/realtime/bus.ts `listen`, read one event after
  * another otherwise), or one it shares with the subscribers of its fan-out (FanOut, which offers
  * it each result and its end). A client that leaves `limit` results untaken (written, not yet
  * gone out; what waits for its connection's next flush is not written yet) is cut off: its stream
@@ -307,7 +307,7 @@ type FanOutItem = { seq: number; result: Promise<ExecutionResult> } | { seq: num
 
 /**
  * One source, its events' results written to many subscribers' streams: the subscribers whose
- * results are the same by construction — one visibility class (src/graphql/shared-execution.ts)
+ * results are the same by construction — one visibility class (src/realtime/cohorts.ts)
  * and one credential, so one filter and one credential hold. Each event is filtered, held until its
  * credential is known to hold, and executed (or its shared result looked up) once for all of them;
  * only the write is per subscriber. A subscriber receives the events that come after it joined, in
@@ -466,7 +466,7 @@ export const tellAll = (told: (() => void)[]) => {
 };
 
 /**
- * What a sink gathers for its connection's next flush (src/http/coalesce.ts `defer`): the results'
+ * What a sink gathers for its connection's next flush (src/realtime/coalesce.ts `defer`): the results'
  * JSON as they are (the strings every subscriber of a result shares), and what is told once each
  * has left. Only at the flush is each framed and written, by `writeAll`: what lives from one flush
  * to the next is a reference per result and subscriber, not a copy in the connection's buffers.

@@ -1,9 +1,9 @@
 import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
-import type { WriteCoalescer } from '../http/coalesce.js';
-import type { GraphQLContext } from './builder.js';
-import { isListenable } from '../events/bus.js';
-import { DirectStream, eventStreamSink, FanOut, type StreamSink, type StreamSource } from './direct-delivery.js';
+import type { WriteCoalescer } from './coalesce.js';
+import type { GraphQLContext } from '../graphql/builder.js';
+import { isListenable } from './bus.js';
+import { DirectStream, eventStreamSink, FanOut, type StreamSink, type StreamSource } from './delivery.js';
 import { StreamEnd } from './subscriptions.js';
 
 /** What is told of each event: whether its result was executed or shared, and how many subscribers receive it. */
@@ -24,7 +24,7 @@ const documentId = (document: DocumentNode) => {
  * the workspace, the acting channel and every channel it can act as. Nothing else of the caller
  * is read once an event has passed the subscriber's own filter (src/modules/messages,
  * src/modules/conversations): the credential's user, scopes and expiry decide whether and for
- * how long the stream runs (src/graphql/scopes.ts, src/graphql/subscriptions.ts), never what an
+ * how long the stream runs (src/graphql/scopes.ts, src/realtime/subscriptions.ts), never what an
  * event's result holds, and an encrypted message's content is hidden from everyone alike.
  */
 export function visibilityClass(args: ExecutionArgs): string {
@@ -41,7 +41,7 @@ export function visibilityClass(args: ExecutionArgs): string {
 
 /**
  * What makes a subscriber's stream the same as another's of its visibility class: its credential,
- * whose hold (src/graphql/subscriptions.ts) decides how long the stream runs — the credential
+ * whose hold (src/realtime/subscriptions.ts) decides how long the stream runs — the credential
  * itself, the connection behind it, and when it and its minting credential expire.
  */
 function credentialOf(args: ExecutionArgs): string {
@@ -54,9 +54,9 @@ const results = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
 
 /**
  * Subscriptions execute each event once per visibility class rather than once per subscriber:
- * the bus hands one event object to every subscriber of the process (src/events/bus.ts), each
+ * the bus hands one event object to every subscriber of the process (src/realtime/bus.ts), each
  * subscriber's stream filters it by its own workspace, channel and arguments and holds it until
- * its credential is known to hold (src/graphql/subscriptions.ts), and the first subscriber of a
+ * its credential is known to hold (src/realtime/subscriptions.ts), and the first subscriber of a
  * class to take it executes the selection; the others of that class receive the same result.
  * The end of a stream (its credential lapsed) is each subscriber's own and always executed for it.
  *
@@ -65,7 +65,7 @@ const results = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
  * shared. Every transport (WebSocket, SSE single and distinct connections) runs it, and the result
  * hooks of other plugins (masking) see each subscriber's result as before. With direct writes, the
  * subscribers of one class and one credential share one source as well (a FanOut,
- * src/graphql/direct-delivery.ts): a subscriber's own source starts one or, when one runs already,
+ * src/realtime/delivery.ts): a subscriber's own source starts one or, when one runs already,
  * is let go; an event is then filtered and held once for all of them, and only its write is per
  * subscriber. `enabled: false` (SUBSCRIPTION_SHARED_EXECUTION) executes for each subscriber as
  * graphql-js would; `observe` counts either way.
@@ -125,7 +125,7 @@ export function sharedSubscriptionExecution(options: { enabled: boolean; observe
 
 /**
  * Results written to subscribers' connections directly, serialised once per visibility class
- * (src/graphql/direct-delivery.ts), for the transports that give a subscriber a sink: a WebSocket
+ * (src/realtime/delivery.ts), for the transports that give a subscriber a sink: a WebSocket
  * (its `streamSink`) and an event stream on `/graphql` (graphql-sse's distinct connections mode).
  * SUBSCRIPTION_DIRECT_WRITES; off, every result goes through its transport's own pipeline.
  */

@@ -1,16 +1,16 @@
 import type { Logger } from 'pino';
 import type { RunSql } from '../db/database.js';
-import type { EventBus } from '../events/bus.js';
+import type { EventBus } from './bus.js';
 import { describeError } from '../errors/log.js';
 import { liveCredentials, type LiveCredential } from '../modules/credentials/credentials.service.js';
-import type { CredentialCache } from './credential-cache.js';
+import type { CredentialCache } from '../context/credential-cache.js';
 import {
   CREDENTIAL_INVALIDATIONS,
   affectsCredential,
   parseInvalidation,
   type CredentialInvalidation,
-} from './credential-invalidation.js';
-import type { AuthContext, CredentialHold, CredentialWatch, Lapse } from './types.js';
+} from '../context/credential-invalidation.js';
+import type { AuthContext, CredentialHold, CredentialWatch, Lapse } from '../context/types.js';
 
 /**
  * How often a process that hears no announcements from the others checks its open streams'

@@ -1,6 +1,6 @@
 /**
  * What subscriptions load for an event, shared by every subscriber of this process. The bus hands
- * the same event object to each subscriber's queue (src/events/bus.ts), so the row an event is
+ * the same event object to each subscriber's queue (src/realtime/bus.ts), so the row an event is
  * resolved to is loaded once per distinct Prisma query (the selection a document makes), however
  * many subscribers receive it: a crowd of subscribers costs one read per event and selection, not
  * one per subscriber. The loads are held by the event itself (a WeakMap) and go with it once the
