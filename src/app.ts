@@ -5,6 +5,7 @@ import { introspectionEnabled } from './env.js';
 import { authenticateRequest, requestContext } from './context/authenticate.js';
 import { createEventBus } from './realtime/bus.js';
 import { OpenStreams } from './lib/streams.js';
+import { createEventLoads } from './realtime/event-loads.js';
 import { domainGraphQLError, graphqlErrorResponse, maskGraphQLError } from './graphql/errors.js';
 import { DomainError } from './errors/domain.js';
 import { restErrorResponse } from './rest/errors.js';
@@ -192,6 +193,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     ...appDeps,
     events: appDeps.events ?? createEventBus({ redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger, maxPending: env.SUBSCRIPTION_MAX_PENDING }),
     streams: appDeps.streams ?? new OpenStreams(),
+    eventLoads: createEventLoads(),
     rateLimiter: ownsRateLimiter
       ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger })
       : appDeps.rateLimiter,
@@ -212,8 +214,6 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
   );
   // A subscription stream's connection is written at most once per STREAM_FLUSH_MS, however many events.
   const coalescer = writeCoalescer(env.STREAM_FLUSH_MS);
-  // Ordinary subscription results written to subscribers' connections directly, serialised once per class.
-  const directWrites = env.SUBSCRIPTION_SHARED_EXECUTION && env.SUBSCRIPTION_DIRECT_WRITES;
   let closeWebSockets = async () => {};
   const yoga = createYoga<ServerContext, GraphQLContext>({
     schema,
@@ -246,15 +246,12 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
       pageArgumentsPlugin(),
       compiledQueriesPlugin(),
       sharedSubscriptionExecution({
-        enabled: env.SUBSCRIPTION_SHARED_EXECUTION,
         observe: metrics.subscriptionEvent,
-        direct: directWrites
-          ? {
-              sinkOf: subscriberSink(GRAPHQL_PATH, coalescer),
-              limit: env.SUBSCRIPTION_MAX_PENDING,
-              cutOff: () => logger.warn({ maxPending: env.SUBSCRIPTION_MAX_PENDING }, 'subscription cut off: the client does not read'),
-            }
-          : undefined,
+        direct: {
+          sinkOf: subscriberSink(GRAPHQL_PATH, coalescer),
+          limit: env.SUBSCRIPTION_MAX_PENDING,
+          cutOff: () => logger.warn({ maxPending: env.SUBSCRIPTION_MAX_PENDING }, 'subscription cut off: the client does not read'),
+        },
       }),
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),
       ...(options.plugins ?? []),
@@ -286,7 +283,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     streams: deps.streams!,
     maxBufferedBytes: env.WS_MAX_BUFFERED_BYTES,
     keepAliveMs: env.WS_KEEPALIVE_MS,
-    directWrites: directWrites ? { coalescer } : undefined,
+    coalescer,
   });
   closeWebSockets = webSocket.dispose;
   // node:http hands WebSocket upgrades here (src/http/server.ts).

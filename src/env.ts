@@ -80,10 +80,6 @@ const envSchema = z.object({
   SESSION_RATE_LIMIT_PER_MINUTE: wholeNumber(0, 1_000_000, 'a whole number of requests').optional(),
   AUTH_CACHE_MS: wholeNumber(0, 60_000, 'a whole number of milliseconds').default(5000),
   SUBSCRIPTION_MAX_PENDING: wholeNumber(1, 1_000_000, 'a whole number of events').default(1000),
-  /** Each event executed once per visibility class of subscribers, its result shared (src/realtime/cohorts.ts). */
-  SUBSCRIPTION_SHARED_EXECUTION: flag.default(true),
-  /** Shared results written to subscribers' connections directly (src/realtime/delivery.ts). */
-  SUBSCRIPTION_DIRECT_WRITES: flag.default(true),
   /** How often at most a subscription stream's connection is written, its writes of the interval together (src/realtime/coalesce.ts); 0: at once. */
   STREAM_FLUSH_MS: wholeNumber(0, 1000, 'a whole number of milliseconds').default(100),
   WS_KEEPALIVE_MS: wholeNumber(1000, 600_000, 'a whole number of milliseconds').default(12_000),

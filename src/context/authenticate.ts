@@ -58,6 +58,7 @@ export function requestContext(deps: AppDeps, auth: AuthContext): RequestContext
     onMessageQueued: deps.onMessageQueued,
     events: deps.events,
     streams: deps.streams,
+    eventLoads: deps.eventLoads,
     credentialWatch: deps.credentialWatch,
     openMedia: (channel, ref, limitBytes) => {
       const fetcher = deps.providers?.media(channel.provider);

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { EventBus } from '../realtime/bus.js';
+import type { EventLoads } from '../realtime/event-loads.js';
 import type { OpenStreams } from '../lib/streams.js';
 import type { OpenedMedia } from '../providers/whatsapp/media.js';
 import type { Channel, PrismaClient, Workspace } from '../generated/prisma/client.js';
@@ -60,6 +61,8 @@ export interface RequestContext {
   events?: EventBus;
   /** The subscription streams this process holds open, ended at once on shutdown. */
   streams?: OpenStreams;
+  /** What subscriptions load for an event, once for every subscriber of the app. */
+  eventLoads?: EventLoads;
   /** Tells every process of a change to credentials, and ends open streams whose credential lapses. */
   credentialWatch?: CredentialWatch;
   /** Opens a file a channel's provider holds (an inbound message's media), with the channel's credentials. */

@@ -3,31 +3,24 @@ import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import type { WriteCoalescer } from './coalesce.js';
 import type { GraphQLContext } from '../graphql/builder.js';
 import { isListenable } from './bus.js';
-import { DirectStream, eventStreamSink, FanOut, type StreamSink, type StreamSource } from './delivery.js';
+import { DirectStream, eventStreamSink, FanOut, SharedResult, Turns, type StreamSink, type StreamSource } from './delivery.js';
 import { StreamEnd } from './subscriptions.js';
 
 /** What is told of each event: whether its result was executed or shared, and how many subscribers receive it. */
 export type ExecutionObserver = (executed: boolean, subscribers: number) => void;
 
-/** A number for each document yoga's parser cache holds: the same text is the same object. */
-const documentIds = new WeakMap<DocumentNode, number>();
-let nextDocumentId = 0;
-const documentId = (document: DocumentNode) => {
-  let id = documentIds.get(document);
-  if (id === undefined) documentIds.set(document, (id = ++nextDocumentId));
-  return id;
-};
-
 /**
- * What a subscriber's results may depend on besides the event: its operation (document, name,
- * variables, which hold the field's arguments) and what of its credential any resolver reads —
- * the workspace, the acting channel and every channel it can act as. Nothing else of the caller
- * is read once an event has passed the subscriber's own filter (src/modules/messages,
- * src/modules/conversations): the credential's user, scopes and expiry decide whether and for
- * how long the stream runs (src/graphql/scopes.ts, src/realtime/subscriptions.ts), never what an
- * event's result holds, and an encrypted message's content is hidden from everyone alike.
+ * A subscriber's cohort: the subscribers that cannot see different data, so that an event executed
+ * for one of them is the result of every one. Its key holds the operation (document, name,
+ * variables, which hold the fields' arguments), the workspace and the channels of the credential
+ * (the acting one and every one it can act as: what the subscription's filter delivers). Nothing
+ * else of the caller is read once an event has passed the subscriber's own filter: the
+ * credential's scopes and expiry decide whether and for how long the stream runs
+ * (src/graphql/scopes.ts, src/realtime/subscriptions.ts), never what an event's result holds, and
+ * an encrypted message's content is hidden from everyone alike. `documentId` numbers the documents
+ * yoga's parser cache holds (the same text is the same object).
  */
-export function visibilityClass(args: ExecutionArgs): string {
+export function cohortKey(args: ExecutionArgs, documentId: (document: DocumentNode) => number): string {
   const { auth } = args.contextValue as GraphQLContext;
   return JSON.stringify([
     documentId(args.document),
@@ -40,7 +33,7 @@ export function visibilityClass(args: ExecutionArgs): string {
 }
 
 /**
- * What makes a subscriber's stream the same as another's of its visibility class: its credential,
+ * What makes a subscriber's stream the same as another's of its cohort: its credential,
  * whose hold (src/realtime/subscriptions.ts) decides how long the stream runs — the credential
  * itself, the connection behind it, and when it and its minting credential expire.
  */
@@ -49,42 +42,58 @@ function credentialOf(args: ExecutionArgs): string {
   return JSON.stringify([auth.credential.id, auth.connectionId, auth.expiresAt?.getTime() ?? null, auth.mintedByExpiresAt?.getTime() ?? null]);
 }
 
-/** Each event's results, by visibility class: held by the event, gone with it once every subscriber has taken it. */
-const results = new WeakMap<object, Map<string, Promise<ExecutionResult>>>();
-
 /**
- * Subscriptions execute each event once per visibility class rather than once per subscriber:
- * the bus hands one event object to every subscriber of the process (src/realtime/bus.ts), each
- * subscriber's stream filters it by its own workspace, channel and arguments and holds it until
- * its credential is known to hold (src/realtime/subscriptions.ts), and the first subscriber of a
- * class to take it executes the selection; the others of that class receive the same result.
- * The end of a stream (its credential lapsed) is each subscriber's own and always executed for it.
+ * Subscriptions execute each event once per cohort (a cohort) rather than once per
+ * subscriber: the bus hands one event object to every subscriber of the process
+ * (src/realtime/bus.ts), each subscriber's stream filters it by its own workspace, channel and
+ * arguments and holds it until its credential is known to hold (src/realtime/subscriptions.ts),
+ * and the first subscriber of a class to take it executes the selection; the others of that class
+ * receive the same result. The end of a stream (its credential lapsed) is each subscriber's own and
+ * always executed for it.
  *
  * An envelop `onSubscribe` hook: the subscription's source stream is created as graphql-js does
  * it, per subscriber (its scope and credential checked afresh), and only the per-event execution is
- * shared. Every transport (WebSocket, SSE single and distinct connections) runs it, and the result
- * hooks of other plugins (masking) see each subscriber's result as before. With direct writes, the
- * subscribers of one class and one credential share one source as well (a FanOut,
- * src/realtime/delivery.ts): a subscriber's own source starts one or, when one runs already,
- * is let go; an event is then filtered and held once for all of them, and only its write is per
- * subscriber. `enabled: false` (SUBSCRIPTION_SHARED_EXECUTION) executes for each subscriber as
- * graphql-js would; `observe` counts either way.
+ * shared. Every transport (WebSocket, SSE single and distinct connections) runs it. The subscribers
+ * of one class and one credential that have a sink share one source as well (a FanOut,
+ * src/realtime/delivery.ts): a subscriber's own source starts one or, when one runs already, is let
+ * go; an event is then filtered and held once for all of them, and only its write is per
+ * subscriber. A subscriber without a sink (a reserved graphql-sse stream) receives the shared
+ * results through its transport's pipeline, where the result hooks of other plugins (masking) see
+ * them. `observe` counts executions and results.
+ *
+ * Everything it keeps — the fan-outs, each event's results by class, the documents' numbers, the
+ * turns of its slices — belongs to the plugin, made once per app: two apps in one process share
+ * nothing.
  */
-export function sharedSubscriptionExecution(options: { enabled: boolean; observe: ExecutionObserver; direct?: DirectDelivery | undefined }): Plugin {
-  const { enabled, observe, direct } = options;
-  /** The fan-outs of this app's subscribers written to directly, by visibility class and credential. */
+export function sharedSubscriptionExecution(options: { observe: ExecutionObserver; direct: DirectDelivery }): Plugin {
+  const { observe, direct } = options;
+  const turns = new Turns();
+  /** The fan-outs of this app's subscribers written to directly, by cohort and credential. */
   const fanOuts = new Map<string, FanOut>();
-  const executeFor = (args: ExecutionArgs, event: unknown, subscribers: number): Promise<ExecutionResult> => {
+  /** Each event's results, by cohort: held by the event, gone with it once every subscriber has taken it. */
+  const results = new WeakMap<object, Map<string, SharedResult>>();
+  /** A number for each document yoga's parser cache holds. */
+  const documentIds = new WeakMap<DocumentNode, number>();
+  let nextDocumentId = 0;
+  const documentId = (document: DocumentNode) => {
+    let id = documentIds.get(document);
+    if (id === undefined) documentIds.set(document, (id = ++nextDocumentId));
+    return id;
+  };
+  const executeFor = (args: ExecutionArgs, event: unknown, subscribers: number): SharedResult => {
     observe(true, subscribers);
-    return Promise.resolve().then(() => execute({ ...args, rootValue: event }) as ExecutionResult | Promise<ExecutionResult>);
+    return new SharedResult(
+      Promise.resolve().then(() => execute({ ...args, rootValue: event }) as ExecutionResult | Promise<ExecutionResult>),
+      turns,
+    );
   };
   const subscribe = async (args: ExecutionArgs) => {
     const source = await createSourceEventStream(args);
     if (!isAsyncIterable(source)) return source;
-    const key = enabled ? visibilityClass(args) : '';
+    const key = cohortKey(args, documentId);
     /** The result of `event` for this subscriber's class, received by `subscribers` subscribers. */
-    const resultOf = (event: unknown, subscribers = 1): Promise<ExecutionResult> => {
-      if (!enabled || event === null || typeof event !== 'object' || event instanceof StreamEnd) return executeFor(args, event, subscribers);
+    const resultOf = (event: unknown, subscribers = 1): SharedResult => {
+      if (event === null || typeof event !== 'object' || event instanceof StreamEnd) return executeFor(args, event, subscribers);
       let byClass = results.get(event);
       if (!byClass) results.set(event, (byClass = new Map()));
       const shared = byClass.get(key);
@@ -96,23 +105,28 @@ export function sharedSubscriptionExecution(options: { enabled: boolean; observe
       byClass.set(key, result);
       return result;
     };
-    const sink = enabled && direct ? direct.sinkOf(args.contextValue as GraphQLContext) : undefined;
-    if (!sink) return mapAsyncIterator(source as AsyncIterable<unknown>, resultOf);
+    const sink = direct.sinkOf(args.contextValue as GraphQLContext);
+    if (!sink) return mapAsyncIterator(source as AsyncIterable<unknown>, (event) => resultOf(event).promise);
     const iterator: StreamSource = (source as AsyncIterable<unknown>)[Symbol.asyncIterator]();
-    if (!isListenable<unknown, StreamEnd | null>(iterator)) return DirectStream.reading(iterator, resultOf, sink, direct!.limit, direct!.cutOff);
+    if (!isListenable<unknown, StreamEnd | null>(iterator)) return DirectStream.reading(iterator, resultOf, sink, direct.limit, direct.cutOff);
     // Subscribers of one class and credential share one source: this one's own, freshly checked,
     // starts a fan-out or is let go for the one already running.
     const group = `${key}\n${credentialOf(args)}`;
     let fanOut = fanOuts.get(group);
     if (fanOut?.open) void iterator.return?.();
     else {
-      const created: FanOut = new FanOut(iterator, resultOf, () => {
-        if (fanOuts.get(group) === created) fanOuts.delete(group);
-      });
+      const created: FanOut = new FanOut(
+        iterator,
+        resultOf,
+        () => {
+          if (fanOuts.get(group) === created) fanOuts.delete(group);
+        },
+        turns,
+      );
       fanOuts.set(group, (fanOut = created));
     }
     const joined = fanOut;
-    const stream: DirectStream = new DirectStream(resultOf, sink, direct!.limit, direct!.cutOff, () => joined.leave(stream));
+    const stream: DirectStream = new DirectStream(resultOf, sink, direct.limit, direct.cutOff, () => joined.leave(stream));
     joined.join(stream);
     return stream;
   };
@@ -124,10 +138,9 @@ export function sharedSubscriptionExecution(options: { enabled: boolean; observe
 }
 
 /**
- * Results written to subscribers' connections directly, serialised once per visibility class
+ * Results written to subscribers' connections directly, serialised once per cohort
  * (src/realtime/delivery.ts), for the transports that give a subscriber a sink: a WebSocket
  * (its `streamSink`) and an event stream on `/graphql` (graphql-sse's distinct connections mode).
- * SUBSCRIPTION_DIRECT_WRITES; off, every result goes through its transport's own pipeline.
  */
 export interface DirectDelivery {
   sinkOf(context: GraphQLContext): StreamSink | undefined;

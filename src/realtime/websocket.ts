@@ -45,11 +45,11 @@ export interface WebSocketOptions {
   /** Interval of keep-alive pings (a socket that misses a pong is closed). */
   keepAliveMs: number;
   /**
-   * Whether subscriptions' ordinary results are written to the socket directly (src/realtime/delivery.ts),
-   * and then each accepted socket's writes gathered in `coalescer` (src/realtime/coalesce.ts). Not
-   * otherwise: graphql-ws waits for each message to leave before it takes the next.
+   * Where each accepted socket's writes are gathered (src/realtime/coalesce.ts): subscriptions'
+   * ordinary results are written to the socket directly (src/realtime/delivery.ts), not through
+   * graphql-ws, which waits for each message to leave before it takes the next.
    */
-  directWrites?: { coalescer: WriteCoalescer } | undefined;
+  coalescer: WriteCoalescer;
 }
 
 /**
@@ -170,10 +170,8 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
         if (Array.isArray(prepared)) return prepared;
         const { args, execute, subscribe } = prepared as Exclude<typeof prepared, readonly unknown[]>;
         options.observe(state.route ?? 'graphql', 'WS', 200, undefined);
-        if (options.directWrites) {
-          const { socket, request } = ctx.extra;
-          (args.contextValue as GraphQLContext).streamSink = webSocketSink(socket, request.socket, id, options.maxBufferedBytes, logger, options.directWrites.coalescer);
-        }
+        const { socket, request } = ctx.extra;
+        (args.contextValue as GraphQLContext).streamSink = webSocketSink(socket, request.socket, id, options.maxBufferedBytes, logger, options.coalescer);
         return { ...args, rootValue: { execute, subscribe } };
       },
       onNext(ctx, _id, _payload, _args, result) {
@@ -200,7 +198,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
       const origin = request.headers.origin;
       if (origin !== undefined && !options.allowOrigin(origin, request.headers.host)) return refuseUpgrade(socket, 403, 'Origin not allowed.');
       wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
-        options.directWrites?.coalescer.hold(socket as Socket);
+        options.coalescer.hold(socket as Socket);
         wss.emit('connection', ws, request);
       });
     },

@@ -1,6 +1,5 @@
 import { builder } from '../../graphql/builder.js';
 import { NodeInterface } from '../../graphql/node.js';
-import { loadForEvent } from '../../realtime/event-loads.js';
 import { pageLoader } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { accepted, asPayload, orNull } from '../../graphql/results.js';
@@ -209,7 +208,9 @@ builder.subscriptionField('conversationUpdated', (t) =>
     // Loaded once per event and selection for every subscriber of this process.
     resolve: (query, event, _args, ctx) => {
       const { conversationId } = event as unknown as { conversationId: string };
-      return loadForEvent(event as object, query, () => ctx.prisma.conversation.findUniqueOrThrow({ ...query, where: { id: conversationId } }));
+      const load = () => ctx.prisma.conversation.findUniqueOrThrow({ ...query, where: { id: conversationId } });
+      // Loaded once for every subscriber of the app (src/realtime/event-loads.ts).
+      return ctx.eventLoads ? ctx.eventLoads.load(event as object, query, load) : load();
     },
   }),
 );
