@@ -9,6 +9,7 @@ import type { StreamSink } from '../realtime/delivery.js';
 import type { ResponsePaths } from './response-paths.js';
 import { tooComplexError } from './limits.js';
 import { DECLARED_SCOPES } from './scopes.js';
+import { CALLER_READS } from './caller-reads.js';
 
 /**
  * The context of a GraphQL request: what services take, on the request's own state (yoga makes
@@ -31,7 +32,7 @@ export const builder = new SchemaBuilder<{
   DefaultFieldNullability: false;
 }>({
   // Declared scopes first: a field outside the caller's scopes runs nothing of the other plugins.
-  plugins: [DECLARED_SCOPES, PrismaPlugin, ComplexityPlugin],
+  plugins: [DECLARED_SCOPES, CALLER_READS, PrismaPlugin, ComplexityPlugin],
   defaultFieldNullability: false,
   // Every field costs 1, a list multiplies what it selects by 10 and a connection by its
   // `first` (src/graphql/connection.ts). Checked for the whole operation before any resolver runs,

@@ -2,6 +2,7 @@ import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import type { WriteCoalescer } from './coalesce.js';
 import type { GraphQLContext } from '../graphql/builder.js';
+import { operationReads, type CallerRead } from '../graphql/caller-reads.js';
 import { isListenable } from './bus.js';
 import { DirectStream, eventStreamSink, FanOut, SharedResult, Turns, type StreamSink, type StreamSource } from './delivery.js';
 import { StreamEnd } from './subscriptions.js';
@@ -13,14 +14,17 @@ export type ExecutionObserver = (executed: boolean, subscribers: number) => void
  * A subscriber's cohort: the subscribers that cannot see different data, so that an event executed
  * for one of them is the result of every one. Its key holds the operation (document, name,
  * variables, which hold the fields' arguments), the workspace and the channels of the credential
- * (the acting one and every one it can act as: what the subscription's filter delivers). Nothing
+ * (the acting one and every one it can act as: what the subscription's filter delivers), and then
+ * whatever else of the caller the selected fields declare they read (`reads`,
+ * src/graphql/caller-reads.ts): the credential's user when any selected field reads it. Nothing
  * else of the caller is read once an event has passed the subscriber's own filter: the
  * credential's scopes and expiry decide whether and for how long the stream runs
  * (src/graphql/scopes.ts, src/realtime/subscriptions.ts), never what an event's result holds, and
  * an encrypted message's content is hidden from everyone alike. `documentId` numbers the documents
- * yoga's parser cache holds (the same text is the same object).
+ * yoga's parser cache holds (the same text is the same object); `reads` is what the operation's
+ * selection declares.
  */
-export function cohortKey(args: ExecutionArgs, documentId: (document: DocumentNode) => number): string {
+export function cohortKey(args: ExecutionArgs, documentId: (document: DocumentNode) => number, reads: ReadonlySet<CallerRead>): string {
   const { auth } = args.contextValue as GraphQLContext;
   return JSON.stringify([
     documentId(args.document),
@@ -29,6 +33,7 @@ export function cohortKey(args: ExecutionArgs, documentId: (document: DocumentNo
     auth.workspace.id,
     auth.channel?.id ?? null,
     auth.channels.map((channel) => channel.id).sort(),
+    reads.has('user') ? (auth.credential.user?.id ?? null) : null,
   ]);
 }
 
@@ -72,13 +77,21 @@ export function sharedSubscriptionExecution(options: { observe: ExecutionObserve
   const fanOuts = new Map<string, FanOut>();
   /** Each event's results, by cohort: held by the event, gone with it once every subscriber has taken it. */
   const results = new WeakMap<object, Map<string, SharedResult>>();
-  /** A number for each document yoga's parser cache holds. */
-  const documentIds = new WeakMap<DocumentNode, number>();
+  /** A number for each document yoga's parser cache holds, and what each of its operations reads of the caller. */
+  const documents = new WeakMap<DocumentNode, { id: number; reads: Map<string | null, Set<CallerRead>> }>();
   let nextDocumentId = 0;
-  const documentId = (document: DocumentNode) => {
-    let id = documentIds.get(document);
-    if (id === undefined) documentIds.set(document, (id = ++nextDocumentId));
-    return id;
+  const documentOf = (document: DocumentNode) => {
+    let known = documents.get(document);
+    if (!known) documents.set(document, (known = { id: ++nextDocumentId, reads: new Map() }));
+    return known;
+  };
+  const documentId = (document: DocumentNode) => documentOf(document).id;
+  const readsOf = (args: ExecutionArgs) => {
+    const { reads } = documentOf(args.document);
+    const name = args.operationName ?? null;
+    let found = reads.get(name);
+    if (!found) reads.set(name, (found = operationReads(args.schema, args.document, name)));
+    return found;
   };
   const executeFor = (args: ExecutionArgs, event: unknown, subscribers: number): SharedResult => {
     observe(true, subscribers);
@@ -90,7 +103,7 @@ export function sharedSubscriptionExecution(options: { observe: ExecutionObserve
   const subscribe = async (args: ExecutionArgs) => {
     const source = await createSourceEventStream(args);
     if (!isAsyncIterable(source)) return source;
-    const key = cohortKey(args, documentId);
+    const key = cohortKey(args, documentId, readsOf(args));
     /** The result of `event` for this subscriber's class, received by `subscribers` subscribers. */
     const resultOf = (event: unknown, subscribers = 1): SharedResult => {
       if (event === null || typeof event !== 'object' || event instanceof StreamEnd) return executeFor(args, event, subscribers);

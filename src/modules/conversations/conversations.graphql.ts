@@ -17,6 +17,7 @@ import {
   updateConversationLabels,
 } from './conversations.service.js';
 import { CONVERSATION_SORTS } from './conversations.schemas.js';
+import { isAssignedTo } from './conversations.service.js';
 import { CONVERSATION_JOINS, CONVERSATION_RELATIONS, stateChangeActor, type ConversationRow } from './conversations.sql.js';
 import type { ActorView } from './conversations.schemas.js';
 
@@ -59,6 +60,13 @@ export const ConversationObject = builder.prismaObject('Conversation', {
       description: 'The workspace user the conversation is assigned to.',
       select: { assignee: { select: { id: true, name: true, email: true } } },
       resolve: (conversation) => conversation.assignee,
+    }),
+    assignedToMe: t.boolean({
+      description: "Whether the conversation is assigned to the caller's user (a session's); false for backend credentials.",
+      // The caller's user decides the value: subscribers of different users never share it (src/graphql/caller-reads.ts).
+      reads: ['user'],
+      select: { assigneeId: true },
+      resolve: (conversation, _args, ctx) => isAssignedTo(conversation.assigneeId, ctx.auth),
     }),
     labels: t.exposeStringList('labels', { description: 'Lowercased, sorted.' }),
     unreadCount: t.exposeInt('unreadCount', { description: 'Inbound messages after lastReadAt.' }),
