@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
-import { logUnexpected } from '../errors/log.js';
+import { hideFailure, logUnexpected } from '../errors/log.js';
 import { isGraphQLError } from '../errors/graphql-error.js';
 import {
   AuthenticationError,
@@ -17,7 +17,7 @@ import {
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { rateLimitHeaders } from '../context/rate-limit.js';
 import type { UserErrorShape } from './user-errors.js';
-import { ServerResponse } from '../lib/response.js';
+import { FetchResponse } from '../lib/response.js';
 
 function codeOf(error: DomainError): { code: string; http?: { status: number; headers?: Record<string, string> } } {
   if (error instanceof AuthenticationError) {
@@ -62,8 +62,8 @@ function locatedOf(error: unknown): GraphQLError | undefined {
 
 /**
  * The one place where failures become GraphQL errors: domain errors keep their
- * message and get a code; anything unexpected is masked (yoga reports it to the
- * logger of src/errors/log.ts, which logs it once).
+ * message and get a code; anything unexpected is masked (logged once, by the request
+ * whose answer carries it: src/errors/log.ts).
  */
 export function maskGraphQLError() {
   return (error: unknown, message: string): Error => {
@@ -72,10 +72,12 @@ export function maskGraphQLError() {
     const known = knownGraphQLError(original, located);
     if (known) return known;
     if (located && (!original || isGraphQLError(original))) return located;
-    return new GraphQLError(message, {
+    const masked = new GraphQLError(message, {
       ...(located ? { nodes: located.nodes, path: located.path } : {}),
       extensions: { code: 'INTERNAL_SERVER_ERROR' },
     });
+    hideFailure(masked, original);
+    return masked;
   };
 }
 
@@ -110,7 +112,7 @@ export function graphqlErrorResponse(error: unknown, logger: Logger): Response {
   const { http, ...extensions } = graphqlError.extensions as { http?: { status?: number; headers?: Record<string, string> } };
   // Refused before anything ran (a session's origin): the whole request is forbidden.
   const status = http?.status ?? (error instanceof ForbiddenError ? 403 : 400);
-  return new ServerResponse(JSON.stringify({ errors: [{ message: graphqlError.message, extensions }] }), {
+  return new FetchResponse(JSON.stringify({ errors: [{ message: graphqlError.message, extensions }] }), {
     status,
     headers: { 'content-type': 'application/json; charset=utf-8', ...http?.headers },
   });

@@ -3,16 +3,37 @@ import { createGraphQLError, type GraphQLParams, type Plugin } from 'graphql-yog
 import type { AuthContext } from '../context/types.js';
 import type { ServerContext } from '../http/state.js';
 import { isRecord } from '../lib/validation.js';
-import { mayRunText, type DocumentStore } from '../modules/documents/documents.service.js';
 
 /*
- * Trusted documents (CONTRACT §8): a request may name a document its workspace registered instead
+ * Trusted documents (docs/graphql.md): a request may name a document its workspace registered instead
  * of sending the text — `{"documentId":"sha256:<hex>"}` (GraphQL over HTTP, persisted documents)
  * or `{"extensions":{"persistedQuery":{"version":1,"sha256Hash":"<hex>"}}}` (automatic persisted
  * queries) — and a workspace may let its session tokens run nothing else. The stored text is
  * handed to yoga unchanged, so yoga's parser and validation caches, keyed by the text, parse and
  * validate each document once per process, whichever way it is sent.
  */
+
+/** The registered documents, as this layer reads them; the documents module supplies them (src/modules/documents/). */
+export interface DocumentStore {
+  /** The text of the workspace's document with id `hash` (lowercase hex SHA-256), or null when it has none. */
+  get(workspaceId: string, hash: string): Promise<string | null>;
+  /** How many documents are kept in memory. */
+  readonly size: number;
+}
+
+/**
+ * Whether the caller holds a credential a browser holds (a session token, docs/browser-apps.md): those a
+ * workspace may restrict to its registered documents. Backend credentials (channel keys,
+ * connection tokens) are never restricted.
+ */
+export function isBrowserCredential(caller: AuthContext): boolean {
+  return caller.credential.kind === 'session';
+}
+
+/** Whether `caller` may send an operation's text rather than a registered document's id. */
+export function mayRunText(caller: AuthContext): boolean {
+  return !(caller.workspace.trustedDocumentsOnly && isBrowserCredential(caller));
+}
 
 /** The refusal of an id the workspace has not registered: the error persisted-query clients fall back on (they resend the text). */
 const NOT_FOUND = { message: 'PersistedQueryNotFound', extensions: { code: 'PERSISTED_QUERY_NOT_FOUND' } };

@@ -13,7 +13,7 @@ import { graphql } from '../gql/index.js';
 import type { InboxPageQueryVariables } from '../gql/graphql.js';
 import { receiveMessage } from '../../src/modules/inbound/inbound.service.js';
 
-/* CONTRACT §9: the inbox over GraphQL. */
+/* docs/inbox.md: the inbox over GraphQL. */
 
 let app: TestApp;
 beforeAll(async () => {

@@ -8,7 +8,7 @@ import { mintSession, sessionSetup } from '../helpers/sessions.js';
 import { subscribeSse } from '../helpers/sse.js';
 import { socketClient } from '../helpers/websocket.js';
 import { createUser } from '../../src/modules/users/users.service.js';
-import { schema } from '../../src/graphql/schema.js';
+import { schema } from '../../src/schema.js';
 import { operationReads } from '../../src/graphql/caller-reads.js';
 
 /*

@@ -1,28 +1,14 @@
 import { createHash } from 'node:crypto';
 import { Prisma, type PrismaClient, type Workspace } from '../../generated/prisma/client.js';
 import type { RunSql } from '../../db/database.js';
-import type { AuthContext } from '../../context/types.js';
 import { ValidationError } from '../../errors/domain.js';
 import { parseInput } from '../../lib/validation.js';
+import type { DocumentStore } from '../../graphql/trusted-documents.js';
 import { DOCUMENT_HASH, manifestSchema } from './documents.schemas.js';
 
 /** A document's id: the lowercase hex SHA-256 of its text as UTF-8. */
 export function documentHash(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
-}
-
-/**
- * Whether the caller holds a credential a browser holds (a session token, CONTRACT §7): those a
- * workspace may restrict to its registered documents. Backend credentials (channel keys,
- * connection tokens) are never restricted.
- */
-export function isBrowserCredential(caller: AuthContext): boolean {
-  return caller.credential.kind === 'session';
-}
-
-/** Whether `caller` may send an operation's text rather than a registered document's id. */
-export function mayRunText(caller: AuthContext): boolean {
-  return !(caller.workspace.trustedDocumentsOnly && isBrowserCredential(caller));
 }
 
 /** What is wrong with a document's text against the schema, or null: supplied by the GraphQL layer. */
@@ -78,12 +64,6 @@ export function setTrustedDocumentsOnly(prisma: PrismaClient, workspaceId: strin
 }
 
 /** Finds registered documents by workspace and id. */
-export interface DocumentStore {
-  /** The text of the workspace's document with id `hash` (lowercase hex SHA-256), or null when it has none. */
-  get(workspaceId: string, hash: string): Promise<string | null>;
-  /** How many documents are kept in memory. */
-  readonly size: number;
-}
 
 /** Enough for every operation of a few large apps in each of many workspaces. */
 export const DOCUMENT_CACHE_LIMITS = { entries: 5000, characters: 16 * 1024 * 1024 };

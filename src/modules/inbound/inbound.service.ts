@@ -14,7 +14,7 @@ import { MESSAGE_RELATIONS, messageTable, type MessageRow } from '../messages/me
 
 /**
  * What replies and delivery statuses do to the domain, whatever provider brought them
- * (CONTRACT §6): a message from a contact lands on a conversation of its channel; a status moves
+ * (docs/channels.md): a message from a contact lands on a conversation of its channel; a status moves
  * an outbound message forward. Provider-neutral: the events come parsed.
  */
 

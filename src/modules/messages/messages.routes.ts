@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { collection } from '../../rest/collection.js';
-import { ServerResponse } from '../../lib/response.js';
+import { FetchResponse } from '../../lib/response.js';
 import { cutOffOnFailure } from '../../lib/cut-off.js';
 import { openMessageMedia } from './media.service.js';
 import { idempotentWrite } from '../idempotency/idempotency.rest.js';
@@ -66,7 +66,7 @@ export const messageRoutes = [
       };
       if (media.length !== null) headers['content-length'] = String(media.length);
       // A file that fails part-way (over the size limit without a declared size, the provider gone) ends the connection.
-      return new ServerResponse(cutOffOnFailure(media.body, cutOff), { status: 200, headers });
+      return new FetchResponse(cutOffOnFailure(media.body, cutOff), { status: 200, headers });
     },
   }),
 

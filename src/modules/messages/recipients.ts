@@ -2,7 +2,7 @@ import type { Contact } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
 import { ValidationError } from '../../errors/domain.js';
 import type { DomainEvent } from '../events/events.service.js';
-import { contactTable } from '../contacts/contacts.sql.js';
+import { contactTable, withoutOptOuts } from '../contacts/contacts.sql.js';
 import { MESSAGES, type Recipient, type RecipientDetails, type SendMessageInput } from './messages.schemas.js';
 
 /** The recipient field that decides: `to`, then `contact`, then the legacy `sender`. */
@@ -53,6 +53,6 @@ export async function resolveRecipient(
   });
   // Apart from the contact: a nested create would read the contact back once more.
   if (details.phone) await tx.contactPhone.create({ data: { workspaceId, contactId: contact.id, number: details.phone }, select: { id: true } });
-  input.events?.push({ type: 'contact.created', data: contactTable.view(contact) });
+  input.events?.push({ type: 'contact.created', data: contactTable.view(withoutOptOuts(contact)) });
   return contact;
 }

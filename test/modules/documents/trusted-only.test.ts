@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.js';
 import { operationParams } from '../../../src/graphql/trusted-documents.js';
-import { actAs, resolveCredential } from '../../../src/modules/credentials/credentials.service.js';
+import { resolveCredential } from '../../../src/modules/credentials/credentials.service.js';
+import { actAs } from '../../../src/context/act-as.js';
 import { createDocumentStore } from '../../../src/modules/documents/documents.service.js';
 import { hashToken } from '../../../src/lib/tokens.js';
 import { openTestDatabase } from '../../helpers/app.js';
@@ -10,7 +11,7 @@ import { runAdminOn } from '../../helpers/admin.js';
 import { addChannel, bearer, createConnection, workspaceWithChannel } from '../../helpers/factories.js';
 import { documentsApp, getGraphQL, manifestOf, postGraphQL, register, sessionCaller, sha256, type DocumentsApp } from './helpers.js';
 
-// `workspace:configure --trusted-documents-only on` (CONTRACT §8): session tokens may run only
+// `workspace:configure --trusted-documents-only on` (docs/graphql.md): session tokens may run only
 // the workspace's registered documents, by id; any text, a registered one's included, is refused
 // with PERSISTED_QUERY_ONLY and nothing runs. Backend credentials are never restricted.
 
