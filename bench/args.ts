@@ -35,8 +35,6 @@ export interface Settings {
   crowdClients: number;
   /** Seconds of unmeasured sends before the crowd's measured ones. */
   crowdWarmup: number;
-  /** Whether the crowd row's gateways execute each event once per visibility class. */
-  crowdShared: boolean;
   /** What the crowd's subscribers use (`--crowd-transport`). */
   crowdTransport: CrowdTransport;
   /** Settings given to the crowd row's gateways besides the bench's (`--crowd-env`). */
@@ -100,11 +98,8 @@ Output
                       left to finish (default 5; 0: the first seconds of a fresh process measured)
   --crowd-transport T both (default: WebSocket and SSE in turn), websocket or sse: what the
                       crowd's subscribers use; the report gives the fan-out p99 over each either way
-  --crowd-unshared    the crowd's gateways execute each event for each subscriber
-                      (SUBSCRIPTION_SHARED_EXECUTION=0): the figures without shared execution
   --crowd-env LIST    settings for the crowd's gateways, NAME=VALUE,NAME=VALUE (for instance
-                      STREAM_FLUSH_MS=0,SUBSCRIPTION_DIRECT_WRITES=0: every write at once, through
-                      the transports' own pipelines)
+                      STREAM_FLUSH_MS=0: every write at once)
   --redis URL         the Redis of --crowd-processes 2+ (default $BENCH_REDIS_URL or
                       redis://127.0.0.1:6379)
   --inbox-scale N     the inbox at scale: N more conversations on the channel (made by PostgreSQL,
@@ -120,7 +115,7 @@ export function parseArgs(argv: string[]): Settings | 'help' {
   const values = new Map<string, string>();
   const flags = new Set<string>();
   const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'crowd-warmup', 'crowd-env', 'crowd-transport', 'redis', 'inbox-scale']);
-  const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help', 'floor-prepared', 'crowd-unshared']);
+  const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help', 'floor-prepared']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     const match = /^--([a-z-]+)(?:=(.*))?$/.exec(arg);
@@ -172,7 +167,6 @@ export function parseArgs(argv: string[]): Settings | 'help' {
     crowdProcesses: number('crowd-processes', 1, 1),
     crowdClients: number('crowd-clients', 0, 0),
     crowdWarmup: number('crowd-warmup', 5, 0, false),
-    crowdShared: !flags.has('crowd-unshared'),
     crowdTransport: crowdTransport(values.get('crowd-transport')),
     crowdEnv: crowdEnv(values.get('crowd-env')),
     redis: values.get('redis') ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',

@@ -14,9 +14,8 @@ import { ROOT, collectGarbage, cpuMs, rssMb, type ServerProcess } from './server
  * over both transports and over each, and the sends' own p99.
  *
  * The row starts gateway processes of its own: `processes` of them, sharing Redis when more than
- * one (the subscribers split evenly across them, the sends alternating between them), with each
- * event executed once per visibility class (SUBSCRIPTION_SHARED_EXECUTION) unless `shared` is
- * false. The subscribers are held by `clients` processes of their own (bench/crowd-client.ts), so
+ * one (the subscribers split evenly across them, the sends alternating between them), each
+ * event executed once per cohort (src/realtime/cohorts.ts). The subscribers are held by `clients` processes of their own (bench/crowd-client.ts), so
  * that reading 100,000 events a second is not one process's work.
  */
 export interface CrowdResult {
@@ -25,8 +24,6 @@ export interface CrowdResult {
   transport: CrowdTransport;
   /** Gateway processes the subscribers were spread across (sharing Redis when more than one). */
   processes: number;
-  /** Whether each event was executed once per visibility class (SUBSCRIPTION_SHARED_EXECUTION). */
-  shared: boolean;
   /** Client processes holding the subscribers. */
   clients: number;
   sends: number;
@@ -78,7 +75,6 @@ export interface CrowdOptions {
   /** Default `both`. */
   transport?: CrowdTransport;
   processes?: number;
-  shared?: boolean;
   clients?: number;
   /** Where the processes share events when more than one. */
   redisUrl: string;
@@ -104,9 +100,8 @@ export async function crowdRound(
   const warmup = options.warmup ?? 0;
   const processes = options.processes ?? 1;
   const transport = options.transport ?? 'both';
-  const shared = options.shared ?? true;
   const clientCount = Math.max(1, Math.min(options.clients ?? Math.ceil(subscribers / 500), subscribers));
-  const env: Record<string, string> = { ...options.env, SUBSCRIPTION_SHARED_EXECUTION: shared ? '1' : '0' };
+  const env: Record<string, string> = { ...options.env };
   if (processes > 1) Object.assign(env, { REDIS_URL: options.redisUrl, REDIS_PREFIX: `bench-crowd-${randomBytes(4).toString('hex')}:` });
   const gateways: ServerProcess[] = [];
   const clients: ChildProcess[] = [];
@@ -296,7 +291,6 @@ export async function crowdRound(
       subscribers,
       transport,
       processes,
-      shared,
       clients: clients.length,
       sends,
       accepted: accepted.size,

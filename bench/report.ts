@@ -362,7 +362,7 @@ export function render(report: Report): string {
     const c = report.crowd;
     out.push(
       `Crowd: ${c.subscribers} subscribers (${TRANSPORT_NAMES[c.transport ?? 'both']}) on ${c.processes ?? 1} gateway process(es)` +
-        `${c.shared === false ? ', each event executed per subscriber' : ''}, ${c.accepted}/${c.sends} sends accepted` +
+        `, ${c.accepted}/${c.sends} sends accepted` +
         `${Object.keys(c.refused ?? {}).length ? ` (refused: ${Object.entries(c.refused).map(([why, n]) => `${n} × ${why}`).join(', ')})` : ''} — ` +
         `${c.kbPerSubscriber ?? '?'} KiB per idle subscriber, events ${c.delivered}/${c.expected}, ` +
         `fan-out p99 ${c.fanOutP99Ms?.toFixed(0) ?? '?'} ms (202 to the last subscriber${byTransport(c)}), send p99 ${c.sendP99Ms?.toFixed(0) ?? '?'} ms\n`,

@@ -333,8 +333,8 @@ async function main(): Promise<number> {
     }
     let crowd: CrowdResult | null = null;
     if (settings.crowd > 0) {
-      const { crowdProcesses: processes, crowdShared: shared } = settings;
-      note(`the crowd: ${settings.crowd} subscribers (${TRANSPORT_NAMES[settings.crowdTransport]}) on ${processes} gateway process(es)${shared ? '' : ', each event executed per subscriber'}, REST sends at 50/s for 10 s after ${settings.crowdWarmup} s unmeasured`);
+      const { crowdProcesses: processes } = settings;
+      note(`the crowd: ${settings.crowd} subscribers (${TRANSPORT_NAMES[settings.crowdTransport]}) on ${processes} gateway process(es), REST sends at 50/s for 10 s after ${settings.crowdWarmup} s unmeasured`);
       crowd = await crowdRound(
         (index, env) => startGateway(database.url, logs, { worker: false, poolSize: settings.pool, dist, whatsapp, profile: settings.profile, log: `crowd-${index + 1}.log`, collectOnSignal: true, env }),
         ctx,
@@ -342,7 +342,6 @@ async function main(): Promise<number> {
           subscribers: settings.crowd,
           transport: settings.crowdTransport,
           processes,
-          shared,
           redisUrl: settings.redis,
           env: settings.crowdEnv,
           warmup: settings.crowdWarmup,

@@ -7,7 +7,7 @@ import { createApp } from '../src/app.js';
 import { openDatabase, type Database } from '../src/db/database.js';
 import { migrate } from '../src/db/migrate.js';
 import { loadEnv } from '../src/env.js';
-import { createEventBus } from '../src/events/bus.js';
+import { createEventBus } from '../src/realtime/bus.js';
 import { Sealer, newKey } from '../src/lib/sealed.js';
 import { createLogger } from '../src/logger.js';
 import { DeliveryWorker } from '../src/modules/delivery/delivery.worker.js';

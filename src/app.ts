@@ -4,9 +4,10 @@ import { createYoga, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import type { AppDeps } from './context/deps.js';
 import { introspectionEnabled } from './env.js';
 import { authenticateRequest, requestContext } from './context/authenticate.js';
-import { createEventBus } from './events/bus.js';
+import { createEventBus } from './realtime/bus.js';
 import { createPresence } from './modules/activity/presence.js';
 import { OpenStreams } from './lib/streams.js';
+import { createEventLoads } from './realtime/event-loads.js';
 import { domainGraphQLError, graphqlErrorResponse, maskGraphQLError } from './graphql/errors.js';
 import { DomainError } from './errors/domain.js';
 import { restErrorResponse } from './rest/errors.js';
@@ -15,14 +16,14 @@ import type { GraphQLContext } from './graphql/builder.js';
 import { schema } from './schema.js';
 import { documentChecker } from './graphql/document-check.js';
 import { GRAPHIQL_OPTIONS, graphiqlRenderer } from './graphql/graphiql.js';
-import { createCredentialWatch } from './context/credential-watch.js';
+import { createCredentialWatch } from './realtime/credential-watch.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
 import { compiledQueriesPlugin, costLimitPlugin } from './graphql/jit.js';
 import { pageArgumentsPlugin } from './graphql/connection.js';
-import { graphqlOverWebSocket } from './graphql/websocket.js';
-import { singleConnectionSse, SSE_STREAM_PATH } from './graphql/sse.js';
+import { graphqlOverWebSocket } from './realtime/websocket.js';
+import { singleConnectionSse, SSE_STREAM_PATH } from './realtime/sse.js';
 import { operationPreparer } from './graphql/operation.js';
-import { coalescedEventStreams, writeCoalescer } from './http/coalesce.js';
+import { coalescedEventStreams, writeCoalescer } from './realtime/coalesce.js';
 import { readBody } from './http/exchange.js';
 import { routingPlugin } from './http/plugin.js';
 import { RouteTable, type HttpRoute } from './http/routes.js';
@@ -47,7 +48,7 @@ import { mediaOpener } from './modules/messages/media.service.js';
 import { trustedDocumentsPlugin } from './graphql/trusted-documents.js';
 import { createRateLimiter } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
-import { sharedSubscriptionExecution, subscriberSink } from './graphql/shared-execution.js';
+import { sharedSubscriptionExecution, subscriberSink } from './realtime/cohorts.js';
 import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
@@ -86,7 +87,7 @@ function graphqlRoutes(deps: AppDeps): HttpRoute[] {
       return undefined;
     },
   });
-  // graphql-sse's single connection mode (src/graphql/sse.ts): reserve, stream, operate, stop.
+  // graphql-sse's single connection mode (src/realtime/sse.ts): reserve, stream, operate, stop.
   const stream = (method: 'GET' | 'POST' | 'PUT' | 'DELETE'): HttpRoute => ({
     method,
     path: SSE_STREAM_PATH,
@@ -242,6 +243,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     ...appDeps,
     events: appDeps.events ?? createEventBus({ redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger, maxPending: env.SUBSCRIPTION_MAX_PENDING }),
     streams: appDeps.streams ?? new OpenStreams(),
+    eventLoads: createEventLoads(),
     rateLimiter: ownsRateLimiter
       ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger })
       : appDeps.rateLimiter,
@@ -267,8 +269,6 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
   );
   // A subscription stream's connection is written at most once per STREAM_FLUSH_MS, however many events.
   const coalescer = writeCoalescer(env.STREAM_FLUSH_MS);
-  // Ordinary subscription results written to subscribers' connections directly, serialised once per class.
-  const directWrites = env.SUBSCRIPTION_SHARED_EXECUTION && env.SUBSCRIPTION_DIRECT_WRITES;
   let closeWebSockets = async () => {};
   const yoga = createYoga<ServerContext, GraphQLContext>({
     schema,
@@ -308,15 +308,12 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
       pageArgumentsPlugin(),
       compiledQueriesPlugin(),
       sharedSubscriptionExecution({
-        enabled: env.SUBSCRIPTION_SHARED_EXECUTION,
         observe: metrics.subscriptionEvent,
-        direct: directWrites
-          ? {
-              sinkOf: subscriberSink(GRAPHQL_PATH, coalescer),
-              limit: env.SUBSCRIPTION_MAX_PENDING,
-              cutOff: () => logger.warn({ maxPending: env.SUBSCRIPTION_MAX_PENDING }, 'subscription cut off: the client does not read'),
-            }
-          : undefined,
+        direct: {
+          sinkOf: subscriberSink(GRAPHQL_PATH, coalescer),
+          limit: env.SUBSCRIPTION_MAX_PENDING,
+          cutOff: () => logger.warn({ maxPending: env.SUBSCRIPTION_MAX_PENDING }, 'subscription cut off: the client does not read'),
+        },
       }),
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),
       ...(options.plugins ?? []),
@@ -350,7 +347,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     streams: deps.streams!,
     maxBufferedBytes: env.WS_MAX_BUFFERED_BYTES,
     keepAliveMs: env.WS_KEEPALIVE_MS,
-    directWrites: directWrites ? { coalescer } : undefined,
+    coalescer,
   });
   closeWebSockets = webSocket.dispose;
   // node:http hands WebSocket upgrades here (src/http/server.ts).

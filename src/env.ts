@@ -80,14 +80,10 @@ const envSchema = z.object({
   SESSION_RATE_LIMIT_PER_MINUTE: wholeNumber(0, 1_000_000, 'a whole number of requests').optional(),
   AUTH_CACHE_MS: wholeNumber(0, 60_000, 'a whole number of milliseconds').default(5000),
   SUBSCRIPTION_MAX_PENDING: wholeNumber(1, 1_000_000, 'a whole number of events').default(1000),
-  /** Each event executed once per visibility class of subscribers, its result shared (src/graphql/shared-execution.ts). */
-  SUBSCRIPTION_SHARED_EXECUTION: flag.default(true),
-  /** Shared results written to subscribers' connections directly (src/graphql/direct-delivery.ts). */
-  SUBSCRIPTION_DIRECT_WRITES: flag.default(true),
-  /** How often at most a subscription stream's connection is written, its writes of the interval together (src/http/coalesce.ts); 0: at once. */
+  /** How often at most a subscription stream's connection is written, its writes of the interval together (src/realtime/coalesce.ts); 0: at once. */
   STREAM_FLUSH_MS: wholeNumber(0, 1000, 'a whole number of milliseconds').default(100),
   WS_KEEPALIVE_MS: wholeNumber(1000, 600_000, 'a whole number of milliseconds').default(12_000),
-  /** Single-connection SSE reservations one credential may hold open at once (src/graphql/sse.ts). */
+  /** Single-connection SSE reservations one credential may hold open at once (src/realtime/sse.ts). */
   SSE_RESERVATIONS_PER_CREDENTIAL: wholeNumber(1, 10_000, 'a whole number of reservations').default(10),
   /** Single-connection SSE reservations the process holds at once, past which a new one is refused. */
   SSE_RESERVATIONS_MAX: wholeNumber(1, 10_000_000, 'a whole number of reservations').default(100_000),

@@ -2,7 +2,7 @@ import http from 'node:http';
 import v8 from 'node:v8';
 import type { Database } from './db/database.js';
 import type { DeliveryWorker } from './modules/delivery/delivery.worker.js';
-import type { EventBus } from './events/bus.js';
+import type { EventBus } from './realtime/bus.js';
 import type { RateLimiter } from './context/rate-limit.js';
 import { ConfigError, deliveryTimingProblem, loadEnv, privateTargets, publicUrl, seedDemoEnabled, type Env } from './env.js';
 import { createLogger } from './logger.js';
@@ -153,7 +153,7 @@ async function start(env: Env) {
     import('./lib/secrets-key.js'),
     import('./modules/secrets/secrets.service.js'),
     import('./modules/inbound/inbound.worker.js'),
-    import('./events/bus.js'),
+    import('./realtime/bus.js'),
     import('./context/rate-limit.js'),
     import('./modules/inbound/email.store.js'),
   ]);

@@ -771,6 +771,8 @@ export interface components {
                 at: string;
                 actor: components["schemas"]["Actor"];
             }[];
+            /** @description Whether the conversation is assigned to the caller's user (a session's); false for backend credentials. */
+            assignedToMe: boolean;
         };
         Assignee: {
             /**

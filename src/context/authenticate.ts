@@ -59,6 +59,7 @@ export function requestContext(deps: AppDeps, auth: AuthContext): RequestContext
     onMessageQueued: deps.onMessageQueued,
     events: deps.events,
     streams: deps.streams,
+    eventLoads: deps.eventLoads,
     credentialWatch: deps.credentialWatch,
     presence: deps.presence,
     providers: deps.providers?.list ?? PROVIDERS,

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import type { Env } from '../env.js';
-import type { EventBus } from '../events/bus.js';
+import type { EventBus } from '../realtime/bus.js';
+import type { EventLoads } from '../realtime/event-loads.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { CredentialCache } from './credential-cache.js';
 import type { CredentialLookup, CredentialWatch, RequestContext } from './types.js';
@@ -27,6 +28,8 @@ export interface AppDeps {
   credentialWatch?: CredentialWatch;
   /** The subscription streams open on this app; created by the app when not given. */
   streams?: OpenStreams;
+  /** What subscriptions load for an event, shared by the app's subscribers; the app's own, always made by it. */
+  eventLoads?: EventLoads;
   /** Opens and seals stored secrets (null: none can be stored, as on PostgreSQL without SECRETS_KEY). */
   sealer?: Sealer | null;
   /** The channels' providers: the media endpoint fetches inbound files through them. */

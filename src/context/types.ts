@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { EventBus } from '../events/bus.js';
+import type { EventBus } from '../realtime/bus.js';
+import type { EventLoads } from '../realtime/event-loads.js';
 import type { OpenStreams } from '../lib/streams.js';
 import type { OpenedMedia, ProviderDescriptor } from '../providers/provider.js';
 import type { Channel, PrismaClient, Workspace } from '../generated/prisma/client.js';
@@ -61,6 +62,8 @@ export interface RequestContext {
   events?: EventBus;
   /** The subscription streams this process holds open, ended at once on shutdown. */
   streams?: OpenStreams;
+  /** What subscriptions load for an event, once for every subscriber of the app. */
+  eventLoads?: EventLoads;
   /** Tells every process of a change to credentials, and ends open streams whose credential lapses. */
   credentialWatch?: CredentialWatch;
   /** Who views and types in which conversation, across processes. */
@@ -127,7 +130,7 @@ export interface CredentialHold {
 }
 
 /**
- * Credentials as the process's open streams see them (src/context/credential-watch.ts): changes
+ * Credentials as the process's open streams see them (src/realtime/credential-watch.ts): changes
  * are announced to every process, and each stream learns within 5 s that its credential lapsed.
  */
 export interface CredentialWatch {

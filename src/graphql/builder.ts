@@ -5,10 +5,11 @@ import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import type { RequestContext } from '../context/types.js';
 import type { RequestState } from '../http/state.js';
-import type { StreamSink } from './direct-delivery.js';
+import type { StreamSink } from '../realtime/delivery.js';
 import type { ResponsePaths } from './response-paths.js';
 import { tooComplexError } from './limits.js';
 import { DECLARED_SCOPES } from './scopes.js';
+import { CALLER_READS } from './caller-reads.js';
 
 /**
  * The context of a GraphQL request: what services take, on the request's own state (yoga makes
@@ -20,7 +21,7 @@ export type GraphQLContext = RequestContext & {
   costed?: boolean;
   /** The response paths of a compiled query's positions (jit.ts); absent under the interpreter. */
   responsePaths?: ResponsePaths;
-  /** Where a subscription's results may be written directly: its WebSocket's (src/graphql/direct-delivery.ts). */
+  /** Where a subscription's results may be written directly: its WebSocket's (src/realtime/delivery.ts). */
   streamSink?: StreamSink;
 };
 
@@ -31,7 +32,7 @@ export const builder = new SchemaBuilder<{
   DefaultFieldNullability: false;
 }>({
   // Declared scopes first: a field outside the caller's scopes runs nothing of the other plugins.
-  plugins: [DECLARED_SCOPES, PrismaPlugin, ComplexityPlugin],
+  plugins: [DECLARED_SCOPES, CALLER_READS, PrismaPlugin, ComplexityPlugin],
   defaultFieldNullability: false,
   // Every field costs 1, a list multiplies what it selects by 10 and a connection by its
   // `first` (src/graphql/connection.ts). Checked for the whole operation before any resolver runs,

@@ -4,12 +4,12 @@ import { builder } from './builder.js';
 export const NODE_TYPES = ['Contact', 'Conversation', 'Message', 'Channel', 'Template', 'User'] as const;
 export type NodeTypeName = (typeof NODE_TYPES)[number];
 
-/** The type each row answered as a node was found as: the row is the node itself, for its type's fields to resolve from. */
-const nodeTypes = new WeakMap<object, NodeTypeName>();
+/** The type a row answered as a node was found as, on the row itself: the row is the node, for its type's fields to resolve from. */
+const NODE_TYPE = Symbol('node type');
 
 /** `row` answered as a node of `type`. */
 export function asNode<T extends object>(row: T, type: NodeTypeName): T {
-  nodeTypes.set(row, type);
+  (row as { [NODE_TYPE]?: NodeTypeName })[NODE_TYPE] = type;
   return row;
 }
 
@@ -24,7 +24,7 @@ export const NodeInterface = builder.interfaceRef<{ id: string }>('Node').implem
     id: t.exposeID('id'),
   }),
   resolveType: (row) => {
-    const type = nodeTypes.get(row);
+    const type = (row as { [NODE_TYPE]?: NodeTypeName })[NODE_TYPE];
     if (!type) throw new Error('A node was answered without its type.');
     return type;
   },

@@ -2,7 +2,7 @@ import SchemaBuilder, { BasePlugin, PothosSchemaError, type FieldNullability, ty
 import type { GraphQLFieldResolver } from 'graphql';
 import { requireScope, type Scope } from '../context/scopes.js';
 import type { RequestContext } from '../context/types.js';
-import { StreamEnd, subscribeWhileValid } from './subscriptions.js';
+import { StreamEnd, subscribeWhileValid } from '../realtime/subscriptions.js';
 
 /*
  * Every root field states the scope it needs where it is declared (docs/browser-apps.md, Scopes), the way
@@ -45,7 +45,7 @@ function declaredScope(fieldConfig: PothosOutputFieldConfig<SchemaTypes>): Scope
  * its scopes a session gets FORBIDDEN for that field, which is null while the operation's other
  * fields are answered (so query and mutation root fields are nullable), and nothing is written.
  * Subscriptions are checked when they start, and their streams are held by the credential
- * (src/graphql/subscriptions.ts): once it lapses, the stream's last result is the error.
+ * (src/realtime/subscriptions.ts): once it lapses, the stream's last result is the error.
  */
 export class DeclaredScopesPlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
   override onOutputFieldConfig(fieldConfig: PothosOutputFieldConfig<Types>): PothosOutputFieldConfig<Types> {

@@ -29,7 +29,7 @@ export interface AppMetrics {
   /**
    * Counts a subscription event handed to `subscribers` subscribers: `executed` when its selection
    * was executed for them, otherwise they received a result executed for another subscriber of
-   * their visibility class (src/graphql/shared-execution.ts).
+   * their cohort (src/realtime/cohorts.ts).
    */
   subscriptionEvent(executed: boolean, subscribers: number): void;
   /** The Prometheus text of this app's and the process's metrics. */
@@ -61,7 +61,7 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
   });
   const subscriptionExecutions = new Counter({
     name: 'connect_subscription_executions_total',
-    help: "Executions of a subscription's selection for an event: one per event and visibility class when shared, one per event and subscriber otherwise.",
+    help: "Executions of a subscription's selection for an event: one per event and cohort.",
     registers: [registry],
   });
 
@@ -92,7 +92,7 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
 
   new Gauge({
     name: 'connect_subscription_sources',
-    help: 'Subscription sources open, each with its credential watched: one per subscriber, or one for all the subscribers of a selection and credential written to directly (src/graphql/direct-delivery.ts).',
+    help: 'Subscription sources open, each with its credential watched: one per subscriber, or one for all the subscribers of a selection and credential written to directly (src/realtime/delivery.ts).',
     registers: [registry],
     collect() {
       this.set(deps.credentialWatch?.size ?? 0);

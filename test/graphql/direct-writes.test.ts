@@ -9,8 +9,8 @@ import { sessionSetup } from '../helpers/sessions.js';
 import { socketClient } from '../helpers/websocket.js';
 
 /**
- * Subscription results written to subscribers' connections directly (src/graphql/direct-delivery.ts)
- * and their writes gathered per connection (src/http/coalesce.ts, STREAM_FLUSH_MS), on a real port:
+ * Subscription results written to subscribers' connections directly (src/realtime/delivery.ts)
+ * and their writes gathered per connection (src/realtime/coalesce.ts, STREAM_FLUSH_MS), on a real port:
  * what a client reads is what the transports' own pipelines write, and a client that does not read
  * is cut off.
  */

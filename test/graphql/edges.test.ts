@@ -7,7 +7,7 @@ import { messagingSetup } from '../helpers/messaging.js';
 import { restClient } from '../helpers/rest.js';
 import { subscribeSse } from '../helpers/sse.js';
 import { graphql } from '../gql/index.js';
-import { CREDENTIAL_RECHECK_MS } from '../../src/context/credential-watch.js';
+import { CREDENTIAL_RECHECK_MS } from '../../src/realtime/credential-watch.js';
 import { deactivateChannel } from '../../src/modules/channels/channels.service.js';
 import { revokeToken } from '../../src/modules/credentials/credentials.service.js';
 import { hashToken } from '../../src/lib/tokens.js';

@@ -9,7 +9,7 @@ import { graphql } from '../gql/index.js';
 
 /*
  * Subscribers of one selection and one credential share one source on a process
- * (src/graphql/direct-delivery.ts FanOut): each event is filtered, held and executed once for all
+ * (src/realtime/delivery.ts FanOut): each event is filtered, held and executed once for all
  * of them, and written to each. What each subscriber sees must be what a stream of its own would
  * give: every event from the moment it subscribed, in order, over SSE and WebSocket alike; the
  * others unaffected when one leaves; the credential's lapse ending every one of them.

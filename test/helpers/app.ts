@@ -9,7 +9,7 @@ import { checkAgainstDocument } from './openapi.js';
 import { TEST_SECRETS_KEY, testSealer } from './secrets.js';
 import { testProviders } from './worker.js';
 import type { Providers } from '../../src/providers/registry.js';
-import { createEventBus, type EventBus } from '../../src/events/bus.js';
+import { createEventBus, type EventBus } from '../../src/realtime/bus.js';
 import type { Logger } from 'pino';
 
 export const dbKind = inject('dbKind');

@@ -1,9 +1,9 @@
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeCoalescer, type WriteCoalescer } from '../../src/http/coalesce.js';
+import { writeCoalescer, type WriteCoalescer } from '../../src/realtime/coalesce.js';
 
 /*
- * The writes of a held connection leave together at most once per interval (src/http/coalesce.ts),
+ * The writes of a held connection leave together at most once per interval (src/realtime/coalesce.ts),
  * at once when it was quiet for longer, and a crowd's connections are written within the
  * coalescer's budget of socket writes a second. Real loopback sockets: what a client reads is what
  * the server's flushes wrote.

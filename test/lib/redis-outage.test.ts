@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEventBus, type DomainEvent, type EventBus } from '../../src/events/bus.js';
+import { createEventBus, type DomainEvent, type EventBus } from '../../src/realtime/bus.js';
 import type { DeliveryWorker } from '../../src/modules/delivery/delivery.worker.js';
 import { onPostgres } from '../helpers/app.js';
 import { bearer } from '../helpers/factories.js';

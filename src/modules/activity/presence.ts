@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { EventBus } from '../../events/bus.js';
+import type { EventBus } from '../../realtime/bus.js';
 
 /** A workspace user as an activity names them. */
 export interface ActivityUser {

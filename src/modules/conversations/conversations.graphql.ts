@@ -1,6 +1,5 @@
 import { builder } from '../../graphql/builder.js';
 import { NodeInterface } from '../../graphql/node.js';
-import { loadForEvent } from '../../graphql/event-loads.js';
 import { pageLoader } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs } from '../../graphql/connection.js';
 import { accepted, asPayload, orNull } from '../../graphql/results.js';
@@ -18,6 +17,7 @@ import {
   updateConversationLabels,
 } from './conversations.service.js';
 import { CONVERSATION_SORTS } from './conversations.schemas.js';
+import { isAssignedTo } from './conversations.service.js';
 import { CONVERSATION_JOINS, CONVERSATION_RELATIONS, stateChangeActor, type ConversationRow } from './conversations.sql.js';
 import type { ActorView } from './conversations.schemas.js';
 
@@ -60,6 +60,13 @@ export const ConversationObject = builder.prismaObject('Conversation', {
       description: 'The workspace user the conversation is assigned to.',
       select: { assignee: { select: { id: true, name: true, email: true } } },
       resolve: (conversation) => conversation.assignee,
+    }),
+    assignedToMe: t.boolean({
+      description: "Whether the conversation is assigned to the caller's user (a session's); false for backend credentials.",
+      // The caller's user decides the value: subscribers of different users never share it (src/graphql/caller-reads.ts).
+      reads: ['user'],
+      select: { assigneeId: true },
+      resolve: (conversation, _args, ctx) => isAssignedTo(conversation.assigneeId, ctx.auth),
     }),
     labels: t.exposeStringList('labels', { description: 'Lowercased, sorted.' }),
     unreadCount: t.exposeInt('unreadCount', { description: 'Inbound messages after lastReadAt.' }),
@@ -210,7 +217,9 @@ builder.subscriptionField('conversationUpdated', (t) =>
     // Loaded once per event and selection for every subscriber of this process.
     resolve: (query, event, _args, ctx) => {
       const { conversationId } = event as unknown as { conversationId: string };
-      return loadForEvent(event as object, query, () => ctx.prisma.conversation.findUniqueOrThrow({ ...query, where: { id: conversationId } }));
+      const load = () => ctx.prisma.conversation.findUniqueOrThrow({ ...query, where: { id: conversationId } });
+      // Loaded once for every subscriber of the app (src/realtime/event-loads.ts).
+      return ctx.eventLoads ? ctx.eventLoads.load(event as object, query, load) : load();
     },
   }),
 );

@@ -7,15 +7,20 @@ import { apiUuid, collectionEnvelope, resourceEnvelope } from '../../rest/schema
 import {
   assignConversation,
   getConversation,
+  isAssignedTo,
   listConversationViews,
   markConversationRead,
   setConversationStatus,
   updateConversationLabels,
 } from './conversations.service.js';
 import { conversationTable } from './conversations.sql.js';
-import { assignConversationSchema, conversationFiltersSchema, conversationViewSchema, markReadSchema, updateLabelsSchema } from './conversations.schemas.js';
+import { assignConversationSchema, conversationApiViewSchema, conversationFiltersSchema, markReadSchema, updateLabelsSchema, type ConversationView } from './conversations.schemas.js';
+import type { RequestContext } from '../../context/types.js';
 
-const conversationEnvelope = resourceEnvelope('conversation', conversationViewSchema);
+const conversationEnvelope = resourceEnvelope('conversation', conversationApiViewSchema);
+
+/** A conversation's view as the caller sees it: with whether it is assigned to the caller's user. */
+const forCaller = (ctx: RequestContext, view: ConversationView) => ({ ...view, assignedToMe: isAssignedTo(view.assignee?.id, ctx.auth) });
 const conversationParams = z.object({ id: apiUuid.meta({ description: 'The conversation UUID.' }) });
 
 export const conversationRoutes = [
@@ -31,7 +36,7 @@ export const conversationRoutes = [
     actsAsChannel: false,
     query: pageQuerySchema.extend(conversationFiltersSchema.shape),
     failures: [422],
-    responses: { 200: { description: 'A page of conversations.', schema: collectionEnvelope(conversationViewSchema) } },
+    responses: { 200: { description: 'A page of conversations.', schema: collectionEnvelope(conversationApiViewSchema) } },
     handler: async ({ ctx, query }) =>
       collection(
         await listConversationViews(ctx, {
@@ -40,7 +45,7 @@ export const conversationRoutes = [
           channelId: query.channel_id,
           unread: query.unread === undefined ? undefined : query.unread === 'true',
         }),
-        (row) => row.view,
+        (row) => forCaller(ctx, row.view),
       ),
   }),
 
@@ -55,7 +60,7 @@ export const conversationRoutes = [
     params: conversationParams,
     failures: [404],
     responses: { 200: { description: 'The conversation.', schema: conversationEnvelope } },
-    handler: async ({ ctx, params }) => json(200, { data: { conversation: conversationTable.view(await getConversation(ctx, params.id)) } }),
+    handler: async ({ ctx, params }) => json(200, { data: { conversation: forCaller(ctx, conversationTable.view(await getConversation(ctx, params.id))) } }),
   }),
 
   route({
@@ -71,7 +76,7 @@ export const conversationRoutes = [
     failures: [404],
     responses: { 200: { description: 'The closed conversation.', schema: conversationEnvelope } },
     handler: async ({ ctx, params }) =>
-      json(200, { data: { conversation: conversationTable.view(await setConversationStatus(ctx, params.id, 'closed')) } }),
+      json(200, { data: { conversation: forCaller(ctx, conversationTable.view(await setConversationStatus(ctx, params.id, 'closed'))) } }),
   }),
 
   route({
@@ -87,7 +92,7 @@ export const conversationRoutes = [
     failures: [404, 422],
     responses: { 200: { description: 'The reopened conversation.', schema: conversationEnvelope } },
     handler: async ({ ctx, params }) =>
-      json(200, { data: { conversation: conversationTable.view(await setConversationStatus(ctx, params.id, 'open')) } }),
+      json(200, { data: { conversation: forCaller(ctx, conversationTable.view(await setConversationStatus(ctx, params.id, 'open'))) } }),
   }),
 
   route({
@@ -104,7 +109,7 @@ export const conversationRoutes = [
     failures: [404, 422],
     responses: { 200: { description: 'The conversation.', schema: conversationEnvelope } },
     handler: async ({ ctx, params, body }) =>
-      json(200, { data: { conversation: conversationTable.view(await assignConversation(ctx, params.id, await body())) } }),
+      json(200, { data: { conversation: forCaller(ctx, conversationTable.view(await assignConversation(ctx, params.id, await body()))) } }),
   }),
 
   route({
@@ -122,7 +127,7 @@ export const conversationRoutes = [
     failures: [404, 422],
     responses: { 200: { description: 'The conversation.', schema: conversationEnvelope } },
     handler: async ({ ctx, params, body }) =>
-      json(200, { data: { conversation: conversationTable.view(await markConversationRead(ctx, params.id, await body())) } }),
+      json(200, { data: { conversation: forCaller(ctx, conversationTable.view(await markConversationRead(ctx, params.id, await body()))) } }),
   }),
 
   route({
@@ -139,6 +144,6 @@ export const conversationRoutes = [
     failures: [404, 422],
     responses: { 200: { description: 'The conversation.', schema: conversationEnvelope } },
     handler: async ({ ctx, params, body }) =>
-      json(200, { data: { conversation: conversationTable.view(await updateConversationLabels(ctx, params.id, await body())) } }),
+      json(200, { data: { conversation: forCaller(ctx, conversationTable.view(await updateConversationLabels(ctx, params.id, await body()))) } }),
   }),
 ];

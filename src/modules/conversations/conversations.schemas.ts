@@ -102,7 +102,17 @@ export const conversationViewSchema = z
     closedAt: apiDateTime.nullable(),
     createdAt: apiDateTime,
     stateChanges: z.array(z.object({ type: z.enum(STATE_CHANGE_TYPES), at: apiDateTime, actor: actorViewSchema })),
+  });
+
+export type ConversationView = z.output<typeof conversationViewSchema>;
+
+/**
+ * The conversation as the REST API answers it to a caller: the view, and whether it is assigned
+ * to the caller's user (a session's; false for backend credentials). Events carry the view alone.
+ */
+export const conversationApiViewSchema = conversationViewSchema
+  .extend({
+    assignedToMe: z.boolean().meta({ description: "Whether the conversation is assigned to the caller's user (a session's); false for backend credentials." }),
   })
   .meta({ id: 'Conversation' });
 
-export type ConversationView = z.output<typeof conversationViewSchema>;

@@ -1,6 +1,6 @@
 import type { ConversationStateChangeType } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
-import type { RequestContext } from '../../context/types.js';
+import type { AuthContext, RequestContext } from '../../context/types.js';
 import { readableChannelIds } from '../../context/request.js';
 import { NotFoundError, ValidationError } from '../../errors/domain.js';
 import { PAGE_POSITION, toPage, type Cursor, type Page, type PageRequest } from '../../lib/pagination.js';
@@ -91,6 +91,14 @@ function changeActor(ctx: RequestContext, channelId: string): Actor {
   if (user) return { type: 'user', id: user.id, name: user.name };
   const channel = ctx.auth.channels.find((candidate) => candidate.id === channelId)!;
   return { type: 'channel', id: channel.id, name: channel.name };
+}
+
+/**
+ * Whether the conversation (its assignee's id) is assigned to the caller's user: a session's user;
+ * a backend credential has none, so never (docs/inbox.md).
+ */
+export function isAssignedTo(assigneeId: string | null | undefined, auth: AuthContext): boolean {
+  return !!assigneeId && auth.credential.user?.id === assigneeId;
 }
 
 /**

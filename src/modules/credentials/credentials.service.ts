@@ -91,7 +91,7 @@ export async function revokeToken(prisma: PrismaClient, token: string): Promise<
  * Of the credentials `ids`, those that are neither revoked nor (for a session) minted by a
  * credential that is revoked or expired, each with whether it has expired and the active channels
  * it can act as now; a credential left with no channel is absent. Open streams ask this again when
- * their credential may have changed (src/context/credential-watch.ts): one statement for any
+ * their credential may have changed (src/realtime/credential-watch.ts): one statement for any
  * number of them.
  */
 export async function liveCredentials(sql: RunSql, ids: readonly string[], now: Date = new Date()): Promise<Map<string, LiveCredential>> {

@@ -1,6 +1,5 @@
 import { builder } from '../../graphql/builder.js';
 import { NodeInterface } from '../../graphql/node.js';
-import { loadForEvent } from '../../graphql/event-loads.js';
 import type { RequestContext as Context } from '../../context/types.js';
 import { pageLoader, viewField } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
@@ -220,10 +219,11 @@ function messageEvents(ctx: Context, type: 'message.created' | 'message.updated'
   );
 }
 
-/** The message of an event as `query` selects it: loaded once for every subscriber of this process. */
+/** The message of an event as `query` selects it: loaded once for every subscriber of the app (src/realtime/event-loads.ts). */
 const eventMessage = (query: object, event: unknown, ctx: Context) => {
   const { messageId } = event as MessageEvent;
-  return loadForEvent(event as object, query, () => ctx.prisma.message.findUniqueOrThrow({ ...query, where: { id: messageId } }));
+  const load = () => ctx.prisma.message.findUniqueOrThrow({ ...query, where: { id: messageId } });
+  return ctx.eventLoads ? ctx.eventLoads.load(event as object, query, load) : load();
 };
 
 builder.subscriptionField('messageAdded', (t) =>

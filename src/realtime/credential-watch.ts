@@ -1,15 +1,15 @@
 import type { Logger } from 'pino';
-import type { EventBus } from '../events/bus.js';
+import type { EventBus } from './bus.js';
 import { describeError } from '../errors/log.js';
-import type { CredentialCache } from './credential-cache.js';
-import type { LiveCredential } from './types.js';
+import type { CredentialCache } from '../context/credential-cache.js';
+import type { LiveCredential } from '../context/types.js';
 import {
   CREDENTIAL_INVALIDATIONS,
   affectsCredential,
   parseInvalidation,
   type CredentialInvalidation,
-} from './credential-invalidation.js';
-import type { AuthContext, CredentialHold, CredentialWatch, Lapse } from './types.js';
+} from '../context/credential-invalidation.js';
+import type { AuthContext, CredentialHold, CredentialWatch, Lapse } from '../context/types.js';
 
 /**
  * How often a process that hears no announcements from the others checks its open streams'

@@ -1,6 +1,6 @@
 import type { Socket } from 'node:net';
 import type { Plugin } from 'graphql-yoga';
-import type { ServerContext } from './state.js';
+import type { ServerContext } from '../http/state.js';
 
 /**
  * The writes of long-lived streams (SSE responses, WebSockets) gathered per connection: a held

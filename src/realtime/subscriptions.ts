@@ -1,6 +1,6 @@
 import type { CredentialHold, Lapse, RequestContext } from '../context/types.js';
 import { AuthenticationError, ServiceUnavailableError, TokenExpiredError } from '../errors/domain.js';
-import { isListenable, type Listenable } from '../events/bus.js';
+import { isListenable, type Listenable } from './bus.js';
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 
@@ -23,7 +23,7 @@ function lapseError(lapse: Lapse): AuthenticationError | null {
 type StreamContext = Pick<RequestContext, 'auth' | 'streams' | 'credentialWatch'>;
 
 /**
- * `source` for as long as the caller's credential holds (src/context/credential-watch.ts). Each
+ * `source` for as long as the caller's credential holds (src/realtime/credential-watch.ts). Each
  * event is delivered only once the watch says nothing announced since could have revoked the
  * credential; once it lapses, the stream yields one StreamEnd and completes, and `source` is
  * released. A client leaving early (return) and a shutdown (complete, no error) end it too.

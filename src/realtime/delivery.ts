@@ -1,8 +1,8 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import type { ExecutionResult } from 'graphql';
-import { isListenable, type Listenable } from '../events/bus.js';
-import type { WriteCoalescer } from '../http/coalesce.js';
+import { isListenable, type Listenable } from './bus.js';
+import type { WriteCoalescer } from './coalesce.js';
 import type { StreamEnd } from './subscriptions.js';
 
 /**
@@ -19,18 +19,7 @@ export interface StreamSink {
   readonly gathered?: number;
 }
 
-/** Each shared result's JSON, made once for every subscriber it is written to. */
-const serialised = new WeakMap<ExecutionResult, string>();
-const jsonOf = (result: ExecutionResult) => {
-  let json = serialised.get(result);
-  if (json === undefined) serialised.set(result, (json = JSON.stringify(result)));
-  return json;
-};
-
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
-
-/** A result's value once it has settled, for every subscriber that comes to it after. */
-const settled = new WeakMap<Promise<ExecutionResult>, ExecutionResult>();
 
 /** What waits on a result: a subscriber's stream, or a fan-out writing to many. */
 interface Waiter {
@@ -38,62 +27,95 @@ interface Waiter {
   fail(error: unknown): void;
 }
 
-/** What waits on each result: told together, in one turn, when it settles. */
-const waiting = new WeakMap<Promise<ExecutionResult>, Waiter[]>();
-
 /**
  * How long a crowd's streams are resumed, or offered results, in one turn of the event loop before
  * it takes the next (ms): requests are answered between the slices. With writes gathered per
- * connection (src/http/coalesce.ts) an offer is a few hundred nanoseconds, so a turn reaches a few
+ * connection (src/realtime/coalesce.ts) an offer is a few hundred nanoseconds, so a turn reaches a few
  * thousand subscribers: an event is handed to a whole crowd at once, not over a turn per few
  * hundred (each turn waits for what else is due, socket writes included).
  */
 const SLICE_MS = 4;
 
-/** When the slices of this turn must stop: one deadline for every slice run in the turn, set by the first. */
-let turnEnds: number | undefined;
-const endOfTurn = () => {
-  if (turnEnds === undefined) {
-    turnEnds = performance.now() + SLICE_MS;
-    setImmediate(() => (turnEnds = undefined));
+/**
+ * The turns of one app's engine: every slice run in one turn of the event loop shares one deadline,
+ * set by the first (a fan-out handing out several results, or fan-outs resumed by one result).
+ */
+export class Turns {
+  private ends: number | undefined;
+
+  private endOfTurn(): number {
+    if (this.ends === undefined) {
+      this.ends = performance.now() + SLICE_MS;
+      setImmediate(() => (this.ends = undefined));
+    }
+    return this.ends;
   }
-  return turnEnds;
-};
+
+  /**
+   * Runs `each` for the indexes from `from` up to `length` until this turn's slices have run
+   * SLICE_MS (at least one, then up to the next multiple of 64): the index it stopped at.
+   */
+  runSlice(from: number, length: number, each: (index: number) => void): number {
+    const until = this.endOfTurn();
+    let index = from;
+    while (index < length) {
+      each(index++);
+      if ((index & 63) === 0 && performance.now() >= until) break;
+    }
+    return index;
+  }
+
+  resumeInSlices(waiters: Waiter[], from: number): void {
+    const to = this.runSlice(from, waiters.length, (index) => waiters[index]!.resume());
+    if (to < waiters.length) setImmediate(() => this.resumeInSlices(waiters, to));
+  }
+}
 
 /**
- * Runs `each` for the indexes from `from` up to `length` until this turn's slices have run
- * SLICE_MS (at least one, then up to the next multiple of 64): the index it stopped at.
+ * One execution of an event for a cohort (src/realtime/cohorts.ts): its result once settled, its
+ * JSON made once for every subscriber it is written to, and what waits on it — told together, in
+ * slices of a turn, when it settles. Everything of it lives on the object, which the event's
+ * cohort results hold: it goes with the event.
  */
-function runSlice(from: number, length: number, each: (index: number) => void): number {
-  const until = endOfTurn();
-  let index = from;
-  while (index < length) {
-    each(index++);
-    if ((index & 63) === 0 && performance.now() >= until) break;
+export class SharedResult {
+  value: ExecutionResult | undefined;
+  private json: string | undefined;
+  private waiters: Waiter[] | undefined;
+  private failed: { error: unknown } | undefined;
+
+  constructor(
+    readonly promise: Promise<ExecutionResult>,
+    private readonly turns: Turns,
+  ) {
+    promise.then(
+      (value) => {
+        this.value = value;
+        const waiters = this.waiters;
+        this.waiters = undefined;
+        if (waiters) turns.resumeInSlices(waiters, 0);
+      },
+      (error: unknown) => {
+        this.failed = { error };
+        const waiters = this.waiters;
+        this.waiters = undefined;
+        for (const each of waiters ?? []) each.fail(error);
+      },
+    );
   }
-  return index;
-}
 
-function resumeInSlices(waiters: Waiter[], from: number): void {
-  const to = runSlice(from, waiters.length, (index) => waiters[index]!.resume());
-  if (to < waiters.length) setImmediate(() => resumeInSlices(waiters, to));
-}
+  /** Tells `waiter` once the result settles (resume) or fails. */
+  wait(waiter: Waiter): void {
+    if (this.failed) {
+      const { error } = this.failed;
+      return void queueMicrotask(() => waiter.fail(error));
+    }
+    (this.waiters ??= []).push(waiter);
+  }
 
-function waitFor(result: Promise<ExecutionResult>, waiter: Waiter): void {
-  let waiters = waiting.get(result);
-  if (waiters) return void waiters.push(waiter);
-  waiting.set(result, (waiters = [waiter]));
-  result.then(
-    (value) => {
-      settled.set(result, value);
-      waiting.delete(result);
-      resumeInSlices(waiters, 0);
-    },
-    (error: unknown) => {
-      waiting.delete(result);
-      for (const each of waiters) each.fail(error);
-    },
-  );
+  /** The settled result's JSON, made once. */
+  get serialised(): string {
+    return (this.json ??= JSON.stringify(this.value));
+  }
 }
 
 /** Where a stream's source ends, in its backlog. */
@@ -105,7 +127,7 @@ export type StreamSource = AsyncIterator<unknown> & Partial<Listenable<unknown, 
 /**
  * A subscriber's stream whose ordinary results (data, no errors) are written to its connection by
  * `sink` without passing through the transport's per-result pipeline: each result is serialised
- * once for every subscriber sharing it (src/graphql/shared-execution.ts) and written as one string,
+ * once for every subscriber sharing it (src/realtime/cohorts.ts) and written as one string,
  * and the subscribers waiting on one execution are written to together when it settles. What the
  * transport's pipeline must see still goes through it, in order: a result with errors (masked
  * there), the end of a stream whose credential lapsed (its error, then completion; a WebSocket
@@ -113,7 +135,7 @@ export type StreamSource = AsyncIterator<unknown> & Partial<Listenable<unknown, 
  * yields only those.
  *
  * What reaches it is decided by a source — its filter, its credential hold: its own (`read`:
- * handed on as published when the source can, src/events/bus.ts `listen`, read one event after
+ * handed on as published when the source can, src/realtime/bus.ts `listen`, read one event after
  * another otherwise), or one it shares with the subscribers of its fan-out (FanOut, which offers
  * it each result and its end). A client that leaves `limit` results untaken (written, not yet
  * gone out; what waits for its connection's next flush is not written yet) is cut off: its stream
@@ -128,7 +150,7 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult>, Wai
   /** Told when the transport asks again, having taken what it was handed. */
   private asked: (() => void) | undefined;
   /** Results (and the end) not yet written, in order; the first may be waited on. */
-  private readonly backlog: (Promise<ExecutionResult> | typeof END)[] = [];
+  private readonly backlog: (SharedResult | typeof END)[] = [];
   private busy = false;
   private ended = false;
   private untaken = 0;
@@ -137,7 +159,7 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult>, Wai
   };
 
   constructor(
-    private readonly resultOf: (event: unknown) => Promise<ExecutionResult>,
+    private readonly resultOf: (event: unknown) => SharedResult,
     private readonly sink: StreamSink,
     private readonly limit: number,
     private readonly cutOff: () => void,
@@ -145,7 +167,7 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult>, Wai
   ) {}
 
   /** A stream of its own source's events. */
-  static reading(source: StreamSource, resultOf: (event: unknown) => Promise<ExecutionResult>, sink: StreamSink, limit: number, cutOff: () => void): DirectStream {
+  static reading(source: StreamSource, resultOf: (event: unknown) => SharedResult, sink: StreamSink, limit: number, cutOff: () => void): DirectStream {
     const stream = new DirectStream(resultOf, sink, limit, cutOff, () => source.return?.());
     if (isListenable<unknown, StreamEnd | null>(source)) {
       source.listen(
@@ -170,17 +192,17 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult>, Wai
     }
   }
 
-  private take(item: Promise<ExecutionResult> | typeof END): void {
+  private take(item: SharedResult | typeof END): void {
     if (this.ended) return;
     this.backlog.push(item);
     if (!this.busy) this.advance();
   }
 
   /** A settled result of the source, offered by its fan-out: written at once when nothing waits before it. */
-  offer(result: Promise<ExecutionResult>, value: ExecutionResult): void {
+  offer(result: SharedResult): void {
     if (this.ended) return;
     if (this.busy || this.backlog.length) return this.take(result);
-    this.emit(value);
+    this.emit(result);
   }
 
   /** The source ended: with the StreamEnd of a lapsed credential (executed for this subscriber), or none. */
@@ -194,19 +216,19 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult>, Wai
     while (!this.ended && this.backlog.length) {
       const head = this.backlog[0]!;
       if (head === END) return this.finish();
-      const value = settled.get(head);
-      if (value === undefined) {
+      if (head.value === undefined) {
         this.busy = true;
-        return waitFor(head, this);
+        return head.wait(this);
       }
       this.backlog.shift();
-      if (!this.emit(value)) return;
+      if (!this.emit(head)) return;
     }
     this.busy = false;
   }
 
   /** Writes a settled result, or hands it to the transport: whether the next may follow at once. */
-  private emit(value: ExecutionResult): boolean {
+  private emit(result: SharedResult): boolean {
+    const value = result.value!;
     if (value.errors || value.extensions) {
       this.busy = true;
       void this.handOver({ done: false, value }).then(() => this.resume());
@@ -219,7 +241,7 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult>, Wai
       return false;
     }
     this.untaken++;
-    this.sink.write(jsonOf(value), this.taken);
+    this.sink.write(result.serialised, this.taken);
     return true;
   }
 
@@ -303,11 +325,11 @@ interface Member {
 }
 
 /** An item of a fan-out's backlog: an event's result, or the end of its source; numbered as they came. */
-type FanOutItem = { seq: number; result: Promise<ExecutionResult> } | { seq: number; end: StreamEnd | null };
+type FanOutItem = { seq: number; result: SharedResult } | { seq: number; end: StreamEnd | null };
 
 /**
  * One source, its events' results written to many subscribers' streams: the subscribers whose
- * results are the same by construction — one visibility class (src/graphql/shared-execution.ts)
+ * results are the same by construction — one cohort (src/realtime/cohorts.ts)
  * and one credential, so one filter and one credential hold. Each event is filtered, held until its
  * credential is known to hold, and executed (or its shared result looked up) once for all of them;
  * only the write is per subscriber. A subscriber receives the events that come after it joined, in
@@ -328,8 +350,9 @@ export class FanOut implements Waiter {
 
   constructor(
     private readonly source: StreamSource & Listenable<unknown, StreamEnd | null>,
-    private readonly resultOf: (event: unknown, subscribers: number) => Promise<ExecutionResult>,
+    private readonly resultOf: (event: unknown, subscribers: number) => SharedResult,
     private readonly closed: () => void,
+    private readonly turns: Turns,
   ) {
     source.listen(
       (event) => this.push({ seq: ++this.received, result: this.resultOf(event, this.members.length) }),
@@ -378,14 +401,13 @@ export class FanOut implements Waiter {
         for (const member of this.members.splice(0)) member.stream.end(member.since < head.seq ? head.end : null);
         return this.close();
       }
-      const value = settled.get(head.result);
-      if (value === undefined) {
+      if (head.result.value === undefined) {
         this.busy = true;
-        return waitFor(head.result, this);
+        return head.result.wait(this);
       }
       this.backlog.shift();
       // A copy: a subscriber cut off as it is written to leaves meanwhile.
-      if (!this.offerFrom(this.members.slice(), 0, head, value)) return;
+      if (!this.offerFrom(this.members.slice(), 0, head)) return;
     }
     this.busy = false;
   }
@@ -393,15 +415,15 @@ export class FanOut implements Waiter {
   /**
    * Offers a result to `members` from `from` on, for a slice of this turn: whether all of them were. If not, the fan-out is busy until the rest, a slice a turn, have been offered it.
    */
-  private offerFrom(members: Member[], from: number, item: { seq: number; result: Promise<ExecutionResult> }, value: ExecutionResult): boolean {
-    const to = runSlice(from, members.length, (index) => {
+  private offerFrom(members: Member[], from: number, item: { seq: number; result: SharedResult }): boolean {
+    const to = this.turns.runSlice(from, members.length, (index) => {
       const member = members[index]!;
-      if (member.since < item.seq) member.stream.offer(item.result, value);
+      if (member.since < item.seq) member.stream.offer(item.result);
     });
     if (to === members.length) return true;
     this.busy = true;
     setImmediate(() => {
-      if (this.offerFrom(members, to, item, value)) this.resume();
+      if (this.offerFrom(members, to, item)) this.resume();
     });
     return false;
   }
@@ -466,7 +488,7 @@ export const tellAll = (told: (() => void)[]) => {
 };
 
 /**
- * What a sink gathers for its connection's next flush (src/http/coalesce.ts `defer`): the results'
+ * What a sink gathers for its connection's next flush (src/realtime/coalesce.ts `defer`): the results'
  * JSON as they are (the strings every subscriber of a result shares), and what is told once each
  * has left. Only at the flush is each framed and written, by `writeAll`: what lives from one flush
  * to the next is a reference per result and subscriber, not a copy in the connection's buffers.

@@ -9,13 +9,13 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { AuthContext } from '../context/types.js';
 import { AuthenticationError, DomainError } from '../errors/domain.js';
 import { describeError } from '../errors/log.js';
-import type { WriteCoalescer } from '../http/coalesce.js';
+import type { WriteCoalescer } from './coalesce.js';
 import { operationState, type RequestState } from '../http/state.js';
 import type { OpenStreams } from '../lib/streams.js';
-import { domainGraphQLError } from './errors.js';
-import type { GraphQLContext } from './builder.js';
-import { gatherForFlush, tellAll, type StreamSink } from './direct-delivery.js';
-import type { PrepareOperation } from './operation.js';
+import { domainGraphQLError } from '../graphql/errors.js';
+import type { GraphQLContext } from '../graphql/builder.js';
+import { gatherForFlush, tellAll, type StreamSink } from './delivery.js';
+import type { PrepareOperation } from '../graphql/operation.js';
 
 /** The codes of the error a stream ends with when its credential lapses. */
 const LAPSED = new Set(['TOKEN_EXPIRED', 'UNAUTHENTICATED']);
@@ -45,11 +45,11 @@ export interface WebSocketOptions {
   /** Interval of keep-alive pings (a socket that misses a pong is closed). */
   keepAliveMs: number;
   /**
-   * Whether subscriptions' ordinary results are written to the socket directly (src/graphql/direct-delivery.ts),
-   * and then each accepted socket's writes gathered in `coalescer` (src/http/coalesce.ts). Not
-   * otherwise: graphql-ws waits for each message to leave before it takes the next.
+   * Where each accepted socket's writes are gathered (src/realtime/coalesce.ts): subscriptions'
+   * ordinary results are written to the socket directly (src/realtime/delivery.ts), not through
+   * graphql-ws, which waits for each message to leave before it takes the next.
    */
-  directWrites?: { coalescer: WriteCoalescer } | undefined;
+  coalescer: WriteCoalescer;
 }
 
 /**
@@ -175,16 +175,14 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
         if (Array.isArray(prepared)) return prepared;
         const { args, execute, subscribe } = prepared as Exclude<typeof prepared, readonly unknown[]>;
         options.observe(state.route ?? 'graphql', 'WS', 200, undefined);
-        if (options.directWrites) {
-          const { socket, request } = ctx.extra;
-          (args.contextValue as GraphQLContext).streamSink = webSocketSink(socket, request.socket, id, options.maxBufferedBytes, logger, options.directWrites.coalescer);
-        }
+        const { socket, request } = ctx.extra;
+        (args.contextValue as GraphQLContext).streamSink = webSocketSink(socket, request.socket, id, options.maxBufferedBytes, logger, options.coalescer);
         return { ...args, rootValue: { execute, subscribe } };
       },
       onNext(ctx, _id, _payload, _args, result) {
         const socket = ctx.extra.socket;
         if (cutOffUnread(socket, options.maxBufferedBytes, logger)) return;
-        // A stream whose credential lapsed ends with that error (src/graphql/subscriptions.ts); the
+        // A stream whose credential lapsed ends with that error (src/realtime/subscriptions.ts); the
         // socket, whose credential it is, closes with 4403 once the error is on its way (docs/browser-apps.md).
         if (result.errors?.some((error) => LAPSED.has(error.extensions?.code as string))) {
           setTimeout(() => socket.close(CloseCode.Forbidden, 'Forbidden'), 10).unref();
@@ -205,7 +203,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
       const origin = request.headers.origin;
       if (origin !== undefined && !options.allowOrigin(origin, request.headers.host)) return refuseUpgrade(socket, 403, 'Origin not allowed.');
       wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
-        options.directWrites?.coalescer.hold(socket as Socket);
+        options.coalescer.hold(socket as Socket);
         wss.emit('connection', ws, request);
       });
     },

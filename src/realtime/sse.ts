@@ -6,9 +6,9 @@ import type { CredentialWatch } from '../context/types.js';
 import type { RequestState, ServerContext } from '../http/state.js';
 import type { OpenStreams } from '../lib/streams.js';
 import { isRecord } from '../lib/validation.js';
-import type { DocumentStore } from './trusted-documents.js';
-import type { GraphQLContext } from './builder.js';
-import { operationPreparer, type PreparedOperation } from './operation.js';
+import type { DocumentStore } from '../graphql/trusted-documents.js';
+import type { GraphQLContext } from '../graphql/builder.js';
+import { operationPreparer, type PreparedOperation } from '../graphql/operation.js';
 
 /** Where graphql-sse clients connect. */
 export const SSE_STREAM_PATH = '/graphql/stream';
