@@ -162,7 +162,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
             ctx.extra.socket.close(CloseCode.Forbidden, 'Forbidden');
             return [];
           }
-          if (error instanceof DomainError) return [domainGraphQLError(error)];
+          if (error instanceof DomainError) return [domainGraphQLError(error, undefined, { transport: false })];
           throw error;
         }
         // A registered document travels as its id in extensions.persistedQuery, beside an empty query.

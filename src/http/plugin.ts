@@ -48,7 +48,7 @@ export function routingPlugin(options: RoutingOptions): Plugin<Record<string, un
         const answer = await route.handle({ request, url, params, state });
         if (answer) endResponse(request.method === 'HEAD' ? await headOf(answer) : answer);
       } catch (error) {
-        endResponse(route.refuse(error, state.log));
+        endResponse(route.refuse(error, state.log, request));
       }
     },
     onResponse({ request, response, serverContext }) {

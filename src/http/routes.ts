@@ -32,7 +32,7 @@ export interface HttpRoute {
    * The answer to a request refused before the route runs (authentication, rate limit, outage), in the route's own shape;
    * an unexpected failure is logged on `log`, the request's logger.
    */
-  refuse: (error: unknown, log: Logger) => Response;
+  refuse: (error: unknown, log: Logger, request: Request) => Response;
   /** Answers the request; undefined hands it on to yoga's GraphQL handling. */
   handle(call: RouteCall): Promise<Response | undefined>;
 }
