@@ -221,7 +221,7 @@ const LIST_ROUTES: Record<string, { idFilters: Record<string, Resource>; search?
 };
 
 /** Routes without a path id that are not plain lists: each has its own test below. */
-const OTHER_ROUTES = ['GET /contacts/find', 'POST /contacts', 'POST /messages', 'POST /sessions', 'GET /sessions', 'DELETE /sessions', 'DELETE /sessions/:id', 'POST /graphql/documents'];
+const OTHER_ROUTES = ['GET /contacts/find', 'POST /contacts', 'POST /contacts/import', 'POST /messages', 'POST /sessions', 'GET /sessions', 'DELETE /sessions', 'DELETE /sessions/:id', 'POST /graphql/documents'];
 
 const restRoutes = DOCUMENTED_ROUTES.rest
   .map((route) => `${route.method} ${route.path}`);
@@ -418,6 +418,16 @@ describe('REST: ids and references in bodies and headers', () => {
     expect(result.status, result.text).toBe(201);
     expect(world.ids.foreign.contact).not.toContain(result.json.data.contact.id);
     expectNoLeak('POST /contacts', result.text, result.sent);
+  });
+
+  it('POST /contacts/import: another workspace\'s contacts are never matched, and no answer names one', async () => {
+    const rows = [{ name: 'Imported twin', ...world.foreign2 }, { name: 'Imported upper', email: world.foreign2.email.toUpperCase() }];
+    const result = await world.asHome('POST', '/contacts/import', { contacts: rows });
+    expect(result.status, result.text).toBe(200);
+    const results = result.json.data.results as { id: string | null; status: string }[];
+    expect(results.map((row) => row.status).every((status) => status === 'created' || status === 'matched'), result.text).toBe(true);
+    for (const row of results) expect(world.ids.foreign.contact).not.toContain(row.id);
+    expectNoLeak('POST /contacts/import', result.text, result.sent);
   });
 
   it('Idempotency-Key: another workspace\'s key replays nothing here', async () => {

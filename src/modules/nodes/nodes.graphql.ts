@@ -31,7 +31,8 @@ const LOADS: Record<NodeKind, Load> = {
       where: { id: { in: ids }, workspaceId: ctx.auth.workspace.id, channelId: { in: readableChannelIds(ctx.auth) } },
     }),
   User: (ctx, _info, ids) => ctx.prisma.user.findMany({ select: { id: true, name: true, email: true }, where: { id: { in: ids }, workspaceId: ctx.auth.workspace.id } }),
-  Channel: async (ctx, _info, ids) => ctx.auth.channels.filter((channel) => ids.includes(channel.id)),
+  // The credential's channels are frozen (shared by its cached requests): each node is a copy, to carry its type.
+  Channel: async (ctx, _info, ids) => ctx.auth.channels.filter((channel) => ids.includes(channel.id)).map((channel) => ({ ...channel })),
 };
 
 /**
