@@ -63,6 +63,7 @@ const contactView = z.strictObject({
   isGroup: z.boolean(),
   createdAt: iso,
   updatedAt: iso,
+  optOuts: z.array(z.strictObject({ channelId: uuid, at: iso, source: z.enum(['keyword', 'provider']) })),
 });
 const actor = z.strictObject({ type: z.enum(['channel', 'user', 'external', 'contact']), id: uuid.nullable(), name: z.string().nullable() });
 const messageView = z.strictObject({
@@ -97,6 +98,7 @@ const conversationView = z.strictObject({
   unreadCount: z.int().nonnegative(),
   lastReadAt: iso.nullable(),
   lastMessage: messageView.nullable(),
+  assignedToMe: z.boolean(),
 });
 const channelView = z.strictObject({ id: uuid, name: z.string(), type: z.string(), status: z.string() });
 const templateView = z.strictObject({
