@@ -466,5 +466,6 @@ describe.skipIf(onPostgres)('npm run admin', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
-  });
+    // Three processes, each opening (and the first migrating) an embedded database: far longer than one request.
+  }, 120_000);
 });
