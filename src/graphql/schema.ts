@@ -12,6 +12,7 @@ import '../modules/messages/messages.graphql.js';
 import '../modules/sessions/sessions.graphql.js';
 import '../modules/users/users.graphql.js';
 import '../modules/nodes/nodes.graphql.js';
+import '../modules/broadcasts/broadcasts.graphql.js';
 
 builder.queryType({});
 builder.mutationType({});

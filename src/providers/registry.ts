@@ -12,6 +12,10 @@ import type { EmailStore } from './smtp/email.js';
 import { parseEmail } from './smtp/inbound.js';
 import { smtpMedia } from './smtp/media.js';
 import { smtpProvider } from './smtp/send.js';
+import { DEFAULT_MAX_RATE as webhookRate } from './webhook/rate.js';
+import { DEFAULT_MAX_RATE as whatsappRate } from './whatsapp/rate.js';
+import { DEFAULT_MAX_RATE as twilioRate } from './twilio/rate.js';
+import { DEFAULT_MAX_RATE as smtpRate } from './smtp/rate.js';
 
 /** A stored inbound event as a parser reads it. */
 export interface InboundRaw {
@@ -113,4 +117,17 @@ export function createProviders(options: ProviderOptions): Providers {
       await Promise.all([guarded.close(), api.close()]);
     },
   };
+}
+
+/** Each provider's default broadcast pace, in messages a second (docs/broadcasts.md#pacing). */
+const DEFAULT_RATES: Record<ProviderName, number> = {
+  webhook: webhookRate,
+  whatsapp_cloud: whatsappRate,
+  twilio: twilioRate,
+  smtp: smtpRate,
+};
+
+/** A channel's broadcast pace: its own `max_rate_per_second`, else its provider's default. */
+export function maxRatePerSecond(channel: Pick<Channel, 'provider' | 'maxRatePerSecond'>): number {
+  return channel.maxRatePerSecond ?? DEFAULT_RATES[channel.provider];
 }

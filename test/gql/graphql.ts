@@ -94,6 +94,7 @@ export type SendMessageInput = {
 
 /** What a session may do: read (every query and subscription), send (sendMessage), contacts (createContact, updateContact), conversations (closing, reopening and other changes to conversations). */
 export type SessionScope =
+  | 'broadcasts'
   | 'contacts'
   | 'conversations'
   | 'read'

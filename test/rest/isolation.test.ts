@@ -220,7 +220,10 @@ const LIST_ROUTES: Record<string, { idFilters: Record<string, Resource>; search?
 };
 
 /** Routes without a path id that are not plain lists: each has its own test below. */
-const OTHER_ROUTES = ['GET /contacts/find', 'POST /contacts', 'POST /messages', 'POST /sessions', 'GET /sessions', 'DELETE /sessions', 'DELETE /sessions/:id', 'POST /graphql/documents'];
+const OTHER_ROUTES = ['GET /contacts/find', 'POST /contacts', 'POST /messages', 'POST /sessions', 'GET /sessions', 'DELETE /sessions', 'DELETE /sessions/:id', 'POST /graphql/documents',
+  // Broadcasts: another workspace's and another channel's are 404 (test/modules/broadcasts/broadcasts.test.ts).
+  'POST /broadcasts', 'GET /broadcasts', 'GET /broadcasts/:id', 'GET /broadcasts/:id/recipients', 'POST /broadcasts/:id/pause', 'POST /broadcasts/:id/resume',
+  'POST /broadcasts/:id/cancel'];
 
 const restRoutes = DOCUMENTED_ROUTES.rest
   .map((route) => `${route.method} ${route.path}`);

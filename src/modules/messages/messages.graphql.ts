@@ -61,6 +61,7 @@ export const MessageObject = builder.prismaObject('Message', {
     }),
     silent: t.exposeBoolean('silent'),
     mediaUrls: t.exposeStringList('mediaUrls'),
+    broadcastId: t.exposeID('broadcastId', { nullable: true, description: 'The broadcast that made this message; null for any other message.' }),
     media: t.field({
       type: [MessageMedia],
       description: 'Files received with an inbound message; REST serves each at /api/connect/messages/{id}/media/{index}.',

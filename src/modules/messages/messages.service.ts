@@ -154,8 +154,28 @@ const REACHES: Partial<Record<Channel['provider'], { label: string; needs: 'phon
   smtp: { label: 'email', needs: 'email' },
 };
 
+/**
+ * Why the channel's provider cannot reach the contact (docs/channels.md):
+ * a phone with an E.164 form for WhatsApp and SMS, an email for email, never a group; null when it can.
+ */
+export function unreachable(channel: Pick<Channel, 'provider'>, contact: Pick<Contact, 'isGroup' | 'phone' | 'email'>): string | null {
+  const reach = REACHES[channel.provider];
+  if (!reach) return null;
+  if (contact.isGroup) return MESSAGES.recipientIsGroup(reach.label);
+  if (reach.needs === 'phone' && !contact.phone) return MESSAGES.recipientNeedsPhone(reach.label);
+  // A phone stored before numbers were checked may have no international form: the provider could not dial it.
+  if (reach.needs === 'phone' && !deriveE164(contact.phone!)) return MESSAGES.recipientNeedsE164(reach.label);
+  if (reach.needs === 'email' && !contact.email) return MESSAGES.recipientNeedsEmail(reach.label);
+  return null;
+}
+
+/** Whether a message of this type on this channel needs the contact to have written within WhatsApp's 24 hours. */
+export function needsWindow(channel: Pick<Channel, 'provider'>, type: 'text' | 'template'): boolean {
+  return channel.provider === 'whatsapp_cloud' && type === 'text';
+}
+
 /** WhatsApp's customer-service window: free-form messages only within 24 hours of the contact's last message. */
-const WHATSAPP_WINDOW_MS = 24 * 3600_000;
+export const WHATSAPP_WINDOW_MS = 24 * 3600_000;
 
 /**
  * A recipient the channel's provider cannot reach is the caller's error (CONTRACT §6): a phone with
@@ -163,14 +183,9 @@ const WHATSAPP_WINDOW_MS = 24 * 3600_000;
  * have written on this channel within 24 hours (templates always go).
  */
 async function checkReachable(tx: Db, channel: Channel, contact: Contact, field: string, type: SendMessageInput['type']): Promise<void> {
-  const reach = REACHES[channel.provider];
-  if (!reach) return;
-  if (contact.isGroup) throw ValidationError.field(field, MESSAGES.recipientIsGroup(reach.label));
-  if (reach.needs === 'phone' && !contact.phone) throw ValidationError.field(field, MESSAGES.recipientNeedsPhone(reach.label));
-  // A phone stored before numbers were checked may have no international form: the provider could not dial it.
-  if (reach.needs === 'phone' && !deriveE164(contact.phone!)) throw ValidationError.field(field, MESSAGES.recipientNeedsE164(reach.label));
-  if (reach.needs === 'email' && !contact.email) throw ValidationError.field(field, MESSAGES.recipientNeedsEmail(reach.label));
-  if (channel.provider !== 'whatsapp_cloud' || type !== 'text') return;
+  const problem = unreachable(channel, contact);
+  if (problem) throw ValidationError.field(field, problem);
+  if (!needsWindow(channel, type)) return;
   const since = new Date(Date.now() - WHATSAPP_WINDOW_MS);
   const [recent] = await tx.$queryRaw<unknown[]>`
     SELECT 1 FROM messages
