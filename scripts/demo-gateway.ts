@@ -55,7 +55,7 @@ export async function startDemoGateway<Made extends { channelId: string }>(optio
   const setup = await options.setup(db, sealer);
   const { channelId } = setup;
 
-  const providers = createProviders({ timeoutMs: 5000, targets: 'allow', whatsapp: { baseUrl: fake.url, version: env.WHATSAPP_API_VERSION } });
+  const providers = createProviders({ timeoutMs: 5000, targets: 'allow', settings: { WHATSAPP_API_URL: fake.url, WHATSAPP_API_VERSION: env.WHATSAPP_API_VERSION } });
   const events = createEventBus({ logger });
   let worker: DeliveryWorker | undefined;
   const app = createApp({ db, env, logger, events, sealer, providers, onMessageQueued: () => worker?.nudge() });

@@ -2,7 +2,7 @@
 // `--check` fails instead when the file is stale.
 import fs from 'node:fs';
 import { printSchema } from 'graphql';
-import { schema } from '../src/graphql/schema.js';
+import { schema } from '../src/schema.js';
 
 const file = new URL('../schema.graphql', import.meta.url);
 const printed = `${printSchema(schema)}\n`;

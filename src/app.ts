@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { NoSchemaIntrospectionCustomRule } from 'graphql';
 import { createYoga, type Plugin, type YogaServerOptions } from 'graphql-yoga';
 import type { AppDeps } from './context/deps.js';
@@ -8,9 +9,10 @@ import { OpenStreams } from './lib/streams.js';
 import { domainGraphQLError, graphqlErrorResponse, maskGraphQLError } from './graphql/errors.js';
 import { DomainError } from './errors/domain.js';
 import { restErrorResponse } from './rest/errors.js';
-import { yogaLogger } from './errors/log.js';
+import { logMaskedFailures, yogaLogger } from './errors/log.js';
 import type { GraphQLContext } from './graphql/builder.js';
-import { schema } from './graphql/schema.js';
+import { schema } from './schema.js';
+import { documentChecker } from './graphql/document-check.js';
 import { GRAPHIQL_OPTIONS, graphiqlRenderer } from './graphql/graphiql.js';
 import { createCredentialWatch } from './context/credential-watch.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
@@ -27,7 +29,7 @@ import type { ServerContext } from './http/state.js';
 import { restRoutes } from './rest/handler.js';
 import { systemRoutes } from './modules/system/system.routes.js';
 import { docsRoutes } from './modules/docs/docs.routes.js';
-import { webhookRoutes } from './modules/inbound/inbound.routes.js';
+import { PROVIDERS, providerWebhooks } from './providers/registry.js';
 import { webhookParts } from './modules/inbound/webhook-parts.js';
 import { channelRoutes } from './modules/channels/channels.routes.js';
 import { contactRoutes } from './modules/contacts/contacts.routes.js';
@@ -39,6 +41,8 @@ import { templateRoutes } from './modules/templates/templates.routes.js';
 import { sessionRoutes } from './modules/sessions/sessions.routes.js';
 import { documentRoutes } from './modules/documents/documents.routes.js';
 import { createDocumentStore } from './modules/documents/documents.service.js';
+import { liveCredentials, resolveCredential } from './modules/credentials/credentials.service.js';
+import { mediaOpener } from './modules/messages/media.service.js';
 import { trustedDocumentsPlugin } from './graphql/trusted-documents.js';
 import { createRateLimiter } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
@@ -48,28 +52,26 @@ import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
 export const DOCUMENTED_ROUTES = {
   rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...userRoutes, ...sessionRoutes, ...documentRoutes, ...broadcastRoutes],
-  webhooks: webhookRoutes,
+  webhooks: providerWebhooks(PROVIDERS),
 };
 
 export const GRAPHQL_PATH = '/graphql';
 
-/** A browser asking for the GraphiQL page, which needs no credential. */
-const wantsPage = (request: Request) => request.method === 'GET' && (request.headers.get('accept') ?? '').includes('text/html');
-
 /**
  * GET and POST /graphql in the route table: the caller authenticated and counted before the
  * document is parsed or validated (a refused document costs the caller's budget, and a caller
- * without a credential gets 401), the body read within BODY_LIMIT_BYTES, then the request
- * handed on to yoga's pipeline.
+ * without a credential gets 401, whatever its Accept header), the body read within
+ * BODY_LIMIT_BYTES, then the request handed on to yoga's pipeline. The GraphiQL page, the one
+ * answer without a credential, is given by yoga before the table is consulted, and only where
+ * GraphiQL is on (docs/graphql.md#graphiql); every other request reaching this route is GraphQL.
  */
 function graphqlRoutes(deps: AppDeps): HttpRoute[] {
-  const refuse = (error: unknown) => graphqlErrorResponse(error, deps.logger);
+  const refuse = (error: unknown, log: Logger, request: Request) => graphqlErrorResponse(error, log, request.headers.get('accept'));
   const route = (method: 'GET' | 'POST'): HttpRoute => ({
     method,
     path: GRAPHQL_PATH,
     label: 'graphql',
     auth: 'credential',
-    open: wantsPage,
     refuse,
     async handle({ request, state }) {
       if (method !== 'POST' || !request.body) return undefined;
@@ -78,7 +80,7 @@ function graphqlRoutes(deps: AppDeps): HttpRoute[] {
         if (body) state.body = body;
       } catch (error) {
         // The same answer as REST's for a body over the limit, before yoga parses anything.
-        return restErrorResponse(error, deps.logger);
+        return restErrorResponse(error, state.log);
       }
       return undefined;
     },
@@ -121,6 +123,17 @@ function operationLabelPlugin(metrics: AppMetrics): Plugin {
   return { onExecute: label, onSubscribe: label };
 }
 
+/** Logs the unexpected failures a GraphQL answer masks on the request's own logger (its id on the line). */
+function maskedFailuresLog(): Plugin<Record<string, unknown>, ServerContext> {
+  return {
+    onResultProcess({ result, serverContext }) {
+      const log = serverContext.state?.log;
+      if (!log || Symbol.asyncIterator in (result as object)) return;
+      for (const one of Array.isArray(result) ? result : [result as { errors?: readonly unknown[] }]) logMaskedFailures(log, one.errors);
+    },
+  };
+}
+
 function disableIntrospection(): Plugin {
   return {
     onValidate({ addValidationRule }) {
@@ -130,34 +143,69 @@ function disableIntrospection(): Plugin {
 }
 
 /** Request headers a browser client may send cross-origin, beyond the CORS-safelisted ones. */
-const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Channel-Uuid', 'Idempotency-Key'];
+const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Channel-Uuid', 'Idempotency-Key', 'X-Request-Id', 'traceparent', 'tracestate'];
 /** Response headers a browser client may read cross-origin, beyond the CORS-safelisted ones. */
-const CORS_EXPOSED_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed', 'WWW-Authenticate'];
+const CORS_EXPOSED_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed', 'WWW-Authenticate', 'X-Request-Id'];
+
+/** How often one refused origin is logged. */
+const REFUSED_ORIGIN_LOG_MS = 60_000;
+/** Refused origins remembered for that at once; past it the oldest is forgotten (and may be logged again). */
+const REFUSED_ORIGINS_REMEMBERED = 10_000;
 
 /**
- * CORS (CONTRACT §2): off unless CORS_ORIGINS lists origins. A listed origin gets its own origin
- * back, with credentials; `*` lets any other origin in without credentials. Any other origin, and
- * every origin while the list is unset, gets no CORS header at all, so browsers refuse to share
- * the response. yoga's plugin answers every OPTIONS before the route table, so a preflight to
- * /api/connect is treated exactly like one to /graphql.
+ * Logs a browser request refused for its Origin once per origin per minute, naming the setting
+ * that would admit it: the operator sees why a browser app fails without a line per request.
  */
-export function corsOptions(origins: string[] | undefined): YogaServerOptions<Record<string, unknown>, GraphQLContext>['cors'] {
-  if (!origins?.length) return false;
+function refusedOriginLog(logger: Logger) {
+  const lastLogged = new Map<string, number>();
+  return (origin: string) => {
+    const now = Date.now();
+    const last = lastLogged.get(origin);
+    if (last !== undefined && now - last < REFUSED_ORIGIN_LOG_MS) return;
+    lastLogged.delete(origin);
+    lastLogged.set(origin, now);
+    if (lastLogged.size > REFUSED_ORIGINS_REMEMBERED) lastLogged.delete(lastLogged.keys().next().value!);
+    logger.warn({ origin: origin.slice(0, 200), setting: 'CORS_ORIGINS' }, 'browser request refused for its origin: list it in CORS_ORIGINS to admit it');
+  };
+}
+
+/** Whether `origin` is the server's own (the Host the request was sent to): a same-origin request, which CORS does not concern. */
+function isOwnOrigin(origin: string, host: string | null): boolean {
+  try {
+    return host !== null && new URL(origin).host.toLowerCase() === host.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * CORS (docs/browser-apps.md#origins-and-cors): off unless CORS_ORIGINS lists origins. A listed
+ * origin gets its own origin back; `*` lets any other origin in. No answer ever carries
+ * `Access-Control-Allow-Credentials`: the API uses no cookies, its credential is the Authorization
+ * header. Any other origin, and every origin while the list is unset, gets no CORS header at all,
+ * so browsers refuse to share the response; such a refusal is logged once per origin per minute.
+ * yoga's plugin answers every OPTIONS before the route table, so a preflight to /api/connect is
+ * treated exactly like one to /graphql.
+ */
+export function corsOptions(origins: string[] | undefined, logger: Logger): YogaServerOptions<Record<string, unknown>, GraphQLContext>['cors'] {
   const normalise = (origin: string) => origin.replace(/\/+$/, '').toLowerCase();
-  const listed = new Set(origins.filter((o) => o !== '*').map(normalise));
-  const anyOrigin = origins.includes('*');
-  const shared = { methods: ['GET', 'POST', 'PATCH', 'DELETE'], allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, maxAge: 600 };
+  const listed = new Set((origins ?? []).filter((o) => o !== '*').map(normalise));
+  const anyOrigin = (origins ?? []).includes('*');
+  const shared = { methods: ['GET', 'POST', 'PATCH', 'DELETE'], allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, maxAge: 600, credentials: false };
+  const refused = refusedOriginLog(logger);
   return (request) => {
     const origin = request.headers.get('origin');
-    if (origin && listed.has(normalise(origin))) return { ...shared, origin: [origin], credentials: true };
-    // yoga answers `*` by echoing the caller's origin; without credentials that grants the same.
-    if (anyOrigin) return { ...shared, origin: '*', credentials: false };
+    if (!origin) return false;
+    if (listed.has(normalise(origin))) return { ...shared, origin: [origin] };
+    // yoga answers `*` by echoing the caller's origin.
+    if (anyOrigin) return { ...shared, origin: '*' };
+    if (!isOwnOrigin(origin, request.headers.get('host'))) refused(origin);
     return false;
   };
 }
 
 /**
- * Whether a browser page of `origin` may open a WebSocket to this server (CONTRACT §8: the upgrade
+ * Whether a browser page of `origin` may open a WebSocket to this server (docs/graphql.md: the upgrade
  * honours CORS_ORIGINS): its own origin always, another only when listed (or `*`).
  */
 export function webSocketOrigins(origins: string[] | undefined) {
@@ -197,10 +245,13 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
       ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger })
       : appDeps.rateLimiter,
     credentialCache: ownsCredentialCache ? createCredentialCache({ ttlMs: env.AUTH_CACHE_MS, redisUrl: env.REDIS_URL, redisPrefix: env.REDIS_PREFIX, logger }) : appDeps.credentialCache,
+    lookupCredential: appDeps.lookupCredential ?? ((key) => resolveCredential(appDeps.db.query, key)),
+    openMedia: appDeps.openMedia ?? mediaOpener(appDeps.providers, appDeps.sealer),
+    documentProblem: appDeps.documentProblem ?? documentChecker(schema),
   };
   const ownsCredentialWatch = !deps.credentialWatch;
   // On the embedded database no other process can change a credential while this one runs.
-  deps.credentialWatch ??= createCredentialWatch({ sql: deps.db.query, bus: deps.events!, cache: deps.credentialCache, logger, alone: deps.db.kind === 'pglite' });
+  deps.credentialWatch ??= createCredentialWatch({ live: (ids) => liveCredentials(deps.db.query, ids), bus: deps.events!, cache: deps.credentialCache, logger, alone: deps.db.kind === 'pglite' });
   const metrics = createAppMetrics(deps);
   // Registered GraphQL documents, for every transport: yoga's HTTP pipeline through its plugin,
   // the others (a WebSocket's subscribe, a reserved SSE stream) through src/graphql/operation.ts.
@@ -209,7 +260,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     ...systemRoutes(deps, metrics),
     ...docsRoutes(deps),
     ...graphqlRoutes(deps),
-    ...restRoutes(deps, { ...DOCUMENTED_ROUTES, webhookParts: webhookParts(deps) }),
+    ...restRoutes(deps, { rest: DOCUMENTED_ROUTES.rest, webhooks: providerWebhooks(deps.providers?.list ?? PROVIDERS), webhookParts: webhookParts(deps) }),
   );
   // A subscription stream's connection is written at most once per STREAM_FLUSH_MS, however many events.
   const coalescer = writeCoalescer(env.STREAM_FLUSH_MS);
@@ -222,7 +273,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     landingPage: false,
     graphiql: deps.env.NODE_ENV === 'production' ? false : GRAPHIQL_OPTIONS,
     renderGraphiQL: graphiqlRenderer(),
-    cors: corsOptions(deps.env.CORS_ORIGINS),
+    cors: corsOptions(deps.env.CORS_ORIGINS, logger),
     logging: yogaLogger(deps.logger),
     // The one body limit is BODY_LIMIT_BYTES, applied by the GraphQL route as the body is read.
     maxRequestBodySize: false,
@@ -238,9 +289,16 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
         varyOnOrigin: Boolean(deps.env.CORS_ORIGINS?.length),
       }),
       readBodyOnce(),
+      maskedFailuresLog(),
       coalescedEventStreams(coalescer),
       trustedDocumentsPlugin(documents),
-      singleConnectionSse(documents),
+      singleConnectionSse({
+        documents,
+        perCredential: env.SSE_RESERVATIONS_PER_CREDENTIAL,
+        maxReservations: env.SSE_RESERVATIONS_MAX,
+        credentialWatch: deps.credentialWatch,
+        streams: deps.streams!,
+      }),
       operationLabelPlugin(metrics),
       documentLimitsPlugin({ hideSuggestions: !introspectionEnabled(deps.env) }),
       costLimitPlugin(),

@@ -76,7 +76,7 @@ const envSchema = z.object({
   DB_POOL_SIZE: wholeNumber(1, 200).default(10),
   GRAPHQL_MAX_COST: wholeNumber(100, 10_000_000, 'a whole number').default(10_000),
   RATE_LIMIT_PER_MINUTE: wholeNumber(0, 1_000_000, 'a whole number of requests').default(600),
-  /** Each browser session's own budget (CONTRACT §7); unset: RATE_LIMIT_PER_MINUTE. */
+  /** Each browser session's own budget (docs/browser-apps.md); unset: RATE_LIMIT_PER_MINUTE. */
   SESSION_RATE_LIMIT_PER_MINUTE: wholeNumber(0, 1_000_000, 'a whole number of requests').optional(),
   AUTH_CACHE_MS: wholeNumber(0, 60_000, 'a whole number of milliseconds').default(5000),
   SUBSCRIPTION_MAX_PENDING: wholeNumber(1, 1_000_000, 'a whole number of events').default(1000),
@@ -87,6 +87,10 @@ const envSchema = z.object({
   /** How often at most a subscription stream's connection is written, its writes of the interval together (src/http/coalesce.ts); 0: at once. */
   STREAM_FLUSH_MS: wholeNumber(0, 1000, 'a whole number of milliseconds').default(100),
   WS_KEEPALIVE_MS: wholeNumber(1000, 600_000, 'a whole number of milliseconds').default(12_000),
+  /** Single-connection SSE reservations one credential may hold open at once (src/graphql/sse.ts). */
+  SSE_RESERVATIONS_PER_CREDENTIAL: wholeNumber(1, 10_000, 'a whole number of reservations').default(10),
+  /** Single-connection SSE reservations the process holds at once, past which a new one is refused. */
+  SSE_RESERVATIONS_MAX: wholeNumber(1, 10_000_000, 'a whole number of reservations').default(100_000),
   WS_MAX_BUFFERED_BYTES: wholeNumber(1024, 1024 * 1024 * 1024, 'a whole number of bytes').default(4 * 1024 * 1024),
   DB_STATEMENT_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(10_000),
   DB_TRANSACTION_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(15_000),
@@ -159,7 +163,7 @@ export function loadEnv(source: Record<string, string | undefined> = process.env
 }
 
 /**
- * The deadline of one provider attempt must end before the attempt's lease does (CONTRACT §10):
+ * The deadline of one provider attempt must end before the attempt's lease does (docs/operating-safely.md, Staying up):
  * otherwise another worker may claim and send a message while the first still waits for its
  * provider. Checked when a server starts (its workers attempt deliveries), not by the admin
  * commands. Null when the two agree.
@@ -182,14 +186,14 @@ export function seedDemoEnabled(env: Env, kind: 'postgres' | 'pglite'): boolean 
 }
 
 /**
- * Whether webhook and event subscription URLs may reach private addresses (CONTRACT §5): refused
+ * Whether webhook and event subscription URLs may reach private addresses (docs/operating-safely.md, Outbound targets): refused
  * by default in production, allowed otherwise (a local receiver while developing).
  */
 export function privateTargets(env: Pick<Env, 'WEBHOOK_PRIVATE_TARGETS' | 'NODE_ENV'>): 'allow' | 'deny' {
   return env.WEBHOOK_PRIVATE_TARGETS ?? (env.NODE_ENV === 'production' ? 'deny' : 'allow');
 }
 
-/** The gateway's externally visible base URL (CONTRACT §6): inbound URLs are printed and signatures checked under it. */
+/** The gateway's externally visible base URL (docs/channels.md): inbound URLs are printed and signatures checked under it. */
 export function publicUrl(env: Pick<Env, 'PUBLIC_URL' | 'PORT'>): string {
   return env.PUBLIC_URL ?? `http://localhost:${env.PORT}`;
 }

@@ -191,8 +191,8 @@ async function start(env: Env) {
   const providers = createProviders({
     timeoutMs: env.DELIVERY_TIMEOUT_MS,
     targets: privateTargets(env),
-    whatsapp: { baseUrl: env.WHATSAPP_API_URL, version: env.WHATSAPP_API_VERSION },
-    twilio: { baseUrl: env.TWILIO_API_URL, publicUrl: publicUrl(env) },
+    publicUrl: publicUrl(env),
+    settings: env,
     email: emailStore(db.prisma),
   });
   closeProviders = () => providers.close();
@@ -216,7 +216,7 @@ async function start(env: Env) {
     : undefined;
   // Broadcasts' messages are made where deliveries are worked: the runner wakes its process's worker.
   broadcasts = env.DELIVERY_WORKER
-    ? new BroadcastRunner({ prisma: db.prisma, sql: db.query, logger, events: bus, onMessagesMade: () => worker?.nudge() })
+    ? new BroadcastRunner({ prisma: db.prisma, sql: db.query, logger, events: bus, providers: providers.list, onMessagesMade: () => worker?.nudge() })
     : undefined;
   rateLimiter = createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger });
   // Budgets are shared through Redis from the first request on: wait for it briefly before listening.
@@ -262,7 +262,7 @@ async function start(env: Env) {
   schedulePurge(db.prisma, logger);
 }
 
-/** The inbound SMTP listener on SMTP_INBOUND_PORT (CONTRACT §6); a port or certificate problem is one line, exit 1. */
+/** The inbound SMTP listener on SMTP_INBOUND_PORT (docs/channels.md); a port or certificate problem is one line, exit 1. */
 async function startSmtp(env: Env, open: Database) {
   const [{ startSmtpListener }, { readFile }] = await Promise.all([import('./modules/inbound/smtp.listener.js'), import('node:fs/promises')]);
   const host = env.SMTP_INBOUND_HOST ?? env.HOST;

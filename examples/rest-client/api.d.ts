@@ -710,6 +710,25 @@ export interface components {
              * @example 2026-01-31T09:30:00.000Z
              */
             updatedAt: string;
+            /** @description The channels the contact opted out of: broadcasts skip it there; one-to-one messages still go. */
+            optOuts: components["schemas"]["ContactOptOut"][];
+        };
+        ContactOptOut: {
+            /**
+             * Format: uuid
+             * @example 0b6f1a2e-7c3d-4e5f-8a9b-1c2d3e4f5a6b
+             */
+            channelId: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            at: string;
+            /**
+             * @description An opt-out keyword the contact sent, or the provider refusing a send.
+             * @enum {string}
+             */
+            source: "keyword" | "provider";
         };
         Template: {
             /**

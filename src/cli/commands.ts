@@ -3,7 +3,8 @@ import { z } from 'zod';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { privateTargets, publicUrl, type Env } from '../env.js';
 import type { Sealer } from '../lib/sealed.js';
-import { PROVIDERS, PROVIDER_FLAGS, inboundUrl, providerConfig, providerSchema, type ProviderName } from '../modules/channels/providers.schemas.js';
+import { inboundUrl, providerConfig, providerFlags, providerSchema } from '../modules/channels/providers.schemas.js';
+import { DEFAULT_PROVIDER, PROVIDERS, findProvider } from '../providers/registry.js';
 import { openProviderSecrets } from '../modules/channels/channel-secrets.js';
 import { requireSealer, resealSecrets } from '../modules/secrets/secrets.service.js';
 import { InputError, ValidationError } from '../errors/domain.js';
@@ -36,7 +37,7 @@ export interface AdminContext {
   resolve?: Resolver;
 }
 
-/** Refuses a target URL the delivery would refuse (CONTRACT §5), as one line naming the flag. */
+/** Refuses a target URL the delivery would refuse (docs/operating-safely.md, Outbound targets), as one line naming the flag. */
 async function checkOutboundTarget(flag: string, url: string, context: AdminContext): Promise<void> {
   try {
     await checkTarget(url, privateTargets(context.env), context.resolve);
@@ -75,8 +76,14 @@ const commaList = z.string().transform((value) => value.split(',').map((part) =>
 const OLDEST_FIRST = [{ createdAt: 'asc' as const }, { id: 'asc' as const }];
 
 /** Every provider setting as a string flag; which belong to the chosen provider is checked by providerConfig. */
-const providerFlags = Object.fromEntries(PROVIDER_FLAGS.map((flag) => [flag, 'string' as const]));
+const PROVIDER_FLAGS = providerFlags();
+const providerFlagTypes = Object.fromEntries(PROVIDER_FLAGS.map((flag) => [flag, 'string' as const]));
 const providerFlagSchemas = Object.fromEntries(PROVIDER_FLAGS.map((flag) => [flag, z.string().optional()])) as Record<string, z.ZodOptional<z.ZodString>>;
+/** `--provider` with every listed provider's name, and each provider's flags, for the commands' help. */
+const PROVIDER_NAMES = PROVIDERS.map((descriptor) => descriptor.name).join('|');
+const PROVIDER_HELP = PROVIDERS.filter((descriptor) => descriptor.cliHelp)
+  .map((descriptor) => `[${descriptor.cliHelp}]`)
+  .join(' ');
 
 function define<T, R>(command: AdminCommand<T, R>): AdminCommand<T, R> {
   return command;
@@ -105,24 +112,23 @@ export const commands: Record<string, AdminCommand> = {
   }),
 
   'channel:create': define({
-    summary:
-      '--hostname H --name N [--type whatsapp|sms|email|webchat] [--webhook-url U] [--provider webhook|whatsapp_cloud|twilio|smtp] ' +
-      '[--phone-number-id P --access-token T --app-secret S --verify-token V] [--account-sid AC… --auth-token T --from +E164]' +
-      ' [--smtp-url smtp[s]://user:pass@host:port --from-address A --inbound-address B]',
-    flags: { hostname: 'string', name: 'string', type: 'string', 'webhook-url': 'string', provider: 'string', ...providerFlags },
+    summary: `--hostname H --name N [--type whatsapp|sms|email|webchat] [--webhook-url U] [--provider ${PROVIDER_NAMES}] ${PROVIDER_HELP}`,
+    flags: { hostname: 'string', name: 'string', type: 'string', 'webhook-url': 'string', provider: 'string', ...providerFlagTypes },
     input: z.object({
       hostname: hostnameSchema,
       name: labelSchema,
       type: channelTypeSchema.default('whatsapp'),
       'webhook-url': webhookUrlSchema.optional(),
-      provider: providerSchema.default('webhook'),
+      provider: providerSchema().default(DEFAULT_PROVIDER),
       ...providerFlagSchemas,
     }),
     async run(prisma, input, context) {
       const workspace = await workspaceByHostname(prisma, input.hostname);
-      const config = providerConfig(input.provider, input.type, input);
+      const config = providerConfig(findProvider(input.provider)!, input.type, input);
       if (!config.ok) throw new InputError(config.message);
-      if (input['webhook-url'] && input.provider !== 'webhook') throw new InputError(`--webhook-url is a setting of provider webhook, not ${input.provider}`);
+      if (input['webhook-url'] && input.provider !== DEFAULT_PROVIDER) {
+        throw new InputError(`--webhook-url is a setting of provider ${DEFAULT_PROVIDER}, not ${input.provider}`);
+      }
       if (input['webhook-url']) await checkOutboundTarget('webhook-url', input['webhook-url'], context);
       const { channel, apiKey, webhookSecret } = await createChannel(
         prisma,
@@ -149,17 +155,16 @@ export const commands: Record<string, AdminCommand> = {
   }),
 
   'channel:configure': define({
-    summary:
-      '--channel ID [--provider webhook|whatsapp_cloud|twilio|smtp] [--phone-number-id P] [--access-token T] [--app-secret S] [--verify-token V] ' +
-      '[--account-sid AC…] [--auth-token T] [--from +E164] [--smtp-url U] [--from-address A] [--inbound-address B]',
-    flags: { channel: 'string', provider: 'string', ...providerFlags },
-    input: z.object({ channel: id, provider: providerSchema.optional(), ...providerFlagSchemas }),
+    summary: `--channel ID [--provider ${PROVIDER_NAMES}] and any of the provider's flags: ${PROVIDER_HELP}`,
+    flags: { channel: 'string', provider: 'string', ...providerFlagTypes },
+    input: z.object({ channel: id, provider: providerSchema().optional(), ...providerFlagSchemas }),
     async run(prisma, input, context) {
       const channel = await channelById(prisma, input.channel);
-      const provider = input.provider ?? (channel.provider as ProviderName);
-      if (!(provider in PROVIDERS)) throw new InputError(`channel ${channel.id} has provider ${channel.provider}, which this command cannot configure`);
+      const provider = input.provider ?? channel.provider;
+      const spec = findProvider(provider);
+      if (!spec) throw new InputError(`channel ${channel.id} has provider ${channel.provider}, which this command cannot configure`);
       const current = { provider: channel.provider, settings: channel.providerSettings as Record<string, string>, secrets: openProviderSecrets(channel, context.sealer) };
-      const config = providerConfig(provider, channel.type, input, current);
+      const config = providerConfig(spec, channel.type, input, current);
       if (!config.ok) throw new InputError(config.message);
       const given = PROVIDER_FLAGS.filter((flag) => input[flag as keyof typeof input] !== undefined);
       if (!given.length && provider === channel.provider) throw new InputError(`nothing to change: give --provider or a setting of provider ${provider}`);
@@ -385,7 +390,8 @@ export const commands: Record<string, AdminCommand> = {
         throw new InputError(`--file ${input.file} is not JSON: ${(error as Error).message}`);
       }
       // The schema is built only for the command that checks documents against it.
-      const { documentProblem } = await import('../graphql/document-check.js');
+      const [{ documentChecker }, { schema }] = await Promise.all([import('../graphql/document-check.js'), import('../schema.js')]);
+      const documentProblem = documentChecker(schema);
       try {
         return { stored: await registerDocuments(prisma, workspace.id, manifest, documentProblem) };
       } catch (error) {

@@ -1,13 +1,12 @@
 import type { AppDeps } from './deps.js';
 import type { AuthContext, RequestContext } from './types.js';
 import { bearerToken, requestHost } from './request.js';
-import { actAs, resolveCredential } from '../modules/credentials/credentials.service.js';
+import { actAs } from './act-as.js';
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { AuthenticationError, ForbiddenError, ServiceUnavailableError } from '../errors/domain.js';
 import { hashToken, isWellFormedToken } from '../lib/tokens.js';
 import { admitRequest, type RateLimitRecord } from './rate-limit.js';
-import { MediaUnavailable } from '../providers/whatsapp/media.js';
-import { providerChannel } from '../modules/channels/channel-secrets.js';
+import { PROVIDERS } from '../providers/registry.js';
 
 /**
  * Resolves the caller of a request from its headers, the same way for REST and GraphQL:
@@ -23,7 +22,9 @@ export async function authenticateRequest(deps: AppDeps, headers: Pick<Headers, 
   // A malformed or mistyped token costs no query.
   if (!host || !bearer || !isWellFormedToken(bearer)) throw new AuthenticationError();
   const tokenHash = hashToken(bearer);
-  const load = () => resolveCredential(deps.db.query, { host, tokenHash });
+  const lookup = deps.lookupCredential;
+  if (!lookup) throw new Error('the app was built without a credential lookup');
+  const load = () => lookup({ host, tokenHash });
   // A subscription checks its credential afresh before its stream starts (subscribeWhileValid).
   const cache = deps.credentialCache;
   const resolved = await deps.db.health.race(cache ? cache.resolve(host, tokenHash, load) : load()).catch((error: unknown) => {
@@ -38,8 +39,8 @@ export async function authenticateRequest(deps: AppDeps, headers: Pick<Headers, 
 }
 
 /**
- * A session minted for some origins refuses a request whose Origin header names another (CONTRACT
- * §7). A request without the header (not a browser's cross-origin one) is not refused: the
+ * A session minted for some origins refuses a request whose Origin header names another (docs/browser-apps.md,
+ * Origins and CORS). A request without the header (not a browser's cross-origin one) is not refused: the
  * origins keep a leaked token from working in other sites' pages, not from a script.
  */
 function refuseOtherOrigins(origins: readonly string[], origin: string | null): void {
@@ -60,10 +61,8 @@ export function requestContext(deps: AppDeps, auth: AuthContext): RequestContext
     events: deps.events,
     streams: deps.streams,
     credentialWatch: deps.credentialWatch,
-    openMedia: (channel, ref, limitBytes) => {
-      const fetcher = deps.providers?.media(channel.provider);
-      if (!fetcher) throw new MediaUnavailable(`channels of provider ${channel.provider} keep no media`);
-      return fetcher.open(providerChannel(channel, deps.sealer), ref, limitBytes);
-    },
+    providers: deps.providers?.list ?? PROVIDERS,
+    openMedia: deps.openMedia,
+    documentProblem: deps.documentProblem,
   };
 }

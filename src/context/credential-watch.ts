@@ -1,9 +1,8 @@
 import type { Logger } from 'pino';
-import type { RunSql } from '../db/database.js';
 import type { EventBus } from '../events/bus.js';
 import { describeError } from '../errors/log.js';
-import { liveCredentials, type LiveCredential } from '../modules/credentials/credentials.service.js';
 import type { CredentialCache } from './credential-cache.js';
+import type { LiveCredential } from './types.js';
 import {
   CREDENTIAL_INVALIDATIONS,
   affectsCredential,
@@ -34,7 +33,7 @@ interface Watched {
 
 /**
  * The credentials of the streams this process holds open, and how each learns that its credential
- * lapsed (CONTRACT §7: within 5 s, on every process, and no event after it):
+ * lapsed (docs/browser-apps.md: within 5 s, on every process, and no event after it):
  *
  * - a timer at the credential's own expiry, and at its minting credential's (no statement);
  * - announcements of changes (`announce`: revocations through the API; the admin commands through
@@ -55,14 +54,15 @@ interface Watched {
  * every change is announced here, heard at once: nothing is polled, no event waits for a check.
  */
 export function createCredentialWatch(options: {
-  sql: RunSql;
+  /** What the credentials with these ids admit now, in one statement: supplied by the credentials module. */
+  live: (ids: readonly string[]) => Promise<Map<string, LiveCredential>>;
   bus: EventBus;
   cache?: CredentialCache | null | undefined;
   logger: Logger;
   recheckMs?: number;
   alone?: boolean;
 }): CredentialWatch {
-  const { sql, bus, cache, logger, recheckMs = CREDENTIAL_RECHECK_MS, alone = false } = options;
+  const { live: liveCredentials, bus, cache, logger, recheckMs = CREDENTIAL_RECHECK_MS, alone = false } = options;
   /** Whether every change that could lapse a credential is heard here. */
   const hearsAll = () => alone || bus.hearing;
   const watched = new Set<Watched>();
@@ -87,7 +87,7 @@ export function createCredentialWatch(options: {
     if (!open.length) return;
     let live: Map<string, LiveCredential>;
     try {
-      live = await liveCredentials(sql, [...new Set(open.map((target) => target.auth.credential.id))]);
+      live = await liveCredentials([...new Set(open.map((target) => target.auth.credential.id))]);
     } catch (error) {
       logger.warn({ err: describeError(error) }, 'subscription credential check failed');
       for (const target of open) lapse(target, 'unchecked');

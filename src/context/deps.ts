@@ -4,7 +4,7 @@ import type { Env } from '../env.js';
 import type { EventBus } from '../events/bus.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { CredentialCache } from './credential-cache.js';
-import type { CredentialWatch } from './types.js';
+import type { CredentialLookup, CredentialWatch, RequestContext } from './types.js';
 import type { OpenStreams } from '../lib/streams.js';
 import type { Sealer } from '../lib/sealed.js';
 import type { Providers } from '../providers/registry.js';
@@ -32,4 +32,10 @@ export interface AppDeps {
   sealer?: Sealer | null;
   /** The channels' providers: the media endpoint fetches inbound files through them. */
   providers?: Providers;
+  /** Looks credentials up; supplied by the app from the credentials module when not given. */
+  lookupCredential?: CredentialLookup;
+  /** What is wrong with a GraphQL document against the schema, or null; supplied by the app. */
+  documentProblem?: (text: string) => string | null;
+  /** Opens an inbound message's file through its channel's provider; supplied by the app from the providers. */
+  openMedia?: RequestContext['openMedia'];
 }

@@ -1,7 +1,7 @@
 import { ForbiddenError } from '../errors/domain.js';
 
 /**
- * What a session may be granted (CONTRACT §7): `read` — every GET, query and subscription; `send`
+ * What a session may be granted (docs/browser-apps.md): `read` — every GET, query and subscription; `send`
  * — sending messages; `contacts` — creating and updating contacts; `conversations` — closing,
  * reopening and the other changes to a conversation; `broadcasts` — creating and steering
  * broadcasts, granted only when asked for (docs/broadcasts.md).

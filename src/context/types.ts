@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { EventBus } from '../events/bus.js';
 import type { OpenStreams } from '../lib/streams.js';
-import type { OpenedMedia } from '../providers/whatsapp/media.js';
+import type { OpenedMedia, ProviderDescriptor } from '../providers/provider.js';
 import type { Channel, PrismaClient, Workspace } from '../generated/prisma/client.js';
 import type { RunSql } from '../db/database.js';
 import type { Scopes } from './scopes.js';
@@ -21,7 +21,7 @@ export interface SessionUser {
 export interface Credential {
   id: string;
   kind: CredentialKind;
-  /** Every scope for a backend credential; a session's own (CONTRACT §7). */
+  /** Every scope for a backend credential; a session's own (docs/browser-apps.md). */
   scopes: Scopes;
   /** The user a session acts as; null for backend credentials. */
   user: SessionUser | null;
@@ -64,6 +64,10 @@ export interface RequestContext {
   streams?: OpenStreams;
   /** Tells every process of a change to credentials, and ends open streams whose credential lapses. */
   credentialWatch?: CredentialWatch;
+  /** What is wrong with a GraphQL document against the schema, or null: supplied by the app, which assembles the schema. */
+  documentProblem?: (text: string) => string | null;
+  /** The providers channels can have: what a send needs of a recipient, which take read receipts. */
+  providers: readonly ProviderDescriptor[];
   /** Opens a file a channel's provider holds (an inbound message's media), with the channel's credentials. */
   openMedia?: (channel: Channel, ref: string, limitBytes: number) => Promise<OpenedMedia>;
 }
@@ -85,6 +89,17 @@ export interface ResolvedCredential {
   /** When a session's minting credential expires, taking the session with it; null otherwise. */
   mintedByExpiresAt: Date | null;
 }
+
+/** What `liveCredentials` tells of one credential. */
+export interface LiveCredential {
+  /** Past its expiry (it admits nothing, and says so: TOKEN_EXPIRED). */
+  expired: boolean;
+  /** The active channels it can act as now. */
+  channels: Set<string>;
+}
+
+/** Looks a bearer token's hash up at a host, in one statement: supplied by the credentials module (src/modules/credentials/). */
+export type CredentialLookup = (key: { host: string; tokenHash: string }) => Promise<ResolvedCredential | null>;
 
 /** Why a watched credential no longer admits its stream: it expired; it was revoked or lost its channel; or it could not be checked. */
 export type Lapse = 'expired' | 'revoked' | 'unchecked';

@@ -10,7 +10,7 @@ export class AuthenticationError extends DomainError {
 
 /**
  * A credential that was valid and has reached its expiry: told apart from any other refusal
- * (CONTRACT §7), so that a client knows to refresh it rather than give up.
+ * (docs/browser-apps.md), so that a client knows to refresh it rather than give up.
  */
 export class TokenExpiredError extends AuthenticationError {}
 

@@ -32,6 +32,29 @@ export function logUnexpected(logger: Logger, error: unknown): void {
   logger.error({ err: describeError(error) }, 'unexpected failure');
 }
 
+/** Masked GraphQL errors and the unexpected failures they hide, until the request's logger has logged them. */
+const hidden = new WeakMap<object, object>();
+const unlogged = new WeakSet<object>();
+
+/**
+ * Notes that `masked` hides the unexpected failure `original` in a GraphQL answer: it is logged
+ * once, by the logger of the request whose answer carries it (`logMaskedFailures`), so that the line
+ * has the request's id.
+ */
+export function hideFailure(masked: object, original: unknown): void {
+  if (typeof original !== 'object' || original === null) return;
+  hidden.set(masked, original);
+  unlogged.add(original);
+}
+
+/** Logs on the request's logger the unexpected failures that `errors` (a GraphQL answer's) hide. */
+export function logMaskedFailures(log: Logger, errors: readonly unknown[] | undefined): void {
+  for (const error of errors ?? []) {
+    const original = typeof error === 'object' && error !== null ? hidden.get(error) : undefined;
+    if (original && unlogged.delete(original)) logUnexpected(log, original);
+  }
+}
+
 /**
  * The logger yoga uses. Yoga reports every error it masks through `error`; the
  * expected ones (domain errors, GraphQL validation) are the client's business
@@ -48,6 +71,12 @@ export function yogaLogger(logger: Logger) {
       const original = (error as { originalError?: unknown } | null)?.originalError ?? error;
       if (original instanceof DomainError || isGraphQLError(original)) {
         logger.debug({ detail: (original as Error).message }, 'graphql request error');
+        return;
+      }
+      // A failure hidden in an answer is logged by that answer's request; one no answer carries
+      // (a stream's) is logged here once the answer had its turn.
+      if (typeof original === 'object' && original !== null && unlogged.has(original)) {
+        setImmediate(() => unlogged.delete(original) && logUnexpected(logger, original));
         return;
       }
       logUnexpected(logger, original);

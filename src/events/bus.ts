@@ -152,7 +152,7 @@ class Subscription<E> implements AsyncIterableIterator<E> {
  * Domain events for subscriptions, and announcements (credential changes) beside them. Each
  * process hears its own at once, in process; with `redisUrl` they also reach every other process
  * through Redis pub/sub, on channels under `prefix` (REDIS_PREFIX). Redis is an accelerator, never
- * a dependency (CONTRACT §10): while it is unreachable, publishing drops what other processes would
+ * a dependency (docs/operating-safely.md, Staying up): while it is unreachable, publishing drops what other processes would
  * have heard (nothing waits, nothing throws, the process's own subscribers still hear everything),
  * the outage is logged once each way, and listening resumes by itself when Redis returns.
  */

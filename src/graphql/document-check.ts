@@ -1,8 +1,7 @@
-import { parse, specifiedRules, validate } from 'graphql';
+import { parse, specifiedRules, validate, type GraphQLSchema } from 'graphql';
 import { isGraphQLError } from '../errors/graphql-error.js';
 import { envelop, type Plugin } from 'graphql-yoga';
 import { documentLimitsPlugin } from './limits.js';
-import { schema } from './schema.js';
 
 /** graphql-js's parser and validation, as yoga's own engine sets them up. */
 const engine: Plugin = {
@@ -20,17 +19,19 @@ const engine: Plugin = {
 const checker = envelop({ plugins: [engine, documentLimitsPlugin({ hideSuggestions: false })] });
 
 /**
- * What is wrong with a GraphQL document against the schema and the document limits, or null when
+ * What is wrong with a GraphQL document against `schema` and the document limits, or null when
  * nothing is: the first syntax or validation error's message.
  */
-export function documentProblem(text: string): string | null {
-  const { parse: parseDocument, validate: validateDocument } = checker({});
-  try {
-    const errors = validateDocument(schema, parseDocument(text));
-    return errors.length ? errors[0]!.message : null;
-  } catch (error) {
-    // A syntax error, or a limit's refusal: the limits throw theirs, as they do in a request.
-    if (isGraphQLError(error)) return error.message;
-    throw error;
-  }
+export function documentChecker(schema: GraphQLSchema): (text: string) => string | null {
+  return (text) => {
+    const { parse: parseDocument, validate: validateDocument } = checker({});
+    try {
+      const errors = validateDocument(schema, parseDocument(text));
+      return errors.length ? errors[0]!.message : null;
+    } catch (error) {
+      // A syntax error, or a limit's refusal: the limits throw theirs, as they do in a request.
+      if (isGraphQLError(error)) return error.message;
+      throw error;
+    }
+  };
 }

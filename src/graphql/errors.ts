@@ -1,6 +1,6 @@
 import { GraphQLError } from 'graphql';
 import type { Logger } from 'pino';
-import { logUnexpected } from '../errors/log.js';
+import { hideFailure, logUnexpected } from '../errors/log.js';
 import { isGraphQLError } from '../errors/graphql-error.js';
 import {
   AuthenticationError,
@@ -17,7 +17,7 @@ import {
 import { isDatabaseUnavailable } from '../db/errors.js';
 import { rateLimitHeaders } from '../context/rate-limit.js';
 import type { UserErrorShape } from './user-errors.js';
-import { ServerResponse } from '../lib/response.js';
+import { FetchResponse } from '../lib/response.js';
 
 function codeOf(error: DomainError): { code: string; http?: { status: number; headers?: Record<string, string> } } {
   if (error instanceof AuthenticationError) {
@@ -34,11 +34,19 @@ function codeOf(error: DomainError): { code: string; http?: { status: number; he
   return { code: 'BAD_REQUEST' };
 }
 
-/** A domain error as a GraphQL error, keeping the location of `at` when given. */
-export function domainGraphQLError(error: DomainError, at?: GraphQLError): GraphQLError {
+/**
+ * A domain error as a GraphQL error, keeping the location of `at` when given. Only an error that
+ * refuses a whole HTTP request (thrown before execution, `at` absent) keeps the HTTP status and
+ * headers yoga answers it with (`extensions.http`, which yoga never writes out); an error located
+ * in a result, or sent over a transport that is not HTTP (`transport: false`), carries no
+ * transport details: its `extensions` are its code (docs/graphql.md).
+ */
+export function domainGraphQLError(error: DomainError, at?: GraphQLError, options: { transport?: boolean } = {}): GraphQLError {
+  const { code, http } = codeOf(error);
+  const transport = options.transport ?? !at;
   return new GraphQLError(error.message, {
     ...(at ? { nodes: at.nodes, path: at.path } : {}),
-    extensions: codeOf(error),
+    extensions: transport && http ? { code, http } : { code },
   });
 }
 
@@ -62,8 +70,8 @@ function locatedOf(error: unknown): GraphQLError | undefined {
 
 /**
  * The one place where failures become GraphQL errors: domain errors keep their
- * message and get a code; anything unexpected is masked (yoga reports it to the
- * logger of src/errors/log.ts, which logs it once).
+ * message and get a code; anything unexpected is masked (logged once, by the request
+ * whose answer carries it: src/errors/log.ts).
  */
 export function maskGraphQLError() {
   return (error: unknown, message: string): Error => {
@@ -72,10 +80,12 @@ export function maskGraphQLError() {
     const known = knownGraphQLError(original, located);
     if (known) return known;
     if (located && (!original || isGraphQLError(original))) return located;
-    return new GraphQLError(message, {
+    const masked = new GraphQLError(message, {
       ...(located ? { nodes: located.nodes, path: located.path } : {}),
       extensions: { code: 'INTERNAL_SERVER_ERROR' },
     });
+    hideFailure(masked, original);
+    return masked;
   };
 }
 
@@ -99,19 +109,39 @@ export function toUserErrors(error: unknown, rename: (field: string) => string =
   return null;
 }
 
+/** GraphQL over HTTP's media type for answers, and the JSON every client reads. */
+const GRAPHQL_RESPONSE = 'application/graphql-response+json';
+
+/**
+ * The media type of a GraphQL answer the request's Accept header takes: GraphQL over HTTP's
+ * `application/graphql-response+json` when it is accepted ahead of (or without) `application/json`,
+ * else `application/json`.
+ */
+export function graphqlResponseType(accept: string | null): string {
+  let best: { type: string; q: number } | null = null;
+  for (const part of (accept ?? '').split(',')) {
+    const [range = '', ...parameters] = part.split(';').map((piece) => piece.trim().toLowerCase());
+    if (range !== GRAPHQL_RESPONSE && range !== 'application/json') continue;
+    const q = Number(parameters.find((parameter) => parameter.startsWith('q='))?.slice(2) ?? '1');
+    if (q > 0 && (!best || q > best.q)) best = { type: range, q };
+  }
+  return best?.type ?? 'application/json';
+}
+
 /**
  * A GraphQL answer to a request refused before its document is read (authentication,
- * rate limit, outage): the error alone, with its HTTP status and headers.
+ * rate limit, outage): the error alone, with its HTTP status and headers, in the media type the
+ * request accepted (`accept`, its Accept header). Its `extensions` are its code alone.
  */
-export function graphqlErrorResponse(error: unknown, logger: Logger): Response {
+export function graphqlErrorResponse(error: unknown, logger: Logger, accept: string | null = null): Response {
   const known = knownGraphQLError(error);
   if (!known) logUnexpected(logger, error);
   const graphqlError = known ?? new GraphQLError('Unexpected error.', { extensions: { code: 'INTERNAL_SERVER_ERROR', http: { status: 500 } } });
   const { http, ...extensions } = graphqlError.extensions as { http?: { status?: number; headers?: Record<string, string> } };
   // Refused before anything ran (a session's origin): the whole request is forbidden.
   const status = http?.status ?? (error instanceof ForbiddenError ? 403 : 400);
-  return new ServerResponse(JSON.stringify({ errors: [{ message: graphqlError.message, extensions }] }), {
+  return new FetchResponse(JSON.stringify({ errors: [{ message: graphqlError.message, extensions }] }), {
     status,
-    headers: { 'content-type': 'application/json; charset=utf-8', ...http?.headers },
+    headers: { 'content-type': `${graphqlResponseType(accept)}; charset=utf-8`, ...http?.headers },
   });
 }

@@ -2,7 +2,7 @@ import { EnvelopArmorPlugin } from '@escape.tech/graphql-armor';
 import { GraphQLError } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 
-/** CONTRACT §4: what one GraphQL document may hold. Its cost is limited by the schema's complexity plugin. */
+/** docs/operating-safely.md, GraphQL limits: what one GraphQL document may hold. Its cost is limited by the schema's complexity plugin. */
 export const DOCUMENT_LIMITS = { depth: 12, aliases: 30, tokens: 5000, directives: 50 } as const;
 
 /** The refusal of an operation over the cost limit (GRAPHQL_MAX_COST). */

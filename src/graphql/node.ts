@@ -1,6 +1,6 @@
 import { builder } from './builder.js';
 
-/** The object types that are nodes (CONTRACT §8), by their GraphQL names. */
+/** The object types that are nodes (docs/graphql.md), by their GraphQL names. */
 export const NODE_TYPES = ['Contact', 'Conversation', 'Message', 'Channel', 'Template', 'User'] as const;
 export type NodeTypeName = (typeof NODE_TYPES)[number];
 

@@ -1,7 +1,7 @@
 import { GraphQLError, type ExecutionArgs } from 'graphql';
 import type { GraphQLParams, YogaServerInstance } from 'graphql-yoga';
 import type { RequestState } from '../http/state.js';
-import type { DocumentStore } from '../modules/documents/documents.service.js';
+import type { DocumentStore } from './trusted-documents.js';
 import type { GraphQLContext } from './builder.js';
 import { operationParams } from './trusted-documents.js';
 

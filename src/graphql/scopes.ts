@@ -5,7 +5,7 @@ import type { RequestContext } from '../context/types.js';
 import { StreamEnd, subscribeWhileValid } from './subscriptions.js';
 
 /*
- * Every root field states the scope it needs where it is declared (ARCHITECTURE habit 15), the way
+ * Every root field states the scope it needs where it is declared (docs/browser-apps.md, Scopes), the way
  * every REST route does: `scope` is a required option of query, mutation and subscription fields,
  * so a field without one does not typecheck, and the schema refuses to build without one either.
  */
@@ -15,15 +15,15 @@ declare global {
       declaredScopes: DeclaredScopesPlugin<Types>;
     }
     interface QueryFieldOptions<Types extends SchemaTypes, Type extends TypeParam<Types>, Nullable extends FieldNullability<Type>, Args extends InputFieldMap, ResolveReturnShape> {
-      /** What the caller's credential must hold to read this field (CONTRACT §7). */
+      /** What the caller's credential must hold to read this field (docs/browser-apps.md). */
       scope: Scope;
     }
     interface MutationFieldOptions<Types extends SchemaTypes, Type extends TypeParam<Types>, Nullable extends FieldNullability<Type>, Args extends InputFieldMap, ResolveReturnShape> {
-      /** What the caller's credential must hold to run this mutation (CONTRACT §7). */
+      /** What the caller's credential must hold to run this mutation (docs/browser-apps.md). */
       scope: Scope;
     }
     interface SubscriptionFieldOptions<Types extends SchemaTypes, Type extends TypeParam<Types>, Nullable extends FieldNullability<Type>, Args extends InputFieldMap, ResolveShape, ResolveReturnShape> {
-      /** What the caller's credential must hold to subscribe (CONTRACT §7). */
+      /** What the caller's credential must hold to subscribe (docs/browser-apps.md). */
       scope: Scope;
     }
   }

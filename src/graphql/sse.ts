@@ -1,9 +1,12 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { getOperationAST, type ExecutionArgs } from 'graphql';
-import { createHandler } from 'graphql-sse/lib/use/fetch';
-import type { Plugin, YogaServerInstance } from 'graphql-yoga';
+import { createHandler, type RequestParams, type Request as SseRequest, type Response as SseResponse } from 'graphql-sse';
+import type { FetchAPI, Plugin, YogaServerInstance } from 'graphql-yoga';
+import type { CredentialWatch } from '../context/types.js';
 import type { RequestState, ServerContext } from '../http/state.js';
-import type { DocumentStore } from '../modules/documents/documents.service.js';
+import type { OpenStreams } from '../lib/streams.js';
+import { isRecord } from '../lib/validation.js';
+import type { DocumentStore } from './trusted-documents.js';
 import type { GraphQLContext } from './builder.js';
 import { operationPreparer, type PreparedOperation } from './operation.js';
 
@@ -12,71 +15,260 @@ export const SSE_STREAM_PATH = '/graphql/stream';
 
 const STREAM_TOKEN_HEADER = 'x-graphql-event-stream-token';
 
-/** Reservations this process keeps at once; the oldest is forgotten first. */
-const MAX_RESERVATIONS = 100_000;
+/** How long a reservation waits for its stream to be connected before it is released. */
+export const CONNECT_WITHIN_MS = 30_000;
 
-/** Whose a reservation is: the credential and host of the request that made it, hashed. */
-const holderOf = (headers: Headers) => createHash('sha256').update(`${headers.get('authorization') ?? ''}\n${headers.get('host') ?? ''}`).digest('base64url');
+/** How long a stream whose credential lapsed waits for its operations' last errors before it ends regardless. */
+const LAST_ERRORS_WITHIN_MS = 5_000;
+
+export interface SingleConnectionOptions {
+  documents: DocumentStore;
+  /** The most reservations one credential holds open at once (SSE_RESERVATIONS_PER_CREDENTIAL). */
+  perCredential: number;
+  /** Ends a connected stream when its credential is revoked or expires. */
+  credentialWatch: CredentialWatch;
+  /** Streams that end with the server. */
+  streams: OpenStreams;
+  /** The most reservations the process holds at once (SSE_RESERVATIONS_MAX): past it a new one is refused, never an old one dropped. */
+  maxReservations: number;
+  connectWithinMs?: number;
+}
+
+/** One reservation: whose it is, and its stream once connected. */
+interface Reservation {
+  /** The credential that made it. */
+  holder: string;
+  /** Releases it if its stream is not connected in time. */
+  unclaimed: NodeJS.Timeout | undefined;
+  /** Operations started on it and not yet completed. */
+  operations: number;
+  /** Its credential lapsed: the stream ends once its operations have sent their last results. */
+  lapsed: boolean;
+  /** Ends the connected stream (after what is already queued on it). */
+  end?: () => void;
+}
+
+/** What graphql-sse's handler is handed for one request: the request's state and any document id it names beside its parameters. */
+interface Sent {
+  state: RequestState;
+  documentId?: unknown;
+  /** The token a PUT reserved, until graphql-sse answers it. */
+  reserved?: string;
+}
+
+const refusal = (status: number, statusText: string, message: string): SseResponse =>
+  [JSON.stringify({ status: 'error', message }), { status, statusText, headers: { 'content-type': 'application/json; charset=utf-8' } }] as const;
 
 /**
- * GraphQL over Server-Sent Events in graphql-sse's single connection mode (CONTRACT §8): a client
- * reserves a stream (`PUT /graphql/stream`, answered with a token), holds it open (`GET` with the
- * token), and runs its operations on it (`POST` with the token in `X-GraphQL-Event-Stream-Token`,
- * `DELETE` to stop one), so one browser tab holds one connection for all its subscriptions. The
- * distinct connections mode stays on `/graphql` itself.
+ * GraphQL over Server-Sent Events in graphql-sse's single connection mode (docs/graphql.md): a
+ * client reserves a stream (`PUT /graphql/stream`, answered with a token), holds it open (`GET`
+ * with the token), and runs its operations on it (`POST` with the token in
+ * `X-GraphQL-Event-Stream-Token`, `DELETE` to stop one), so one browser tab holds one connection
+ * for all its subscriptions. The distinct connections mode stays on `/graphql` itself.
  *
- * graphql-sse's own handler, on yoga's hooks as `@graphql-yoga/plugin-graphql-sse` puts it, but
- * preparing each operation as every transport does (src/graphql/operation.ts): the trusted
- * documents of the caller's workspace, then yoga's envelop. Every request was authenticated by
- * the route table before this plugin sees it, and its operation runs with its own credential. A
- * reservation belongs to the credential that made it: a request naming another's token is
- * refused, so a token that leaks lets nobody push events into, or read, a stream not theirs.
+ * graphql-sse's own handler on yoga's hooks, preparing each operation as every transport does
+ * (src/graphql/operation.ts): the trusted documents of the caller's workspace (by text, by
+ * `documentId` or by `extensions.persistedQuery`), then yoga's envelop. Every request was
+ * authenticated by the route table before this plugin sees it, and each operation runs with its
+ * own request's credential.
+ *
+ * Reservations are this app's own (docs/operating-safely.md#event-stream-reservations): each
+ * belongs to the credential that made it (another credential naming its token is refused), one
+ * credential holds at most `perCredential` at once (429 past it), and the process at most
+ * `maxReservations` (503 past it: no reservation is ever dropped to make room). A reservation is
+ * released when its stream has not connected within `connectWithinMs`, and when its stream ends;
+ * a connected stream ends when its credential lapses, once its operations sent their last errors.
  */
-export function singleConnectionSse(documents: DocumentStore): Plugin<Record<string, unknown>, ServerContext> {
-  const holders = new Map<string, string>();
-  // The library hands its callbacks the Request alone: the request's state is found by it.
-  const states = new WeakMap<Request, RequestState>();
-  let handler: (request: Request) => Promise<Response>;
+export function singleConnectionSse(options: SingleConnectionOptions): Plugin<Record<string, unknown>, ServerContext> {
+  const { documents, perCredential, credentialWatch, streams, maxReservations, connectWithinMs = CONNECT_WITHIN_MS } = options;
+  const reservations = new Map<string, Reservation>();
+  const held = new Map<string, number>();
+  /** Tokens being let go of through the handler's own stream end (see `forget`). */
+  const forgetting = new Set<string>();
+  let handler: (request: SseRequest<Sent>) => Promise<SseResponse>;
+  let fetchAPI: FetchAPI;
+
+  const release = (token: string) => {
+    const reservation = reservations.get(token);
+    if (!reservation) return;
+    reservations.delete(token);
+    clearTimeout(reservation.unclaimed);
+    const count = (held.get(reservation.holder) ?? 1) - 1;
+    if (count > 0) held.set(reservation.holder, count);
+    else held.delete(reservation.holder);
+  };
+
+  /**
+   * Releases a reservation whose stream never connected, here and in graphql-sse's handler, which
+   * lets go of a stream only when it ends: its stream is opened and ended at once.
+   */
+  const forget = async (token: string) => {
+    release(token);
+    forgetting.add(token);
+    try {
+      const [body] = await handler({
+        method: 'GET',
+        url: `http://localhost${SSE_STREAM_PATH}`,
+        headers: new Headers({ accept: 'text/event-stream', [STREAM_TOKEN_HEADER]: token }),
+        body: null,
+        raw: undefined as never,
+        context: undefined as never,
+      });
+      if (body && typeof body !== 'string') await body.return(undefined);
+    } finally {
+      forgetting.delete(token);
+    }
+  };
+
+  const tokenOf = (request: Pick<SseRequest<Sent>, 'headers' | 'url'>) => request.headers.get(STREAM_TOKEN_HEADER) ?? new URL(request.url).searchParams.get('token');
+
+  const authenticate = (request: SseRequest<Sent>): string | null | SseResponse => {
+    const holder = request.raw.state.caller!.credential.id;
+    if (request.method === 'PUT') {
+      if ((held.get(holder) ?? 0) >= perCredential) {
+        return refusal(429, 'Too Many Requests', `This credential holds ${perCredential} reserved event streams already: connect or end one first.`);
+      }
+      if (reservations.size >= maxReservations) return refusal(503, 'Service Unavailable', 'No event stream can be reserved now: try again later.');
+      const token = randomUUID();
+      const unclaimed = setTimeout(() => void forget(token), connectWithinMs);
+      unclaimed.unref();
+      reservations.set(token, { holder, unclaimed, operations: 0, lapsed: false });
+      held.set(holder, (held.get(holder) ?? 0) + 1);
+      request.raw.reserved = token;
+      return token;
+    }
+    const token = tokenOf(request);
+    if (!token) return null;
+    const reservation = reservations.get(token);
+    if (!reservation) return refusal(404, 'Not Found', 'No such event stream: reserve one first.');
+    if (reservation.holder !== holder) return refusal(403, 'Forbidden', 'This stream is not yours.');
+    return token;
+  };
+
+  /** An operation on a reserved stream finished (its `complete` queued): a lapsed stream ends after its last. */
+  const completed = (request: SseRequest<Sent>) => {
+    const token = tokenOf(request);
+    const reservation = token ? reservations.get(token) : undefined;
+    if (!reservation) return;
+    reservation.operations = Math.max(0, reservation.operations - 1);
+    if (reservation.lapsed && reservation.operations === 0) reservation.end?.();
+  };
+
+  /** The answer holding a reserved stream open: released when it ends, ended when its credential lapses. */
+  const connected = (token: string, state: RequestState, body: AsyncGenerator<string, void, undefined>, signal: AbortSignal, init: ResponseInit): Response => {
+    const reservation = reservations.get(token)!;
+    clearTimeout(reservation.unclaimed);
+    reservation.unclaimed = undefined;
+    let finished = false;
+    const end = () => void body.return(undefined);
+    const hold = credentialWatch.watch(state.caller!, () => {
+      reservation.lapsed = true;
+      if (reservation.operations === 0) end();
+      else setTimeout(end, LAST_ERRORS_WITHIN_MS).unref();
+    });
+    const unregister = streams.add(end);
+    reservation.end = end;
+    const finish = () => {
+      if (finished) return;
+      finished = true;
+      hold.release();
+      unregister();
+      release(token);
+    };
+    return eventStream(fetchAPI, body, signal, init, finish);
+  };
+
   return {
     onYogaInit({ yoga }) {
+      fetchAPI = yoga.fetchAPI;
       const prepare = operationPreparer(yoga as unknown as YogaServerInstance<Record<string, unknown>, GraphQLContext>, documents);
-      handler = createHandler(
-        {
-          authenticate(request) {
-            const raw = request.raw;
-            const holder = holderOf(raw.headers);
-            if (request.method === 'PUT') {
-              const token = randomUUID();
-              holders.set(token, holder);
-              if (holders.size > MAX_RESERVATIONS) holders.delete(holders.keys().next().value!);
-              return token;
-            }
-            const token = request.headers.get(STREAM_TOKEN_HEADER) ?? new URL(raw.url).searchParams.get('token');
-            if (!token) return null;
-            if (holders.get(token) !== holder) {
-              return [
-                JSON.stringify({ status: 'error', message: 'This stream is not yours.' }),
-                { status: 403, statusText: 'Forbidden', headers: { 'content-type': 'application/json; charset=utf-8' } },
-              ] as const;
-            }
-            return token;
-          },
-          async onSubscribe(request, params) {
-            const prepared = await prepare(states.get(request.raw)!, params);
-            // A refusal is the operation's result: graphql-sse tells a result from arguments by its `data`.
-            if (Array.isArray(prepared)) return { data: null, errors: prepared };
-            const { args, execute, subscribe } = prepared as PreparedOperation;
-            const operation = getOperationAST(args.document, args.operationName);
-            return (operation?.operation === 'subscription' ? subscribe : execute)(args as ExecutionArgs) as never;
-          },
+      handler = createHandler<Sent>({
+        authenticate(request) {
+          const token = tokenOf(request);
+          if (token && forgetting.has(token)) return token;
+          return authenticate(request);
         },
-        yoga.fetchAPI,
-      );
+        async onSubscribe(request, params) {
+          const sent = { ...params, ...(request.raw.documentId !== undefined ? { documentId: request.raw.documentId } : {}) };
+          const prepared = await prepare(request.raw.state, sent as RequestParams);
+          const token = tokenOf(request);
+          const reservation = token ? reservations.get(token) : undefined;
+          if (reservation) reservation.operations += 1;
+          // A refusal is the operation's result: graphql-sse tells a result from arguments by its `data`.
+          if (Array.isArray(prepared)) return { data: null, errors: prepared };
+          const { args, execute, subscribe } = prepared as PreparedOperation;
+          const operation = getOperationAST(args.document, args.operationName);
+          return (operation?.operation === 'subscription' ? subscribe : execute)(args as ExecutionArgs) as never;
+        },
+        onComplete(_context, request) {
+          completed(request);
+        },
+      });
     },
-    onRequest({ request, url, endResponse, serverContext }) {
-      if (url.pathname !== SSE_STREAM_PATH || !serverContext.state) return;
-      states.set(request, serverContext.state);
-      return handler(request).then(endResponse);
+    async onRequest({ request, url, endResponse, serverContext }) {
+      const state = serverContext.state;
+      if (url.pathname !== SSE_STREAM_PATH || !state) return;
+      const sent: Sent = { state };
+      let requestUrl = request.url;
+      let body: SseRequest['body'] = () => request.text();
+      if (request.method === 'GET' && url.searchParams.has('documentId')) {
+        // An operation by id: graphql-sse wants a query string, empty here (src/graphql/trusted-documents.ts reads the id).
+        sent.documentId = url.searchParams.get('documentId');
+        if (!url.searchParams.has('query')) {
+          const withQuery = new URL(url);
+          withQuery.searchParams.set('query', '');
+          requestUrl = withQuery.toString();
+        }
+      } else if (request.method === 'POST' && request.headers.get('content-type')?.includes('application/json')) {
+        const text = await request.text();
+        body = () => Promise.resolve(text);
+        try {
+          const data: unknown = JSON.parse(text);
+          if (isRecord(data)) {
+            sent.documentId = data['documentId'];
+            // Named by id (documentId or extensions.persistedQuery) without a text: an empty one for graphql-sse.
+            if (data['query'] == null && (data['documentId'] != null || isRecord(data['extensions']))) body = () => Promise.resolve(JSON.stringify({ ...data, query: '' }));
+          }
+        } catch {
+          // graphql-sse answers the unparsable body itself.
+        }
+      }
+      const [answer, init] = await handler({ method: request.method, url: requestUrl, headers: request.headers, body, raw: sent, context: undefined });
+      // A reservation graphql-sse then refused (an Accept it does not serve) holds nothing.
+      if (sent.reserved && init.status !== 201) release(sent.reserved);
+      if (!answer || typeof answer === 'string') return endResponse(new fetchAPI.Response(answer, init));
+      const token = tokenOf({ headers: request.headers, url: requestUrl });
+      if (token && reservations.has(token)) return endResponse(connected(token, state, answer, request.signal, init));
+      return endResponse(eventStream(fetchAPI, answer, request.signal, init));
     },
   };
+}
+
+/**
+ * graphql-sse's stream as yoga's answer, as graphql-sse's fetch adapter makes it: `finish` is called
+ * once the stream has ended, however (its last message sent, or its client gone).
+ */
+function eventStream(fetchAPI: FetchAPI, body: AsyncGenerator<string, void, undefined>, signal: AbortSignal, init: ResponseInit, finish = () => {}): Response {
+  const encoder = new fetchAPI.TextEncoder();
+  const stream = new fetchAPI.ReadableStream<Uint8Array>({
+    async pull(controller) {
+      const { done, value } = await body.next();
+      if (value != null) controller.enqueue(encoder.encode(value));
+      if (done) {
+        finish();
+        controller.close();
+      }
+    },
+    async cancel() {
+      finish();
+      await body.return(undefined);
+    },
+  });
+  const gone = () => {
+    finish();
+    void body.return(undefined);
+  };
+  if (signal.aborted) gone();
+  else signal.addEventListener('abort', gone, { once: true });
+  return new fetchAPI.Response(stream, init);
 }

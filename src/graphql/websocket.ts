@@ -10,7 +10,7 @@ import type { AuthContext } from '../context/types.js';
 import { AuthenticationError, DomainError } from '../errors/domain.js';
 import { describeError } from '../errors/log.js';
 import type { WriteCoalescer } from '../http/coalesce.js';
-import type { RequestState } from '../http/state.js';
+import { operationState, type RequestState } from '../http/state.js';
 import type { OpenStreams } from '../lib/streams.js';
 import { domainGraphQLError } from './errors.js';
 import type { GraphQLContext } from './builder.js';
@@ -79,9 +79,14 @@ function webSocketSink(socket: WebSocket, connection: Socket, id: string, maxBuf
   };
 }
 
-/** Terminates a socket whose unread output passes `maxBufferedBytes` (logged), rather than buffering for it: whether it did. */
+/** Sockets cut off for not reading: each is logged once, however many results were still on their way to it. */
+const cutOffSockets = new WeakSet<WebSocket>();
+
+/** Terminates a socket whose unread output passes `maxBufferedBytes` (logged once), rather than buffering for it: whether it did. */
 function cutOffUnread(socket: WebSocket, maxBufferedBytes: number, logger: Logger): boolean {
+  if (cutOffSockets.has(socket)) return true;
   if (socket.bufferedAmount <= maxBufferedBytes) return false;
+  cutOffSockets.add(socket);
   logger.warn({ buffered: socket.bufferedAmount }, 'graphql websocket cut off: the client does not read');
   socket.terminate();
   return true;
@@ -90,7 +95,7 @@ function cutOffUnread(socket: WebSocket, maxBufferedBytes: number, logger: Logge
 /**
  * The credential headers a client sends in `connection_init`'s payload, by any case, with the
  * upgrade's Host and Origin: a session minted for some origins refuses a socket a page of another
- * origin opened, as it refuses that page's HTTP requests (CONTRACT §7).
+ * origin opened, as it refuses that page's HTTP requests (docs/browser-apps.md).
  */
 function headersOf(payload: unknown, request: http.IncomingMessage): Headers {
   const headers = new Headers();
@@ -131,7 +136,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
       async onConnect(ctx) {
         const headers = headersOf(ctx.connectionParams, ctx.extra.request);
         try {
-          await options.authenticate(headers, { startedAt: performance.now(), path: options.path });
+          await options.authenticate(headers, operationState(options.path, headers, logger));
         } catch (error) {
           if (error instanceof DomainError) {
             logger.info({ reason: error.constructor.name }, 'graphql websocket refused');
@@ -149,7 +154,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
         return true;
       },
       async onSubscribe(ctx, id, payload) {
-        const state: RequestState = { startedAt: performance.now(), path: options.path, route: 'graphql' };
+        const state = operationState(options.path, ctx.extra.headers!, logger, 'graphql');
         try {
           state.caller = await options.authenticate(ctx.extra.headers!, state);
         } catch (error) {
@@ -157,7 +162,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
             ctx.extra.socket.close(CloseCode.Forbidden, 'Forbidden');
             return [];
           }
-          if (error instanceof DomainError) return [domainGraphQLError(error)];
+          if (error instanceof DomainError) return [domainGraphQLError(error, undefined, { transport: false })];
           throw error;
         }
         // A registered document travels as its id in extensions.persistedQuery, beside an empty query.
@@ -180,7 +185,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
         const socket = ctx.extra.socket;
         if (cutOffUnread(socket, options.maxBufferedBytes, logger)) return;
         // A stream whose credential lapsed ends with that error (src/graphql/subscriptions.ts); the
-        // socket, whose credential it is, closes with 4403 once the error is on its way (CONTRACT §7).
+        // socket, whose credential it is, closes with 4403 once the error is on its way (docs/browser-apps.md).
         if (result.errors?.some((error) => LAPSED.has(error.extensions?.code as string))) {
           setTimeout(() => socket.close(CloseCode.Forbidden, 'Forbidden'), 10).unref();
         }

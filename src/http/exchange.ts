@@ -1,5 +1,5 @@
 import { STATUS_CODES } from 'node:http';
-import { ServerResponse } from '../lib/response.js';
+import { FetchResponse } from '../lib/response.js';
 
 /** A REST failure that is about the HTTP exchange itself, not the domain. */
 export class HttpError extends Error {
@@ -13,7 +13,7 @@ export class HttpError extends Error {
 }
 
 export function json(status: number, body: unknown, headers: Record<string, string> = {}): Response {
-  return new ServerResponse(JSON.stringify(body), {
+  return new FetchResponse(JSON.stringify(body), {
     status,
     statusText: STATUS_CODES[status] ?? '',
     headers: { 'content-type': 'application/json; charset=utf-8', ...headers },
@@ -84,7 +84,7 @@ export async function readJson(request: Request, limit: number): Promise<unknown
   }
 }
 
-/** The answer to a path no route has (CONTRACT §2). */
+/** The answer to a path no route has (docs/conventions.md). */
 export function routeNotFound(): Response {
   return json(404, { status: 'error', message: 'Route not found.' });
 }

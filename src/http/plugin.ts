@@ -3,8 +3,9 @@ import type { Logger } from 'pino';
 import { rateLimitHeaders } from '../context/rate-limit.js';
 import { methodNotAllowed, routeNotFound } from './exchange.js';
 import type { RouteTable } from './routes.js';
+import { requestIdOf } from './request-id.js';
 import { beginRequest, type RequestState, type ServerContext } from './state.js';
-import { ServerResponse } from '../lib/response.js';
+import { FetchResponse } from '../lib/response.js';
 
 export interface RoutingOptions {
   table: RouteTable;
@@ -20,7 +21,7 @@ export interface RoutingOptions {
 /** A HEAD answer: GET's status and headers without its body, which is let go of (a streamed file is not left half-read). */
 async function headOf(response: Response): Promise<Response> {
   await response.body?.cancel();
-  return new ServerResponse(null, { status: response.status, headers: response.headers });
+  return new FetchResponse(null, { status: response.status, headers: response.headers });
 }
 
 /**
@@ -28,29 +29,33 @@ async function headOf(response: Response): Promise<Response> {
  * and its route from the one table; a credential route's caller is authenticated and counted
  * there, before anything of the request is read; a route answers, or (GraphQL) hands the request
  * on to yoga's pipeline. `onResponse` does for every answer, whoever gave it, what every answer
- * needs: the rate-limit headers of what was counted, `Vary: Origin` while CORS is on, the request
- * metrics, and the access line (method, path without its query string, status, duration).
+ * needs: its `X-Request-Id`, the rate-limit headers of what was counted, `Vary: Origin` while CORS
+ * is on, the request metrics, and the access line (method, path without its query string, status,
+ * duration), logged by the request's own logger like every line of the request.
  */
 export function routingPlugin(options: RoutingOptions): Plugin<Record<string, unknown>, ServerContext> {
   const { table, logger, varyOnOrigin } = options;
   return {
     async onRequest({ request, url, endResponse, serverContext }) {
-      const state = beginRequest(serverContext, url.pathname);
+      const state = beginRequest(serverContext, url.pathname, request, logger);
       const match = table.find(request.method, url.pathname);
       if (!match) return endResponse(routeNotFound());
       if ('allow' in match) return endResponse(methodNotAllowed(match.allow));
       const { route, params } = match;
       state.route = route.label;
       try {
-        if (route.auth === 'credential' && !route.open?.(request)) state.caller = await options.authenticate(request.headers, state);
+        if (route.auth === 'credential') state.caller = await options.authenticate(request.headers, state);
         const answer = await route.handle({ request, url, params, state });
         if (answer) endResponse(request.method === 'HEAD' ? await headOf(answer) : answer);
       } catch (error) {
-        endResponse(route.refuse(error));
+        endResponse(route.refuse(error, state.log, request));
       }
     },
     onResponse({ request, response, serverContext }) {
       const state = serverContext.state;
+      // Every answer names its request; one given before any route is looked up (a CORS preflight) gets its own id.
+      const requestId = state?.requestId ?? requestIdOf(request.headers);
+      response.headers.set('x-request-id', requestId);
       if (state?.rateLimit) {
         for (const [name, value] of Object.entries(rateLimitHeaders(state.rateLimit.state, state.rateLimit.exceeded))) response.headers.set(name, value);
       }
@@ -64,7 +69,7 @@ export function routingPlugin(options: RoutingOptions): Plugin<Record<string, un
       options.observe(route, request.method, response.status, state?.startedAt);
       if (logger.isLevelEnabled('info')) {
         const ms = state ? Math.round(performance.now() - state.startedAt) : undefined;
-        logger.info({ method: request.method, path, status: response.status, ms }, 'request');
+        (state?.log ?? logger).info({ method: request.method, path, status: response.status, ms, ...(state ? {} : { requestId }) }, 'request');
       }
     },
   };

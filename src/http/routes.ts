@@ -1,4 +1,5 @@
 import FindMyWay, { type HTTPMethod } from 'find-my-way';
+import type { Logger } from 'pino';
 import type { RequestState } from './state.js';
 
 export const ROUTE_METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -27,10 +28,11 @@ export interface HttpRoute {
   /** The label of its requests in metrics (`GET /contacts/:contact`). */
   label: string;
   auth: RouteAuth;
-  /** For a credential route: whether this request is served without one (the GraphiQL page). */
-  open?: (request: Request) => boolean;
-  /** The answer to a request refused before the route runs (authentication, rate limit, outage), in the route's own shape. */
-  refuse: (error: unknown) => Response;
+  /**
+   * The answer to a request refused before the route runs (authentication, rate limit, outage), in the route's own shape;
+   * an unexpected failure is logged on `log`, the request's logger.
+   */
+  refuse: (error: unknown, log: Logger, request: Request) => Response;
   /** Answers the request; undefined hands it on to yoga's GraphQL handling. */
   handle(call: RouteCall): Promise<Response | undefined>;
 }

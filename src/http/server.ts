@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
+import { randomUUID } from 'node:crypto';
 import { hostName } from '../lib/host.js';
 
 /** The longest request line (method, target, version) the server reads; a longer one is 414. */
@@ -28,11 +29,12 @@ function errorBody(message: string): string {
   return JSON.stringify({ status: 'error', message });
 }
 
-function answer(response: http.ServerResponse, status: number, message: string): void {
+function answer(response: http.ServerResponse, status: number, message: string, requestId: string): void {
   const body = errorBody(message);
   response.writeHead(status, {
     'content-type': 'application/json; charset=utf-8',
     'content-length': Buffer.byteLength(body),
+    'x-request-id': requestId,
     connection: 'close',
   });
   response.end(body);
@@ -95,9 +97,10 @@ function refuseHead(logger: Logger, refused: WeakSet<Socket>, answering: Answeri
     } else if (error.code === 'HPE_HEADER_TIMEOUT' || error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
       [status, message] = [408, 'Request timeout.'];
     }
-    logger.info({ code: error.code, status }, 'malformed request refused');
+    const requestId = randomUUID();
+    logger.info({ code: error.code, status, requestId }, 'malformed request refused');
     // A head pipelined behind requests still being answered is refused after their answers, not inside them.
-    answering.whenIdle(socket, () => endWith(socket, status, message));
+    answering.whenIdle(socket, () => endWith(socket, status, message, requestId));
   };
 }
 
@@ -140,7 +143,7 @@ function drain(socket: Socket): void {
  * Writes an answer on a socket the HTTP parser no longer serves and closes it once the client has
  * read it: what the client still sends is read and dropped meanwhile, so that it sees no reset.
  */
-function endWith(socket: Socket, status: number, message: string): void {
+function endWith(socket: Socket, status: number, message: string, requestId: string): void {
   if (!socket.writable) {
     socket.destroy();
     return;
@@ -149,7 +152,7 @@ function endWith(socket: Socket, status: number, message: string): void {
   drain(socket);
   socket.end(
     `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+      `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
   );
   setTimeout(() => socket.destroy(), LINGER_MS).unref();
 }
@@ -175,10 +178,12 @@ export function createHttpServer(app: NodeHandler, logger: Logger, options: { ke
     underWay.track(request.socket, response);
     const refusal = prepare(request);
     if (refusal) {
-      logger.info({ status: refusal.status }, 'malformed request refused');
+      // The request's head is not trusted: its answer and log line name a new id.
+      const requestId = randomUUID();
+      logger.info({ status: refusal.status, requestId }, 'malformed request refused');
       // What the client still sends is read and dropped before the connection closes.
       request.resume();
-      answer(response, refusal.status, refusal.message);
+      answer(response, refusal.status, refusal.message, requestId);
       return;
     }
     app(request, response);
@@ -190,8 +195,9 @@ export function createHttpServer(app: NodeHandler, logger: Logger, options: { ke
   if (app.upgrade) server.on('upgrade', app.upgrade);
   // The server is no proxy: CONNECT, which node:http hands over as a bare socket, is answered here.
   server.on('connect', (_request: http.IncomingMessage, socket: Socket) => {
-    logger.info({ status: 405 }, 'malformed request refused');
-    endWith(socket, 405, 'Method not allowed.');
+    const requestId = randomUUID();
+    logger.info({ status: 405, requestId }, 'malformed request refused');
+    endWith(socket, 405, 'Method not allowed.', requestId);
   });
   return server;
 }

@@ -1,6 +1,8 @@
 import type http from 'node:http';
+import type { Logger } from 'pino';
 import type { AuthContext } from '../context/types.js';
 import type { RateLimitState } from '../errors/domain.js';
+import { requestIdOf, requestTraceId } from './request-id.js';
 
 /**
  * What one request carries from the moment it arrives until its answer leaves: who is calling,
@@ -13,6 +15,10 @@ export interface RequestState {
   readonly startedAt: number;
   /** The request path (no query string: it may hold personal data), for the access log. */
   readonly path: string;
+  /** Its `X-Request-Id` (src/http/request-id.ts): sent back on its answer, on every line it logs. */
+  readonly requestId: string;
+  /** The logger of this request: every line carries its `requestId` (and `traceId` when it has one). */
+  readonly log: Logger;
   /** The route's metrics label (`GET /contacts/:contact`, `graphql <operation>`); unset until a route is found. */
   route?: string;
   /** The authenticated caller, once authenticated. */
@@ -33,11 +39,15 @@ export interface ServerContext {
 }
 
 /** Begins the state of a request on its server context. */
-export function beginRequest(serverContext: ServerContext, path: string): RequestState {
+export function beginRequest(serverContext: ServerContext, path: string, request: Request, logger: Logger): RequestState {
   const { req, res } = serverContext;
+  const requestId = requestIdOf(request.headers);
+  const traceId = requestTraceId(request.headers);
   const state: RequestState = {
     startedAt: performance.now(),
     path,
+    requestId,
+    log: logger.child(traceId ? { requestId, traceId } : { requestId }),
     ...(req && res && typeof res.destroy === 'function' ? { connection: { req, res } } : {}),
   };
   serverContext.state = state;
@@ -46,15 +56,26 @@ export function beginRequest(serverContext: ServerContext, path: string): Reques
 
 /**
  * Ends the connection of an answer whose body failed after its head was sent (true when it did):
- * the client sees the answer cut off (no final chunk, the connection closed) instead of waiting
+ * the client sees an unfinished answer (no final chunk, the connection closed) instead of waiting
  * on it. The request is no longer listened to, so that the closing connection reaches nothing of
  * the abandoned answer.
  */
-export function cutOff(state: RequestState): boolean {
+export function endConnection(state: RequestState): boolean {
   const connection = state.connection;
   if (!connection || connection.res.writableEnded) return false;
   connection.req.removeAllListeners('error');
   connection.req.on('error', () => {});
   connection.res.destroy();
   return true;
+}
+
+/**
+ * The state of an operation that arrives on a connection already open rather than as a request of
+ * its own (a WebSocket's `connection_init` or `subscribe`): its id and logger from the headers the
+ * connection was opened with.
+ */
+export function operationState(path: string, headers: Pick<Headers, 'get'>, logger: Logger, route?: string): RequestState {
+  const requestId = requestIdOf(headers);
+  const traceId = requestTraceId(headers);
+  return { startedAt: performance.now(), path, requestId, log: logger.child(traceId ? { requestId, traceId } : { requestId }), ...(route ? { route } : {}) };
 }

@@ -12,7 +12,7 @@ import { Agent, fetch, type RequestInit, type Response } from 'undici';
  * then too.
  */
 
-/** Whether outbound targets may be private addresses (CONTRACT §5). */
+/** Whether outbound targets may be private addresses (docs/operating-safely.md, Outbound targets). */
 export type TargetPolicy = 'allow' | 'deny';
 
 /** Resolves a host name to its addresses, as `dns.lookup(name, { all: true })` does. */

@@ -1,5 +1,5 @@
 /**
- * Credentials out of text a provider wrote (CONTRACT §10): a provider's error may echo the token
+ * Credentials out of text a provider wrote (docs/operating-safely.md, Staying up): a provider's error may echo the token
  * it was sent, and that text is stored as a message's failureReason, shown in views and events,
  * and logged. Each credential is replaced by `***` as written, URL-encoded and JSON-escaped; a
  * credential that is a URL with a password (an SMTP URL) also has the password alone replaced.

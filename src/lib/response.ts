@@ -6,4 +6,4 @@ import { Response } from '@whatwg-node/fetch';
  * body as a web stream that the adapter then has to read back, which cost about a tenth of a
  * REST page's CPU.
  */
-export const ServerResponse: typeof globalThis.Response = Response;
+export const FetchResponse: typeof globalThis.Response = Response;

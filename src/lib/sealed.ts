@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 
 /**
- * Secrets at rest (CONTRACT §6): provider credentials and webhook signing secrets are stored
+ * Secrets at rest (docs/channels.md): provider credentials and webhook signing secrets are stored
  * sealed with AES-256-GCM under SECRETS_KEY, never in clear. A sealed value names the key that
  * sealed it (the first 8 hex digits of its SHA-256), so a rotation can read values sealed with
  * the previous key while it re-seals them, and a wrong key is told apart from a damaged value.

@@ -10,7 +10,7 @@ export function keyFilePath(pgliteDir: string): string {
 }
 
 /**
- * The sealer of this process (CONTRACT §6): SECRETS_KEY (with SECRETS_KEY_PREVIOUS during a
+ * The sealer of this process (docs/channels.md): SECRETS_KEY (with SECRETS_KEY_PREVIOUS during a
  * rotation) when set. Otherwise, on the embedded database, a key generated once into
  * `secrets.key` (mode 0600) beside its directory — or kept in memory for an in-memory one; on
  * PostgreSQL, none: secrets can then be neither stored nor opened.

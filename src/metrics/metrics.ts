@@ -3,7 +3,7 @@ import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AppDeps } from '../context/deps.js';
 import { describeError } from '../errors/log.js';
 import { processMetrics } from './process.js';
-import { ServerResponse } from '../lib/response.js';
+import { FetchResponse } from '../lib/response.js';
 
 /** Distinct GraphQL operation names given their own label; later new names count as `other`. */
 export const MAX_OPERATION_NAMES = 100;
@@ -129,7 +129,7 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
     async scrape() {
       const process = processMetrics();
       const text = (await registry.metrics()) + (await process.metrics());
-      return new ServerResponse(text, { status: 200, headers: { 'content-type': registry.contentType } });
+      return new FetchResponse(text, { status: 200, headers: { 'content-type': registry.contentType } });
     },
   };
 }

@@ -1,11 +1,18 @@
+import type { z } from 'zod';
+import type { Channel } from '../generated/prisma/client.js';
+import type { OutboundClient } from '../lib/outbound-http.js';
+import type { EmailStore } from './smtp/email.js';
+
 /**
  * What a channel's provider does, in terms neither side owns: the outbox worker hands it a
  * message and gets an outcome back; a webhook route hands it a request and gets provider-neutral
  * inbound events back. A provider knows nothing of contacts or conversations; the domain knows
- * nothing of WhatsApp, Twilio or SMTP.
+ * nothing of any one provider: each is a folder under src/providers/ exporting one
+ * `ProviderDescriptor`, and src/providers/registry.ts lists them (docs/providers.md).
  */
 
-export type ProviderName = 'webhook' | 'whatsapp_cloud' | 'twilio' | 'smtp';
+/** A provider's name as channels store it (`channels.provider`): its descriptor's `name`. */
+export type ProviderName = string;
 
 /**
  * When a provider says something happened, from its timestamp in whole seconds (WhatsApp's Unix
@@ -138,3 +145,179 @@ export interface InboundStatus {
 }
 
 export type InboundEvent = InboundMessage | InboundStatus;
+
+/** A stored inbound event as a parser reads it. */
+export interface InboundRaw {
+  body: Buffer;
+  headers: Record<string, string>;
+  receivedAt: Date;
+  channel: Pick<Channel, 'providerSettings'>;
+  /** The stored event's id (an email's attachments are read back from it). */
+  eventId?: string;
+}
+
+/**
+ * Reads a provider's stored webhook into events, in groups by the channel they are for: a group
+ * without `route` is the receiving channel's; one with a route belongs to the workspace's channel
+ * whose `routeSetting` has that value (one webhook URL may serve several channels of a provider).
+ */
+export interface InboundParser {
+  routeSetting?: string;
+  /** The credential that signs the webhook: a group is routed only to a channel with the same one. */
+  routeSecret?: string;
+  parse(raw: InboundRaw): InboundGroup[] | Promise<InboundGroup[]>;
+}
+
+export interface InboundGroup {
+  route?: string;
+  events: InboundEvent[];
+  /** Why an item of the group is not taken, one reason each (never its content): logged and counted, nothing applied. */
+  unsupported?: string[];
+}
+
+/** What a process gives every provider when it builds them: clients, timeouts and the operator's settings. */
+export interface ProviderTools {
+  /** How long a provider API or webhook receiver may take to answer. */
+  timeoutMs: number;
+  /** The client for URLs the gateway did not choose (webhook receivers, media links): WEBHOOK_PRIVATE_TARGETS applies. */
+  guarded: OutboundClient;
+  /** The client for provider APIs, whose URLs are the operator's own settings. */
+  api: OutboundClient;
+  /** The gateway's public base URL (PUBLIC_URL): callbacks a provider is told to call. */
+  publicUrl: string;
+  /** The process's settings (src/env.ts): a provider reads its own (an API's base URL) by name. */
+  settings: Readonly<Record<string, unknown>>;
+  /** Stored inbound emails and their threads, which the domain keeps (src/modules/inbound/email.store.ts). */
+  email?: EmailStore | undefined;
+}
+
+/** A provider setting as an admin flag: its flag name and its rule. */
+export interface SettingSpec {
+  flag: string;
+  schema: z.ZodType<string>;
+}
+
+/** A channel as a webhook route finds it, with its credentials opened. */
+export interface InboundChannel {
+  channel: Pick<Channel, 'id' | 'workspaceId' | 'provider' | 'status'>;
+  secrets: Record<string, string>;
+}
+
+/** What the app supplies every provider's webhook route: the channel lookup, the refusal, the body, the store. */
+export interface WebhookParts {
+  /** The active channel of `provider` a path names, or null (an unknown, inactive or other-provider channel is a 404). */
+  channelOf(id: string | undefined, provider: ProviderName): Promise<InboundChannel | null>;
+  refuse(provider: ProviderName, outcome: string, status: number, message: string, channelId: string | undefined): Response;
+  /** Counts a webhook's outcome that is not a refusal (a verification handshake answered). */
+  count(provider: ProviderName, outcome: string): void;
+  /** The body within the webhook body limit (docs/providers.md, Inbound), or the 413 refusal. */
+  body(request: Request, provider: ProviderName, channelId: string): Promise<{ bytes: Buffer } | { refused: Response }>;
+  /** Stores the verified event with the delivery that will process it, and counts it accepted. */
+  store(channel: InboundChannel['channel'], provider: ProviderName, headers: Record<string, string>, body: Buffer): Promise<void>;
+  /** The gateway's public base URL (PUBLIC_URL): the URL providers sign. */
+  publicUrl: string;
+}
+
+/** A webhook request as its route sees it. */
+export interface WebhookCall {
+  request: Request;
+  url: URL;
+  /** Path parameters as the route's pattern matched them. */
+  params: Record<string, string | undefined>;
+}
+
+/**
+ * A provider webhook, declared once: the route table serves it and the OpenAPI document lists it
+ * with the signature it must carry. No credential: the route checks the provider's signature
+ * itself, since only it knows the channel and so the secret.
+ */
+export interface WebhookDeclaration<Parts = WebhookParts> {
+  method: 'GET' | 'POST';
+  /** The absolute path, with `:name` path parameters. */
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  params: z.ZodObject;
+  query?: z.ZodObject;
+  /** The header carrying the provider's signature, described for the document; none for a verification handshake. */
+  signature?: { header: string; description: string };
+  /** The body a provider posts. */
+  body?: { contentType: string; description: string };
+  /** Every answer, by status. */
+  responses: { [status: number]: { description: string; contentType?: string } };
+  /** Answers a call, with what the app supplies every webhook route. */
+  handler(call: WebhookCall, parts: Parts): Promise<Response>;
+}
+
+/** What a provider needs of a recipient: a phone with an E.164 form, or an email address. */
+export type AddressKind = 'phone' | 'email';
+
+/**
+ * A provider, whole: everything the gateway knows of it is here, and a provider is added by
+ * writing its folder and listing its descriptor in src/providers/registry.ts (docs/architecture.md,
+ * "Adding a provider").
+ */
+export interface ProviderDescriptor {
+  /** Stored in `channels.provider` and given to `--provider`. */
+  name: ProviderName;
+  /** How a refusal names the provider to a caller ("WhatsApp", "SMS"). */
+  label: string;
+  /** The channel type the provider carries; undefined: any. */
+  channelType?: 'whatsapp' | 'sms' | 'email' | 'webchat';
+  /** Settings that may be shown (listings), by key, with their admin flags. */
+  settings: Record<string, SettingSpec>;
+  /** Credentials, stored sealed and never shown. */
+  secrets: Record<string, SettingSpec>;
+  /** Settings that may be shown, derived from the credentials (a URL with its password masked). */
+  shown?: (secrets: Record<string, string>) => Record<string, string>;
+  /** The admin commands' help for the provider's flags. */
+  cliHelp: string;
+  /** What a recipient must have to be reached (never a group); undefined: anyone the channel's webhook receiver can find. */
+  reaches?: AddressKind;
+  /**
+   * How long after the contact's last inbound message a free-form text may still be sent;
+   * afterwards only templates go (docs/providers.md, Outbound). Undefined: no window.
+   */
+  textWindowMs?: number;
+  /** Whether the provider is told when the team read a conversation (its outbound provider's `markRead`). */
+  readReceipts?: boolean;
+  /** The outbound request, built once per process. */
+  outbound(tools: ProviderTools): OutboundProvider;
+  /** Reading inbound events: the stored event's parser and the webhook routes that store them. */
+  inbound?: {
+    parser(tools: ProviderTools): InboundParser;
+    webhooks: WebhookDeclaration[];
+    /** What the operator gives the provider so replies arrive (a URL to paste, an address), printed by the admin commands. */
+    address(publicUrl: string, channel: { id: string; providerSettings?: unknown }): string | null;
+  };
+  /** Fetching an inbound message's files with the channel's credentials. */
+  media?(tools: ProviderTools): MediaFetcher;
+  /**
+   * Room for facts about the provider's limits, filled in by the code that uses them: its default
+   * send rate, and the error codes that mean "rate limited" or "the person opted out".
+   */
+  limits?: {
+    defaultRatePerSecond?: number;
+    rateLimitedCodes?: readonly string[];
+    optedOutCodes?: readonly string[];
+  };
+}
+
+/** A file a provider holds for an inbound message, opened for streaming. */
+export interface OpenedMedia {
+  body: ReadableStream<Uint8Array>;
+  contentType: string | null;
+  /** The number of bytes `body` yields, when the provider's answer states it; null otherwise (never a size declared elsewhere). */
+  length: number | null;
+}
+
+/** The provider could not hand the file over: the media endpoint answers 502 with this message. */
+export class MediaUnavailable extends Error {
+  override name = 'MediaUnavailable';
+}
+
+export interface MediaFetcher {
+  /** Opens the file `ref` names with the channel's credentials; at most `limitBytes` are ever read. */
+  open(channel: ProviderChannel, ref: string, limitBytes: number): Promise<OpenedMedia>;
+}

@@ -1,49 +1,27 @@
 import type { Channel } from '../generated/prisma/client.js';
-import { createOutboundClient, type OutboundClient, type Resolver, type TargetPolicy } from '../lib/outbound-http.js';
-import type { InboundEvent, OutboundProvider, ProviderName } from './provider.js';
-import { acceptProvider, eventWebhookProvider, webhookProvider, type EventProvider } from './webhook/send.js';
-import { whatsappProvider } from './whatsapp/send.js';
-import { parseWebhook } from './whatsapp/inbound.js';
-import { whatsappMedia, type MediaFetcher } from './whatsapp/media.js';
-import { twilioProvider } from './twilio/send.js';
-import { parseTwilioWebhook, TWILIO_KIND_HEADER } from './twilio/inbound.js';
-import { twilioMedia } from './twilio/media.js';
+import { createOutboundClient, type Resolver, type TargetPolicy } from '../lib/outbound-http.js';
+import type { InboundParser, MediaFetcher, OutboundProvider, ProviderDescriptor, ProviderName, ProviderTools, WebhookDeclaration } from './provider.js';
 import type { EmailStore } from './smtp/email.js';
-import { parseEmail } from './smtp/inbound.js';
-import { smtpMedia } from './smtp/media.js';
-import { smtpProvider } from './smtp/send.js';
-import { DEFAULT_MAX_RATE as webhookRate } from './webhook/rate.js';
-import { DEFAULT_MAX_RATE as whatsappRate } from './whatsapp/rate.js';
-import { DEFAULT_MAX_RATE as twilioRate } from './twilio/rate.js';
-import { DEFAULT_MAX_RATE as smtpRate } from './smtp/rate.js';
+import { smtp } from './smtp/descriptor.js';
+import { twilio } from './twilio/descriptor.js';
+import { eventWebhookProvider, type EventProvider } from './webhook/send.js';
+import { webhook } from './webhook/descriptor.js';
+import { whatsappCloud } from './whatsapp/descriptor.js';
 
-/** A stored inbound event as a parser reads it. */
-export interface InboundRaw {
-  body: Buffer;
-  headers: Record<string, string>;
-  receivedAt: Date;
-  channel: Pick<Channel, 'providerSettings'>;
-  /** The stored event's id (an email's attachments are read back from it). */
-  eventId?: string;
+/** Every provider a channel can have: one descriptor each, from its folder (docs/architecture.md, "Adding a provider"). */
+export const PROVIDERS: readonly ProviderDescriptor[] = [webhook, whatsappCloud, twilio, smtp];
+
+/** The provider a channel has by default. */
+export const DEFAULT_PROVIDER = webhook.name;
+
+/** The descriptor of `name` among `list`, or undefined. */
+export function findProvider(name: string, list: readonly ProviderDescriptor[] = PROVIDERS): ProviderDescriptor | undefined {
+  return list.find((descriptor) => descriptor.name === name);
 }
 
-/**
- * Reads a provider's stored webhook into events, in groups by the channel they are for: a group
- * without `route` is the receiving channel's; one with a route belongs to the workspace's channel
- * whose `routeSetting` has that value (WhatsApp sends every number of an app to one URL).
- */
-export interface InboundParser {
-  routeSetting?: string;
-  /** The credential that signs the webhook: a group is routed only to a channel with the same one. */
-  routeSecret?: string;
-  parse(raw: InboundRaw): InboundGroup[] | Promise<InboundGroup[]>;
-}
-
-export interface InboundGroup {
-  route?: string;
-  events: InboundEvent[];
-  /** Why an item of the group is not taken, one reason each (never its content): logged and counted, nothing applied. */
-  unsupported?: string[];
+/** Every provider's webhook routes, in the list's order. */
+export function providerWebhooks(list: readonly ProviderDescriptor[] = PROVIDERS): WebhookDeclaration[] {
+  return list.flatMap((descriptor) => descriptor.inbound?.webhooks ?? []);
 }
 
 export type InboundParsers = (provider: ProviderName) => InboundParser;
@@ -53,65 +31,56 @@ export interface ProviderOptions {
   timeoutMs: number;
   /** WEBHOOK_PRIVATE_TARGETS, for URLs the gateway did not choose (webhooks, media links). */
   targets: TargetPolicy;
-  whatsapp: { baseUrl: string; version: string };
-  /** TWILIO_API_URL, and PUBLIC_URL for the status callbacks (defaults: Twilio's API, http://localhost:4000). */
-  twilio?: { baseUrl: string; publicUrl: string };
+  /** PUBLIC_URL: callbacks a provider is told to call (default http://localhost:4000). */
+  publicUrl?: string;
+  /** The process's settings (src/env.ts), from which each provider reads its own (an API's base URL); unset ones take their defaults. */
+  settings?: Readonly<Record<string, unknown>>;
   /** Replaces the system's DNS for guarded targets (tests). */
   resolve?: Resolver;
   /** Email threads and stored emails (src/modules/inbound/email.store.ts): replies thread, attachments are read back. */
   email?: EmailStore;
 }
 
-/** Everything the delivery worker and the inbound routes need of the providers, built once per process. */
+/** Everything the delivery worker, the inbound routes and the services need of the providers, built once per process. */
 export interface Providers {
-  outbound(channel: Pick<Channel, 'provider' | 'webhookUrl'>): OutboundProvider;
+  /** The descriptors these were built from. */
+  readonly list: readonly ProviderDescriptor[];
+  outbound(channel: Pick<Channel, 'provider'>): OutboundProvider;
   parsers: InboundParsers;
   media(provider: ProviderName): MediaFetcher | null;
   events: EventProvider;
   close(): Promise<void>;
 }
 
-export function createProviders(options: ProviderOptions): Providers {
+/** Builds each listed provider once; a channel whose provider is not listed is sent as the default provider's. */
+export function createProviders(options: ProviderOptions, list: readonly ProviderDescriptor[] = PROVIDERS): Providers {
   // URLs an operator or a person typed go through the target policy; provider APIs are the operator's own settings.
-  const guarded: OutboundClient = createOutboundClient({ policy: options.targets, timeoutMs: options.timeoutMs, ...(options.resolve ? { resolve: options.resolve } : {}) });
-  const api: OutboundClient = createOutboundClient({ policy: 'allow', timeoutMs: options.timeoutMs });
-  const http = { exchange: api.exchange, timeoutMs: options.timeoutMs };
-  const webhook = webhookProvider({ timeoutMs: options.timeoutMs, client: guarded });
-  const whatsapp = whatsappProvider({ ...options.whatsapp, http });
-  const whatsappParser: InboundParser = {
-    routeSetting: 'phoneNumberId',
-    routeSecret: 'appSecret',
-    parse(raw) {
-      const own = (raw.channel.providerSettings as Record<string, unknown>).phoneNumberId;
-      return [...parseWebhook(raw.body, raw.receivedAt)].map(([number, events]) => (number === '' || number === own ? { events } : { route: number, events }));
-    },
+  const guarded = createOutboundClient({ policy: options.targets, timeoutMs: options.timeoutMs, ...(options.resolve ? { resolve: options.resolve } : {}) });
+  const api = createOutboundClient({ policy: 'allow', timeoutMs: options.timeoutMs });
+  const tools: ProviderTools = {
+    timeoutMs: options.timeoutMs,
+    guarded,
+    api,
+    publicUrl: options.publicUrl ?? 'http://localhost:4000',
+    settings: options.settings ?? {},
+    email: options.email,
   };
-  const media = whatsappMedia({ ...options.whatsapp, api, guarded });
-  const twilioSettings = options.twilio ?? { baseUrl: 'https://api.twilio.com', publicUrl: 'http://localhost:4000' };
-  const twilio = twilioProvider({ ...twilioSettings, http });
-  const twilioParser: InboundParser = {
-    parse: (raw) => [parseTwilioWebhook(raw.body, raw.headers[TWILIO_KIND_HEADER] === 'status' ? 'status' : 'message', raw.receivedAt)],
-  };
-  const twilioFiles = twilioMedia({ baseUrl: twilioSettings.baseUrl, guarded });
-  const smtp = smtpProvider({ timeoutMs: options.timeoutMs, store: options.email });
-  const smtpParser: InboundParser = {
-    parse: async (raw) => [{ events: await parseEmail({ ...raw, eventId: raw.eventId ?? '' }) }],
-  };
-  const emailMedia = smtpMedia(options.email);
+  const built = new Map(
+    list.map((descriptor) => [
+      descriptor.name,
+      { outbound: descriptor.outbound(tools), parser: descriptor.inbound?.parser(tools) ?? null, media: descriptor.media?.(tools) ?? null },
+    ]),
+  );
+  const fallback = built.get(DEFAULT_PROVIDER) ?? { outbound: webhook.outbound(tools), parser: null, media: null };
   return {
-    outbound(channel) {
-      if (channel.provider === 'whatsapp_cloud') return whatsapp;
-      if (channel.provider === 'twilio') return twilio;
-      if (channel.provider === 'smtp') return smtp;
-      return channel.webhookUrl ? webhook : acceptProvider;
-    },
+    list,
+    outbound: (channel) => (built.get(channel.provider) ?? fallback).outbound,
     parsers(provider) {
-      if (provider === 'whatsapp_cloud') return whatsappParser;
-      if (provider === 'twilio') return twilioParser;
-      if (provider === 'smtp') return smtpParser;
-      throw new Error(`no inbound parser for provider ${provider}`);
+      const parser = built.get(provider)?.parser;
+      if (!parser) throw new Error(`no inbound parser for provider ${provider}`);
+      return parser;
     },
-    media: (provider) => (provider === 'whatsapp_cloud' ? media : provider === 'twilio' ? twilioFiles : provider === 'smtp' ? emailMedia : null),
+    media: (provider) => built.get(provider)?.media ?? null,
     events: eventWebhookProvider({ timeoutMs: options.timeoutMs, client: guarded }),
     async close() {
       await Promise.all([guarded.close(), api.close()]);
@@ -119,15 +88,15 @@ export function createProviders(options: ProviderOptions): Providers {
   };
 }
 
-/** Each provider's default broadcast pace, in messages a second (docs/broadcasts.md#pacing). */
-const DEFAULT_RATES: Record<ProviderName, number> = {
-  webhook: webhookRate,
-  whatsapp_cloud: whatsappRate,
-  twilio: twilioRate,
-  smtp: smtpRate,
-};
+/** A provider's broadcast pace when its descriptor states none, in messages a second (docs/broadcasts.md#pacing). */
+const FALLBACK_RATE_PER_SECOND = 1;
 
-/** A channel's broadcast pace: its own `max_rate_per_second`, else its provider's default. */
-export function maxRatePerSecond(channel: Pick<Channel, 'provider' | 'maxRatePerSecond'>): number {
-  return channel.maxRatePerSecond ?? DEFAULT_RATES[channel.provider];
+/**
+ * A channel's broadcast pace: its own `max_rate_per_second`, else its provider's default
+ * (`limits.defaultRatePerSecond` in the descriptor); a provider not listed is paced as the default provider.
+ */
+export function maxRatePerSecond(channel: Pick<Channel, 'provider' | 'maxRatePerSecond'>, list: readonly ProviderDescriptor[] = PROVIDERS): number {
+  if (channel.maxRatePerSecond != null) return channel.maxRatePerSecond;
+  const descriptor = findProvider(channel.provider, list) ?? findProvider(DEFAULT_PROVIDER, list);
+  return descriptor?.limits?.defaultRatePerSecond ?? FALLBACK_RATE_PER_SECOND;
 }

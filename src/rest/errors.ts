@@ -28,7 +28,7 @@ export interface RestError {
 /** The REST answer to an expected failure, or null for an unexpected one. */
 export function expectedRestError(error: unknown): RestError | null {
   if (error instanceof AuthenticationError) {
-    // Only an expired credential says why (CONTRACT §7): any other refusal tells nothing about the token.
+    // Only an expired credential says why (docs/browser-apps.md): any other refusal tells nothing about the token.
     const body = error instanceof TokenExpiredError ? { status: 'error', message: error.message, code: 'token_expired' } : { status: 'error', message: error.message };
     return { status: 401, body, headers: { 'www-authenticate': 'Bearer' } };
   }

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { AppDeps } from '../context/deps.js';
 import { requestContext } from '../context/authenticate.js';
 import { actingChannel } from '../context/request.js';
@@ -5,10 +6,11 @@ import { requireScope } from '../context/scopes.js';
 import { restErrorResponse } from './errors.js';
 import { ServiceUnavailableError, ValidationError } from '../errors/domain.js';
 import { isRecord, parseInput } from '../lib/validation.js';
-import { cutOff } from '../http/state.js';
+import { endConnection } from '../http/state.js';
 import { readJson } from '../http/exchange.js';
 import type { HttpRoute } from '../http/routes.js';
-import { API_PREFIX, OPENAPI_PATH, type RouteDeclaration, type WebhookDeclaration } from './route.js';
+import { API_PREFIX, OPENAPI_PATH, type RouteDeclaration } from './route.js';
+import type { WebhookDeclaration } from '../providers/provider.js';
 import { openApiResponse } from './openapi.js';
 
 /** Query parameters as an object of the first value of each. */
@@ -27,7 +29,7 @@ function expectNoBody(body: unknown): void {
 
 /**
  * The answer of `handled`, or ServiceUnavailableError as soon as the database is known to be out of
- * reach (CONTRACT §2: 503 within 2 s). An answer that comes after the 503 is let go of: a streamed
+ * reach (docs/conventions.md: 503 within 2 s). An answer that comes after the 503 is let go of: a streamed
  * body (a provider's file) is not left open.
  */
 async function whileDatabaseUp(deps: AppDeps, handled: Promise<Response>): Promise<Response> {
@@ -43,7 +45,7 @@ async function whileDatabaseUp(deps: AppDeps, handled: Promise<Response>): Promi
  * its handler runs, and every failure answered by the one REST error mapping.
  */
 function restRoute(deps: AppDeps, route: RouteDeclaration): HttpRoute {
-  const refuse = (error: unknown) => restErrorResponse(error, deps.logger);
+  const refuse = (error: unknown, log: Logger) => restErrorResponse(error, log);
   return {
     method: route.method,
     path: `${API_PREFIX}${route.path}`,
@@ -53,7 +55,7 @@ function restRoute(deps: AppDeps, route: RouteDeclaration): HttpRoute {
     async handle({ request, url, params: matched, state }) {
       try {
         const auth = state.caller!;
-        // The scope the route declares, before anything of the request is read (CONTRACT §7).
+        // The scope the route declares, before anything of the request is read (docs/browser-apps.md).
         requireScope(auth.credential, route.scope);
         if (route.actsAsChannel ?? true) actingChannel(auth);
         // Path parameters are strings the route matched; whether an id names anything
@@ -64,9 +66,9 @@ function restRoute(deps: AppDeps, route: RouteDeclaration): HttpRoute {
         const body = () => readJson(request, Math.max(route.bodyLimitBytes ?? 0, deps.env.BODY_LIMIT_BYTES));
         // A route that takes no body reads what was sent all the same: none or `{}` is ignored, anything else refused.
         if (!route.body && request.method !== 'GET' && request.method !== 'HEAD') expectNoBody(await body());
-        return await whileDatabaseUp(deps, route.handler({ request, url, params, query, ctx: requestContext(deps, auth), body, cutOff: () => cutOff(state) }));
+        return await whileDatabaseUp(deps, route.handler({ request, url, params, query, ctx: requestContext(deps, auth), body, endConnection: () => endConnection(state) }));
       } catch (error) {
-        return refuse(error);
+        return refuse(error, state.log);
       }
     },
   };
@@ -74,14 +76,14 @@ function restRoute(deps: AppDeps, route: RouteDeclaration): HttpRoute {
 
 /** A provider webhook as an entry of the route table: no credential, its signature checked by its handler. */
 function webhookRoute<Parts>(deps: AppDeps, route: WebhookDeclaration<Parts>, parts: Parts): HttpRoute {
-  const refuse = (error: unknown) => restErrorResponse(error, deps.logger);
+  const refuse = (error: unknown, log: Logger) => restErrorResponse(error, log);
   return {
     method: route.method,
     path: route.path,
     label: `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`,
     auth: 'signature',
     refuse,
-    handle: (call) => whileDatabaseUp(deps, route.handler(call, parts)).catch(refuse),
+    handle: (call) => whileDatabaseUp(deps, route.handler(call, parts)).catch((error: unknown) => refuse(error, call.state.log)),
   };
 }
 
@@ -99,7 +101,7 @@ export function restRoutes<Parts>(
     path: `${API_PREFIX}${OPENAPI_PATH}`,
     label: `GET ${API_PREFIX}${OPENAPI_PATH}`,
     auth: 'none',
-    refuse: (error) => restErrorResponse(error, deps.logger),
+    refuse: (error, log) => restErrorResponse(error, log),
     handle: async () => openApi(),
   };
   return [document, ...declarations.rest.map((route) => restRoute(deps, route)), ...declarations.webhooks.map((route) => webhookRoute(deps, route, declarations.webhookParts))];

@@ -7,10 +7,11 @@ import {
   type ZodOpenApiResponseObject,
 } from 'zod-openapi';
 import { replaceWithDocumentation } from '../lib/validation.js';
-import { API_PREFIX, type RouteDeclaration, type WebhookDeclaration } from './route.js';
+import { API_PREFIX, type RouteDeclaration } from './route.js';
+import type { WebhookDeclaration } from '../providers/provider.js';
 import { errorSchema, validationErrorSchema } from './schemas.js';
 import { CONTENT_TYPE_MESSAGE } from '../http/exchange.js';
-import { ServerResponse } from '../lib/response.js';
+import { FetchResponse } from '../lib/response.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
@@ -289,6 +290,6 @@ export function openApiResponse(routes: DocumentedRoutes): () => Response {
   let body: string | undefined;
   return () => {
     body ??= JSON.stringify(openApiDocument(routes));
-    return new ServerResponse(body, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' } });
+    return new FetchResponse(body, { status: 200, headers: { 'content-type': 'application/json; charset=utf-8' } });
   };
 }

@@ -29,7 +29,7 @@ export interface RouteRequest<Params, Query> {
   /** The JSON body (undefined when empty), within the body size limit. */
   body(): Promise<unknown>;
   /** Ends the connection of an answer whose body fails after its head was sent (false in process). */
-  cutOff(): boolean;
+  endConnection(): boolean;
 }
 
 /**
@@ -45,7 +45,7 @@ export interface RouteDeclaration<Params extends z.ZodType = z.ZodType, Query ex
   description?: string;
   tag: string;
   /**
-   * What the caller's credential must hold (ARCHITECTURE habit 15, CONTRACT §7): `read` for every
+   * What the caller's credential must hold (docs/browser-apps.md, Scopes): `read` for every
    * GET; `send`, `contacts` or `conversations` for the changes a session may be granted;
    * `credentials` for what only a backend credential may do. A session without it gets 403.
    */
@@ -71,28 +71,4 @@ export function route<Params extends z.ZodType = z.ZodType<Record<string, never>
   declaration: RouteDeclaration<Params, Query>,
 ): RouteDeclaration<Params, Query> {
   return declaration;
-}
-
-/**
- * A provider webhook, declared once: the route table serves it and the OpenAPI document lists it
- * with the signature it must carry. No credential: the route checks the provider's signature
- * itself, since only it knows the channel and so the secret.
- */
-export interface WebhookDeclaration<Parts = unknown> {
-  method: 'GET' | 'POST';
-  /** The absolute path, with `:name` path parameters. */
-  path: string;
-  operationId: string;
-  summary: string;
-  description?: string;
-  params: z.ZodObject;
-  query?: z.ZodObject;
-  /** The header carrying the provider's signature, described for the document; none for a verification handshake. */
-  signature?: { header: string; description: string };
-  /** The body a provider posts. */
-  body?: { contentType: string; description: string };
-  /** Every answer, by status. */
-  responses: { [status: number]: { description: string; contentType?: string } };
-  /** Answers a call, with what the app supplies every webhook route (`Parts`: the channel lookup, the store). */
-  handler(call: RouteCall, parts: Parts): Promise<Response>;
 }

@@ -34,7 +34,7 @@ async function expect401(host: string, headers: Record<string, string>, expected
   expect(response.headers.get('www-authenticate')).toBe('Bearer');
 }
 
-/** An expired credential says so, so that a client knows to refresh it (CONTRACT §7). */
+/** An expired credential says so, so that a client knows to refresh it (docs/browser-apps.md). */
 const TOKEN_EXPIRED = { ...UNAUTHENTICATED, code: 'token_expired' };
 
 describe('channel API keys', () => {

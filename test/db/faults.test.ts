@@ -9,7 +9,7 @@ import { appThroughProxy } from '../helpers/proxied-app.js';
 const SENDERS = 4;
 /** How long each fault lasts. */
 const CUT_MS = 3000;
-/** CONTRACT §2: 503 within 2 s; the margin covers a loaded test machine. */
+/** docs/conventions.md: 503 within 2 s; the margin covers a loaded test machine. */
 const LONGEST_ANSWER_MS = 2500;
 /** How soon sends must succeed again once the database is back. */
 const RECOVERY_MS = 5000;

@@ -247,7 +247,7 @@ describe.runIf(onPostgres)('an answer that comes after its 503', () => {
     });
     await new Promise<void>((resolve) => media.listen(0, '127.0.0.1', resolve));
     const { proxy, url } = await databaseThroughProxy();
-    const providers = testProviders({ timeoutMs: 15_000, whatsapp: { baseUrl: `http://127.0.0.1:${(media.address() as AddressInfo).port}`, version: 'v21.0' } });
+    const providers = testProviders({ timeoutMs: 15_000, settings: { WHATSAPP_API_URL: `http://127.0.0.1:${(media.address() as AddressInfo).port}` } });
     const app = await createTestApp({}, await openDatabase({ databaseUrl: url, poolSize: 4 }), { providers });
     try {
       const ws = await whatsappWorkspace(app.db.prisma);

@@ -259,7 +259,7 @@ async function endsWithin(ended: Promise<StreamEnd>, ms: number) {
 
 const MARGIN_MS = 1500;
 
-/** The events of a stream that carried data, and the code of the one error it ended with (CONTRACT §7). */
+/** The events of a stream that carried data, and the code of the one error it ended with (docs/browser-apps.md). */
 function splitEnd<T extends { data?: unknown; errors?: unknown[] }>(received: T[]) {
   const data = received.filter((event) => event.data);
   const errors = received.filter((event) => !event.data);

@@ -20,7 +20,7 @@ import {
 import { appWorker, testProviders } from '../helpers/worker.js';
 
 /**
- * Live statuses (CONTRACT §8): `messageUpdated` streams each status change a delivery or a
+ * Live statuses (docs/graphql.md): `messageUpdated` streams each status change a delivery or a
  * provider's status webhook makes, over SSE and over WebSocket on a real port, and
  * `conversationUpdated(id)` only the conversation it names.
  */
@@ -38,7 +38,7 @@ beforeAll(async () => {
   // A database of its own: the worker claims every due delivery and inbound event.
   app = await appOnOwnDatabase({
     env: { PUBLIC_URL },
-    providers: testProviders({ whatsapp: { baseUrl: wa.url, version: 'v21.0' }, twilio: { baseUrl: tw.url, publicUrl: PUBLIC_URL } }),
+    providers: testProviders({ settings: { WHATSAPP_API_URL: wa.url, TWILIO_API_URL: tw.url }, publicUrl: PUBLIC_URL }),
   });
   served = await serveOnPort(app.db, app.env, { providers: app.providers, events: app.events });
   const worker = appWorker(app);

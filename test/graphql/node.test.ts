@@ -9,7 +9,7 @@ import { mintSession } from '../helpers/sessions.js';
 import { graphql } from '../gql/index.js';
 
 /*
- * Object identification (CONTRACT §8): `node(id:)` and `nodes(ids:)` over the plain REST UUIDs,
+ * Object identification (docs/graphql.md): `node(id:)` and `nodes(ids:)` over the plain REST UUIDs,
  * through the real /graphql endpoint, with the visibility of the other reads: the workspace's
  * contacts and users, the channels the credential can act as, and the acting channel's
  * conversations, messages and templates. Anything else is null.

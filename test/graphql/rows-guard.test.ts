@@ -6,7 +6,7 @@ builder.prismaObjectField('Contact', 'initials', (t) => t.string({ resolve: (con
 
 describe('a field computed from the row', () => {
   it('that says nothing of what it reads stops the schema from building, naming the field and the ways to say it', async () => {
-    await expect(import('../../src/graphql/schema.js')).rejects.toThrow(
+    await expect(import('../../src/schema.js')).rejects.toThrow(
       'Contact.initials is computed from the row without saying what it reads: expose a column (t.expose…), resolve a view field (viewField in src/graphql/rows.ts), or select what it reads (select).',
     );
   });

@@ -9,7 +9,7 @@ import { graphql } from '../gql/index.js';
 import { sessionSetup } from '../helpers/sessions.js';
 import { runAdminOn } from '../helpers/admin.js';
 
-/** GraphQL over SSE in graphql-sse's single connection mode (CONTRACT §8): one stream for all of a tab's operations. */
+/** GraphQL over SSE in graphql-sse's single connection mode (docs/graphql.md): one stream for all of a tab's operations. */
 
 const Added = graphql(`
   subscription SingleStreamMessageAdded($conversationId: ID) {

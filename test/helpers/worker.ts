@@ -1,20 +1,24 @@
 import { pino } from 'pino';
 import type { Database } from '../../src/db/database.js';
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/modules/delivery/delivery.worker.js';
-import { createProviders, type ProviderOptions, type Providers } from '../../src/providers/registry.js';
+import { PROVIDERS, createProviders, type ProviderOptions, type Providers } from '../../src/providers/registry.js';
+import type { ProviderDescriptor } from '../../src/providers/provider.js';
 import { testSealer } from './secrets.js';
 import type { EventBus } from '../../src/events/bus.js';
 import { processInboundEvent } from '../../src/modules/inbound/inbound.worker.js';
 
 /** Providers as a test process builds them: private targets allowed, provider APIs at a local port nothing answers unless a test gives its fake. */
-export function testProviders(overrides: Partial<ProviderOptions> = {}): Providers {
-  return createProviders({
-    timeoutMs: 2000,
-    targets: 'allow',
-    whatsapp: { baseUrl: 'http://127.0.0.1:9', version: 'v21.0' },
-    twilio: { baseUrl: 'http://127.0.0.1:9', publicUrl: 'http://localhost:4000' },
-    ...overrides,
-  });
+export function testProviders(overrides: Partial<ProviderOptions> = {}, list: readonly ProviderDescriptor[] = PROVIDERS): Providers {
+  return createProviders(
+    {
+      timeoutMs: 2000,
+      targets: 'allow',
+      publicUrl: 'http://localhost:4000',
+      ...overrides,
+      settings: { WHATSAPP_API_URL: 'http://127.0.0.1:9', TWILIO_API_URL: 'http://127.0.0.1:9', ...overrides.settings },
+    },
+    list,
+  );
 }
 
 /** A delivery worker for tests on `db`, as a server builds one: silent, polling and backing off in milliseconds. Not started. */

@@ -3,7 +3,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { bearer } from '../helpers/factories.js';
 import { messagingSetup } from '../helpers/messaging.js';
 
-/** CONTRACT §2: a REST body is JSON, declared so; a route that takes none takes nothing but `{}`. */
+/** docs/conventions.md: a REST body is JSON, declared so; a route that takes none takes nothing but `{}`. */
 
 let app: TestApp;
 let s: Awaited<ReturnType<typeof messagingSetup>>;

@@ -89,13 +89,14 @@ describe('CORS with CORS_ORIGINS listing origins', () => {
     expect(exposed).toEqual(expect.arrayContaining(['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', 'idempotent-replayed']));
   });
 
-  it('allows the listed origins, with credentials, and no other origin', async () => {
+  it('allows the listed origins, without credentials, and no other origin', async () => {
     for (const origin of [APP_ORIGIN, ADMIN_ORIGIN]) {
       for (const [name, send] of Object.entries(requests(s, origin))) {
         const response = await send();
         expectServed(name, response);
         expect(response.headers.get('access-control-allow-origin'), name).toBe(origin);
-        expect(response.headers.get('access-control-allow-credentials'), name).toBe('true');
+        // The API uses no cookies: no answer, preflight or other, allows credentials.
+        expect(response.headers.get('access-control-allow-credentials'), name).toBeNull();
         expect(response.headers.get('vary'), name).toMatch(/\bOrigin\b/i);
       }
     }
@@ -110,6 +111,40 @@ describe('CORS with CORS_ORIGINS listing origins', () => {
     const sameOrigin = await s.app.fetch(s.host, '/api/connect/channels', { headers: bearer(s.apiKey) });
     expect(sameOrigin.status).toBe(200);
     expect(corsHeaders(sameOrigin)).toEqual({});
+  });
+});
+
+describe('a refused origin', () => {
+  it('is logged once per origin per minute, naming CORS_ORIGINS; listed and same-origin requests are not', async () => {
+    const s = await setup({ CORS_ORIGINS: APP_ORIGIN });
+    try {
+      const refusals = (origin: string) =>
+        s.app.logs.filter((line) => line.includes('browser request refused for its origin') && line.includes(`"origin":"${origin}"`));
+      for (let i = 0; i < 3; i++) {
+        for (const send of Object.values(requests(s, OTHER_ORIGIN))) await send();
+        await requests(s, 'https://second.example.org')['GraphQL POST']!();
+        for (const send of Object.values(requests(s, APP_ORIGIN))) await send();
+        await s.app.fetch(s.host, '/api/connect/channels', { headers: { ...bearer(s.apiKey), origin: `http://${s.host}` } });
+      }
+      expect(refusals(OTHER_ORIGIN)).toHaveLength(1);
+      expect(JSON.parse(refusals(OTHER_ORIGIN)[0]!)).toMatchObject({ level: 40, origin: OTHER_ORIGIN, setting: 'CORS_ORIGINS' });
+      expect(refusals('https://second.example.org')).toHaveLength(1);
+      expect(refusals(APP_ORIGIN)).toHaveLength(0);
+      expect(refusals(`http://${s.host}`)).toHaveLength(0);
+    } finally {
+      await s.app.close();
+    }
+  });
+
+  it('is logged without CORS_ORIGINS too', async () => {
+    const s = await setup({});
+    try {
+      await requests(s, OTHER_ORIGIN)['REST GET']!();
+      await requests(s, OTHER_ORIGIN)['GraphQL preflight']!();
+      expect(s.app.logs.filter((line) => line.includes('browser request refused for its origin'))).toHaveLength(1);
+    } finally {
+      await s.app.close();
+    }
   });
 });
 
@@ -136,7 +171,7 @@ describe('CORS with * in CORS_ORIGINS', () => {
   });
   afterAll(() => s.app.close());
 
-  it('allows any origin without credentials, and keeps credentials for the listed one', async () => {
+  it('allows any origin, and the listed one, without credentials', async () => {
     for (const [name, send] of Object.entries(requests(s, OTHER_ORIGIN))) {
       const response = await send();
       expectServed(name, response);
@@ -145,6 +180,6 @@ describe('CORS with * in CORS_ORIGINS', () => {
     }
     const listed = await requests(s, APP_ORIGIN)['REST GET']!();
     expect(listed.headers.get('access-control-allow-origin')).toBe(APP_ORIGIN);
-    expect(listed.headers.get('access-control-allow-credentials')).toBe('true');
+    expect(listed.headers.get('access-control-allow-credentials')).toBeNull();
   });
 });

@@ -38,7 +38,7 @@ function expectClean(result: RawExchange, what: string) {
 
 const get = (target: string, headers: string) => `GET ${target} HTTP/1.1\r\n${headers}Connection: close\r\n\r\n`;
 
-/** Host values that are no valid host name (CONTRACT §2). */
+/** Host values that are no valid host name (docs/conventions.md). */
 const MALFORMED_HOSTS = ['a b', ':4000', ':', 'a,b', 'a, b', '[::1', '[::1', 'example.com:99999', 'example.com:abc', 'exa mple.com:80', 'a/b', 'user@host', 'ex%61mple.com', '[zz::1]', '..', 'a..b', '-a.example',
   // Of a host name's form, but refused by the URL parser: an IDNA label that decodes to nothing valid, a name read as a bad IPv4 address.
   'xn--pi-bma.edges.test', 'XN--PI-BMA.edges.test', '1.2.3.256', 'edges.test.123'];

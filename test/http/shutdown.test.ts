@@ -27,7 +27,7 @@ describe.skipIf(!onPostgres)('SIGTERM under load', () => {
       DELIVERY_POLL_MS: '50',
       // Longer than the shutdown bound: waiting for the receiver's answer cannot be how the claims end.
       DELIVERY_TIMEOUT_MS: '120000',
-      // A deadline is always shorter than the lease (CONTRACT §10).
+      // A deadline is always shorter than the lease (docs/operating-safely.md, Staying up).
       DELIVERY_LEASE_MS: '180000',
       RATE_LIMIT_PER_MINUTE: '1000000',
     });

@@ -17,7 +17,7 @@ import { signedHeaders, startWhatsAppFake, textMessage, webhookBody, WHATSAPP_SE
 import { appWorker, testProviders } from '../helpers/worker.js';
 
 /**
- * CONTRACT §10: Redis is an accelerator, never a dependency. A real redis-server of the test's own
+ * docs/operating-safely.md, Staying up: Redis is an accelerator, never a dependency. A real redis-server of the test's own
  * is stopped and started again while messages are sent, conversations closed and replies come in.
  */
 
@@ -87,7 +87,7 @@ describe('a Redis outage in one process', () => {
     process.on('unhandledRejection', onRejection);
     app = await appOnOwnDatabase({
       env: { REDIS_URL: redis.url, REDIS_PREFIX: prefix, RATE_LIMIT_PER_MINUTE: '1000' },
-      providers: testProviders({ whatsapp: { baseUrl: fake.url, version: 'v21.0' } }),
+      providers: testProviders({ settings: { WHATSAPP_API_URL: fake.url } }),
     });
     worker = appWorker(app);
     worker.start();

@@ -76,7 +76,7 @@ describe.skipIf(suite.skip)(suite.title, () => {
     await new Promise((resolve) => probe.close(resolve));
 
     fake = await startWhatsAppFake({ token: WHATSAPP_SETTINGS.accessToken });
-    app = await createTestApp({}, undefined, { providers: testProviders({ whatsapp: { baseUrl: fake.url, version: 'v21.0' } }) });
+    app = await createTestApp({}, undefined, { providers: testProviders({ settings: { WHATSAPP_API_URL: fake.url } }) });
     demo = (await seedDemo(app.db.prisma))!;
     // Session tokens may run only the registered documents, by id.
     await app.db.prisma.workspace.update({ where: { id: demo.workspaceId }, data: { trustedDocumentsOnly: true } });

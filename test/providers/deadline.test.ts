@@ -10,7 +10,7 @@ import { signedHeaders, startWhatsAppFake, textMessage, webhookBody, WHATSAPP_SE
 import { appWorker, testProviders } from '../helpers/worker.js';
 
 /**
- * CONTRACT §10: one deadline per provider attempt, for the answer's head and body together, always
+ * docs/operating-safely.md, Staying up: one deadline per provider attempt, for the answer's head and body together, always
  * shorter than the lease, so that a slow provider never lets a second worker send the same message.
  */
 
@@ -23,7 +23,7 @@ let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
 
 beforeAll(async () => {
   fake = await startWhatsAppFake({ token: WHATSAPP_SETTINGS.accessToken });
-  app = await appOnOwnDatabase({ providers: testProviders({ timeoutMs: DEADLINE_MS, whatsapp: { baseUrl: fake.url, version: 'v21.0' } }) });
+  app = await appOnOwnDatabase({ providers: testProviders({ timeoutMs: DEADLINE_MS, settings: { WHATSAPP_API_URL: fake.url } }) });
 });
 afterAll(async () => {
   await app?.drop();

@@ -11,7 +11,7 @@ import { restClient } from '../helpers/rest.js';
 import { testProviders, testWorker } from '../helpers/worker.js';
 import { TEST_SECRETS_KEY, testSealer } from '../helpers/secrets.js';
 
-/** CONTRACT §5: outbound targets (event subscription and channel webhook URLs) under WEBHOOK_PRIVATE_TARGETS. */
+/** docs/operating-safely.md, Outbound targets: outbound targets (event subscription and channel webhook URLs) under WEBHOOK_PRIVATE_TARGETS. */
 
 // Workers claim every due delivery: a database of its own.
 let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;

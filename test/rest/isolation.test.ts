@@ -8,7 +8,7 @@ import {
   type GraphQLObjectType,
 } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { schema } from '../../src/graphql/schema.js';
+import { schema } from '../../src/schema.js';
 import { DOCUMENTED_ROUTES } from '../../src/app.js';
 import { createTemplate } from '../../src/modules/templates/templates.service.js';
 import { createUser } from '../../src/modules/users/users.service.js';

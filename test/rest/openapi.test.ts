@@ -101,6 +101,7 @@ describe('every REST answer of the suite is checked against the document', () =>
     isGroup: false,
     createdAt: '2026-01-01T00:00:00.000Z',
     updatedAt: '2026-01-01T00:00:00.000Z',
+    optOuts: [],
   };
 
   it('accepts an answer as documented', async () => {

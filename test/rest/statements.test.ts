@@ -3,7 +3,7 @@ import { statementCountingApp, type TestApp } from '../helpers/app.js';
 import { messagingSetup } from '../helpers/messaging.js';
 
 /*
- * The hot paths' statement budgets (ARCHITECTURE habit 10): every statement that
+ * The hot paths' statement budgets (docs/architecture.md, Statement budgets): every statement that
  * reaches the database is a round trip on the request's critical path. The budgets
  * are what the paths cost today; a change that adds a statement to one of them has
  * to raise its budget here, on purpose. Prisma's query log, which counts them, shows

@@ -33,7 +33,7 @@ export class GatewayError extends Error {
   }
 }
 
-/** `graphql-ws`'s close code for a missing, bad, revoked or expired credential (CONTRACT §8). */
+/** `graphql-ws`'s close code for a missing, bad, revoked or expired credential (docs/graphql.md). */
 const FORBIDDEN = 4403;
 /** The close code the client uses to reconnect with a new token. */
 const RESTART = 4205;
@@ -45,7 +45,7 @@ export interface ConnectionOptions {
   mint(): Promise<MintedSession>;
   onState(state: ConnectionState): void;
   onSession(session: MintedSession): void;
-  /** How long before `expiresAt` to refresh; a minute covers clock skew (CONTRACT §7). */
+  /** How long before `expiresAt` to refresh; a minute covers clock skew (docs/browser-apps.md). */
   refreshMarginMs?: number;
 }
 

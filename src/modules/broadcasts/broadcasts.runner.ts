@@ -8,11 +8,12 @@ import { describeError } from '../../errors/log.js';
 import type { EventBus } from '../../events/bus.js';
 import { uuid7 } from '../../lib/uuid.js';
 import { characterCount } from '../../lib/validation.js';
-import { maxRatePerSecond } from '../../providers/registry.js';
+import type { ProviderDescriptor } from '../../providers/provider.js';
+import { findProvider, maxRatePerSecond, PROVIDERS } from '../../providers/registry.js';
 import { actorColumns, conversationForSend, type Actor } from '../conversations/conversations.service.js';
-import { recordEvents, type DomainEvent } from '../events/events.service.js';
+import { recordEvents, type QueuedEvent } from '../events/events.service.js';
 import { MESSAGE_LIMITS, MESSAGES as MESSAGE_RULES } from '../messages/messages.schemas.js';
-import { WHATSAPP_WINDOW_MS, needsWindow, unreachable } from '../messages/messages.service.js';
+import { needsWindow, unreachable } from '../messages/messages.service.js';
 import { messageTable, senderJoins } from '../messages/messages.sql.js';
 import { queueEventsSql } from '../events/events.service.js';
 import { renderTemplate } from '../templates/templates.schemas.js';
@@ -35,6 +36,8 @@ export interface BroadcastRunnerOptions {
   /** How often an idle runner looks for broadcasts to start. */
   idleMs?: number;
   id?: string;
+  /** The providers channels can have (default: every provider): what a channel's provider needs of a recipient, and its pace. */
+  providers?: readonly ProviderDescriptor[];
 }
 
 /** Default `tickMs`. */
@@ -247,7 +250,7 @@ export class BroadcastRunner {
         if (!pace || !channel || channel.status !== 'active') return 0;
         const now = new Date(pace.now).getTime();
         if (pace.blocked_until && new Date(pace.blocked_until).getTime() > now) return 0;
-        const rate = currentRate(maxRatePerSecond(channel), pace, new Date(now));
+        const rate = currentRate(maxRatePerSecond(channel, this.options.providers), pace, new Date(now));
         // Turns follow on from the last round's. When they have fallen behind (the first round, a
         // pause), they restart a little after `now`: as long after as the last round took to commit.
         const earliest = now + Math.min(this.lastPaceMs * 1.5, MAX_LEAD_MS);
@@ -321,8 +324,12 @@ export class BroadcastRunner {
     const sql = sqlOn(tx);
     const message = broadcast.message;
     const workspaceId = broadcast.workspace_id;
-    const windowSince = new Date(Date.now() - WHATSAPP_WINDOW_MS);
-    const window = needsWindow(channel, message.type);
+    const providers = this.options.providers ?? PROVIDERS;
+    // As for any send, a provider not listed checks nothing of a recipient.
+    const provider = findProvider(channel.provider, providers);
+    const windowMs = provider ? needsWindow(provider, message.type) : null;
+    const window = windowMs !== null;
+    const windowSince = new Date(Date.now() - (windowMs ?? 0));
     const claimed = await sql<ClaimedRecipient>(Prisma.sql`
       SELECT r.contact_id, c.name, c.email, c.phone, c.is_group,
              ${window ? Prisma.sql`EXISTS (SELECT 1 FROM messages AS i WHERE i.contact_id = c.id AND i.channel_id = ${channel.id}::uuid
@@ -341,8 +348,8 @@ export class BroadcastRunner {
     const ready: { contact: string; body: string; parameters: string[] | null }[] = [];
     for (const contact of claimed) {
       let reason =
-        unreachable(channel, { isGroup: contact.is_group, phone: contact.phone, email: contact.email }) ??
-        (contact.in_window ? null : MESSAGE_RULES.outsideWindow) ??
+        (provider ? unreachable(provider, { isGroup: contact.is_group, phone: contact.phone, email: contact.email }) : null) ??
+        (contact.in_window || !provider || !windowMs ? null : MESSAGE_RULES.outsideWindow(provider.label, windowMs / 3600_000)) ??
         (message.template && (!template || template.status !== 'approved') ? MESSAGE_RULES.templateUnknown : null);
       let body = message.message ?? '';
       let parameters: string[] | null = null;
@@ -453,7 +460,7 @@ export class BroadcastRunner {
       for (const f of fresh) if (!chosen.has(f.contact)) oneByOne.push(f.contact);
     }
     for (const contact of oneByOne) {
-      const events: DomainEvent[] = [];
+      const events: QueuedEvent[] = [];
       const conversation = await conversationForSend(tx, { workspaceId, channelId: channel.id, contactId: contact, silent, actor: sender, at, events });
       if (events.length) await recordEvents(tx, workspaceId, events, at);
       chosen.set(contact, conversation.id);

@@ -129,7 +129,7 @@ export async function createBroadcast(ctx: RequestContext, body: unknown, guard?
       await guard?.begin(tx);
       // The channel's rate as stored now (channel:configure may have changed it since the credential was cached).
       const channel = await tx.channel.findFirstOrThrow({ where: { id: acting.id, workspaceId } });
-      const max = maxRatePerSecond(channel);
+      const max = maxRatePerSecond(channel, ctx.providers);
       const rate = input.rate_per_second ?? max;
       if (rate > max) throw ValidationError.field('rate_per_second', BROADCAST_MESSAGES.rateMax(max));
       const template = await broadcastTemplate(tx, channel.id, input.message);

@@ -6,7 +6,7 @@ export const channelTypeSchema = z.enum(['whatsapp', 'sms', 'email', 'webchat'],
   error: 'must be one of whatsapp, sms, email, webchat',
 });
 
-/** An outbound target URL by its form (CONTRACT §5): http(s), no credentials; its address is checked when it is stored and used. */
+/** An outbound target URL by its form (docs/operating-safely.md, Outbound targets): http(s), no credentials; its address is checked when it is stored and used. */
 export const webhookUrlSchema = z
   .string()
   .trim()

@@ -1,4 +1,4 @@
-import type { Channel, ChannelProvider, ChannelType, PrismaClient } from '../../generated/prisma/client.js';
+import type { Channel, ChannelType, PrismaClient } from '../../generated/prisma/client.js';
 import type { Sealer } from '../../lib/sealed.js';
 import { requireSealer } from '../secrets/secrets.service.js';
 import { sealProviderSecrets } from './channel-secrets.js';
@@ -14,7 +14,7 @@ import { channelTable } from './channels.sql.js';
 
 /** A channel's provider and its settings, as the admin commands give them (credentials in clear, sealed when stored). */
 export interface ProviderConfig {
-  provider: ChannelProvider;
+  provider: string;
   settings: Record<string, string>;
   secrets: Record<string, string>;
 }
@@ -74,7 +74,7 @@ export async function configureChannel(prisma: PrismaClient, id: string, config:
   }
 }
 
-/** The refusal of an inbound address another active email channel has (CONTRACT §10: an address belongs to one). */
+/** The refusal of an inbound address another active email channel has (docs/operating-safely.md, Staying up: an address belongs to one). */
 function inboundAddressTaken(address: string, holder: string | null): InputError {
   return new InputError(`the inbound address ${address} is already that of active channel ${holder ?? '(another)'}: an inbound address belongs to one active channel`);
 }
@@ -85,17 +85,17 @@ function inboundAddressTaken(address: string, holder: string | null): InputError
  * `takenInboundAddress`), this names the channel that holds it.
  */
 async function refuseTakenInboundAddress(prisma: PrismaClient, config: ProviderConfig, self: string | null): Promise<void> {
-  const address = config.provider === 'smtp' ? config.settings.inboundAddress : undefined;
+  const address = config.settings.inboundAddress;
   if (!address) return;
   const [holder] = await prisma.$queryRaw<{ id: string }[]>`
     SELECT id FROM channels
-     WHERE inbound_address = lower(${address}) AND status = 'active' AND provider = 'smtp' AND id IS DISTINCT FROM ${self}::uuid`;
+     WHERE inbound_address = lower(${address}) AND status = 'active' AND id IS DISTINCT FROM ${self}::uuid`;
   if (holder) throw inboundAddressTaken(address, holder.id);
 }
 
 /** The unique index's refusal (a channel given the address at the same moment), as the same one line. */
 function takenInboundAddress(error: unknown, config: ProviderConfig | undefined): InputError | null {
-  const address = config?.provider === 'smtp' ? config.settings.inboundAddress : undefined;
+  const address = config?.settings.inboundAddress;
   // The channel's other unique keys are fresh ids and token hashes: with an address given, its index is the one a write can meet.
   if (!address || !isUniqueViolation(error)) return null;
   return inboundAddressTaken(address, null);

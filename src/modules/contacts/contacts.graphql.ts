@@ -8,6 +8,22 @@ import { asPayload, orNull } from '../../graphql/results.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
 import { createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
 
+const OptOutSourceEnum = builder.enumType('OptOutSource', {
+  values: {
+    keyword: { description: 'The contact sent an opt-out keyword (STOP, UNSUBSCRIBE, …) to the channel.' },
+    provider: { description: "The channel's provider refused a send because the contact opted out there." },
+  } as const,
+});
+
+builder.prismaObject('ContactOptOut', {
+  description: 'A channel the contact opted out of: broadcasts skip the contact there; one-to-one messages still go.',
+  fields: (t) => ({
+    channelId: t.exposeID('channelId'),
+    at: t.expose('at', { type: 'DateTime' }),
+    source: t.field({ type: OptOutSourceEnum, select: { source: true }, resolve: (optOut) => optOut.source as 'keyword' | 'provider' }),
+  }),
+});
+
 export const ContactObject = builder.prismaObject('Contact', {
   interfaces: [NodeInterface],
   fields: (t) => ({
@@ -18,6 +34,7 @@ export const ContactObject = builder.prismaObject('Contact', {
     isGroup: t.exposeBoolean('isGroup'),
     createdAt: t.expose('createdAt', { type: 'DateTime' }),
     updatedAt: t.expose('updatedAt', { type: 'DateTime' }),
+    optOuts: t.relation('optOuts', { query: { orderBy: [{ at: 'asc' }, { channelId: 'asc' }] } }),
   }),
 });
 

@@ -1,13 +1,12 @@
 import { z } from 'zod';
-import type { Contact } from '../../generated/prisma/client.js';
 import { json } from '../../http/exchange.js';
 import { idempotentWrite } from '../idempotency/idempotency.rest.js';
-import { pageQuerySchema } from '../../lib/pagination.js';
+import { pageQuerySchema, type Page } from '../../lib/pagination.js';
 import { collection } from '../../rest/collection.js';
 import { route } from '../../rest/route.js';
 import { apiUuid, collectionEnvelope, resourceEnvelope } from '../../rest/schemas.js';
-import { createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
-import { contactTable } from './contacts.sql.js';
+import { CONTACT_VIEW_QUERY, createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
+import { contactTable, type ContactRow } from './contacts.sql.js';
 import { contactFiltersSchema, contactViewSchema, createContactSchema, findContactSchema, updateContactSchema } from './contacts.schemas.js';
 
 const contactEnvelope = resourceEnvelope('contact', contactViewSchema);
@@ -39,7 +38,7 @@ export const contactRoutes = [
     description: "The workspace's contacts, newest first. `search` matches name, email or phone.",
     query: pageQuerySchema.extend(contactFiltersSchema.shape),
     responses: { 200: { description: 'A page of contacts.', schema: collectionEnvelope(contactViewSchema) } },
-    handler: async ({ ctx, query }) => collection(await listContacts(ctx, query), contactTable.view),
+    handler: async ({ ctx, query }) => collection((await listContacts(ctx, query)) as Page<ContactRow>, contactTable.view),
   }),
 
   route({
@@ -55,7 +54,7 @@ export const contactRoutes = [
     responses: { 201: { description: 'The contact was created.', schema: contactEnvelope } },
     handler: async ({ ctx, body, request }) => {
       const input = await body();
-      return idempotentWrite<Contact>(ctx, request, {
+      return idempotentWrite<ContactRow>(ctx, request, {
         route: 'POST /contacts',
         body: input,
         render: (contact) => ({ status: 201, body: { data: { contact: contactTable.view(contact) } } }),
@@ -75,7 +74,7 @@ export const contactRoutes = [
     query: z.preprocess(plusRestored, findContactSchema),
     failures: [404],
     responses: { 200: { description: 'The contact.', schema: contactEnvelope } },
-    handler: async ({ ctx, query }) => json(200, { data: { contact: contactTable.view(await findContact(ctx, query)) } }),
+    handler: async ({ ctx, query }) => json(200, { data: { contact: contactTable.view((await findContact(ctx, query, CONTACT_VIEW_QUERY)) as ContactRow) } }),
   }),
 
   route({
@@ -88,7 +87,7 @@ export const contactRoutes = [
     params: contactParams,
     failures: [404],
     responses: { 200: { description: 'The contact.', schema: contactEnvelope } },
-    handler: async ({ ctx, params }) => json(200, { data: { contact: contactTable.view(await getContact(ctx, params.contact)) } }),
+    handler: async ({ ctx, params }) => json(200, { data: { contact: contactTable.view((await getContact(ctx, params.contact, CONTACT_VIEW_QUERY)) as ContactRow) } }),
   }),
 
   route({

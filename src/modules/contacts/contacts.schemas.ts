@@ -56,8 +56,6 @@ export const contactEmailSchema = z
   .refine((v) => v.indexOf('@') <= 64, MESSAGES.emailLocalMax)
   .meta({ format: 'email', maxLength: 255, example: 'ada@example.com' });
 
-export const isValidEmail = (value: string) => contactEmailSchema.safeParse(value).success;
-
 /** Contact phone: strict E.164, judged by libphonenumber-js. */
 export const contactPhoneSchema = z
   .string({ error: MESSAGES.phoneType })
@@ -152,7 +150,7 @@ export const findContactSchema = z
   })
   .refine((q) => !!q.email || !!q.phone, { message: 'Give an email or a phone to find a contact by.', path: ['email'] });
 
-/** The API view of a contact (CONTRACT §3); the phone is `phoneNumber` in answers. */
+/** The API view of a contact (docs/conventions.md, Views); the phone is `phoneNumber` in answers. */
 export const contactViewSchema = z
   .object({
     id: apiUuid,
@@ -162,6 +160,17 @@ export const contactViewSchema = z
     isGroup: z.boolean(),
     createdAt: apiDateTime,
     updatedAt: apiDateTime,
+    optOuts: z
+      .array(
+        z
+          .object({
+            channelId: apiUuid,
+            at: apiDateTime,
+            source: z.enum(['keyword', 'provider']).meta({ description: 'An opt-out keyword the contact sent, or the provider refusing a send.' }),
+          })
+          .meta({ id: 'ContactOptOut' }),
+      )
+      .meta({ description: 'The channels the contact opted out of: broadcasts skip it there; one-to-one messages still go.' }),
   })
   .meta({ id: 'Contact' });
 

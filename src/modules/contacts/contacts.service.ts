@@ -13,8 +13,8 @@ import type { PrismaQuery } from '../../db/query.js';
 import type { WriteGuard } from '../idempotency/idempotency.service.js';
 import { recordEvents } from '../events/events.service.js';
 import { MESSAGES, contactFiltersSchema, createContactSchema, findContactSchema, updateContactSchema, type UpdateContactInput } from './contacts.schemas.js';
-import { pageArgs, type RowLoad } from '../../db/view.js';
-import { CONTACT_ROW, contactPage, contactTable, writeContact, type ContactChanges } from './contacts.sql.js';
+import { pageArgs, type Columns, type RowLoad } from '../../db/view.js';
+import { CONTACT_ROW, contactPage, contactTable, withoutOptOuts, writeContact, type ContactChanges, type ContactRow } from './contacts.sql.js';
 
 const live = (workspaceId: string) => ({ workspaceId, deletedAt: null });
 
@@ -163,7 +163,7 @@ async function lockedUpdate(tx: Db, workspaceId: string, id: string, body: unkno
  * `contact.updated` event. A name or a valid email is one statement, the unique
  * indexes deciding a race; anything that needs the stored row runs under its lock.
  */
-export async function updateContact(ctx: RequestContext, id: string, body: unknown): Promise<Contact> {
+export async function updateContact(ctx: RequestContext, id: string, body: unknown): Promise<ContactRow> {
   actingChannel(ctx.auth);
   const workspaceId = ctx.auth.workspace.id;
   if (!isUuid(id)) throw new NotFoundError('Contact');
@@ -183,7 +183,7 @@ export async function updateContact(ctx: RequestContext, id: string, body: unkno
 }
 
 /** POST /contacts: creates a contact linked to the acting channel. */
-export async function createContact(ctx: RequestContext, body: unknown, guard?: WriteGuard<Contact>): Promise<Contact> {
+export async function createContact(ctx: RequestContext, body: unknown, guard?: WriteGuard<ContactRow>): Promise<ContactRow> {
   const channel = actingChannel(ctx.auth);
   const workspaceId = ctx.auth.workspace.id;
   const input = parseInput(createContactSchema, body);
@@ -192,16 +192,18 @@ export async function createContact(ctx: RequestContext, body: unknown, guard?: 
     ctx.prisma.$transaction(async (tx) => {
       await guard?.begin(tx);
       await assertAvailable(tx, workspaceId, input);
-      const contact = await tx.contact.create({
-        data: {
-          workspaceId,
-          name: input.name,
-          email: input.email,
-          emailNormalized: input.email?.toLowerCase() ?? null,
-          phone: input.phone,
-          channels: { create: { channelId: channel.id } },
-        },
-      });
+      const contact = withoutOptOuts(
+        await tx.contact.create({
+          data: {
+            workspaceId,
+            name: input.name,
+            email: input.email,
+            emailNormalized: input.email?.toLowerCase() ?? null,
+            phone: input.phone,
+            channels: { create: { channelId: channel.id } },
+          },
+        }),
+      );
       await setPhone(tx, contact, input.phone);
       queued = await recordEvents(tx, workspaceId, [{ type: 'contact.created', data: contactTable.view(contact) }]);
       await guard?.end(tx, contact);
@@ -273,7 +275,10 @@ async function searchContactIds(prisma: Db, workspaceId: string, term: string, p
 }
 
 /** What GET /contacts reads of each contact: its view's columns. */
-const CONTACT_VIEW: RowLoad<Contact> = { columns: contactTable.columns };
+const CONTACT_VIEW: RowLoad<Contact> = { columns: contactTable.columns as unknown as Columns<Contact> };
+
+/** What a read of one contact for its view loads: its columns and its opt-outs. */
+export const CONTACT_VIEW_QUERY = contactTable.query as PrismaQuery;
 
 /**
  * GET /contacts: live contacts of the workspace, newest first, optionally searched. Each row
@@ -288,10 +293,11 @@ export async function listContacts(
   actingChannel(ctx.auth);
   const workspaceId = ctx.auth.workspace.id;
   const term = parseInput(contactFiltersSchema, { search: params.search ?? undefined }).search;
+  const view = load === CONTACT_VIEW;
   if (!term) {
     const rows =
       'columns' in load
-        ? await contactPage(ctx.sql, workspaceId, load.columns, params)
+        ? await contactPage(ctx.sql, workspaceId, load.columns, params, view)
         : await ctx.prisma.contact.findMany({
             ...load.query,
             where: { AND: [live(workspaceId), keysetWhere(params)] },
@@ -303,7 +309,7 @@ export async function listContacts(
   // The search finds the page's ids; the rows are read with the caller's selection.
   const ids = await searchContactIds(ctx.prisma, workspaceId, term, params);
   const rows = ids.length
-    ? ((await ctx.prisma.contact.findMany({ ...pageArgs(load), where: { id: { in: ids }, ...live(workspaceId) }, orderBy: keysetOrder(params) })) as Contact[])
+    ? ((await ctx.prisma.contact.findMany({ ...(view ? contactTable.query : pageArgs(load)), where: { id: { in: ids }, ...live(workspaceId) }, orderBy: keysetOrder(params) })) as Contact[])
     : [];
   return toPage(rows, params);
 }
@@ -336,7 +342,7 @@ export async function importContact(
       if (phone && number) {
         await tx.contactPhone.create({ data: { workspaceId: input.workspaceId, contactId: contact.id, number, raw: phone } });
       }
-      await recordEvents(tx, input.workspaceId, [{ type: 'contact.created', data: contactTable.view(contact) }]);
+      await recordEvents(tx, input.workspaceId, [{ type: 'contact.created', data: contactTable.view(withoutOptOuts(contact)) }]);
       return contact;
     });
   } catch (error) {

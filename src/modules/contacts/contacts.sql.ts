@@ -1,15 +1,34 @@
 import { Prisma, type Contact } from '../../generated/prisma/client.js';
 import type { RunSql } from '../../db/database.js';
-import { Columns, KEYSET, viewFields, viewTable } from '../../db/view.js';
+import { Columns, KEYSET, isoSql, viewFields, viewTable } from '../../db/view.js';
+import { isoTimestamp } from '../../lib/time.js';
 import type { PageRequest } from '../../lib/pagination.js';
 import { keysetSql } from '../../db/keyset.js';
 import { queueEventsSql } from '../events/events.service.js';
 import type { ContactView } from './contacts.schemas.js';
 
-const field = viewFields<Contact>();
+/** An opt-out as a contact row holds it: read by Prisma (`at` a Date) or built as JSON by a statement (`at` already ISO text). */
+export type OptOutRow = { channelId: string; at: Date | string; source: string };
 
-/** The API view of a contact (CONTRACT §3); the phone is `phoneNumber` in answers. */
-export const contactTable = viewTable<Contact, ContactView>({
+/** A contact with its opt-outs: what the view is made of. */
+export type ContactRow = Contact & { optOuts: OptOutRow[] };
+
+/** A contact just created has opted out of nothing. */
+export const withoutOptOuts = (contact: Contact): ContactRow => ({ ...contact, optOuts: [] });
+
+/** The opt-outs of the contact `row` (a FROM item of contacts) as a JSON array, oldest first. */
+export const optOutsSql = (row: Prisma.Sql) => Prisma.sql`coalesce((
+  SELECT json_agg(json_build_object('channelId', opt_out.channel_id, 'at', ${isoSql(Prisma.sql`opt_out.at`)}, 'source', opt_out.source)
+                  ORDER BY opt_out.at, opt_out.channel_id)
+    FROM contact_opt_outs AS opt_out WHERE opt_out.contact_id = ${row}.id), '[]'::json)`;
+
+/** What a Prisma read selects of a contact's opt-outs. */
+export const OPT_OUTS_QUERY = { select: { channelId: true, at: true, source: true }, orderBy: [{ at: 'asc' }, { channelId: 'asc' }] } as const;
+
+const field = viewFields<ContactRow>();
+
+/** The API view of a contact (docs/conventions.md, Views); the phone is `phoneNumber` in answers. */
+export const contactTable = viewTable<ContactRow, ContactView>({
   id: field.column('id'),
   name: field.column('name'),
   email: field.column('email'),
@@ -17,6 +36,16 @@ export const contactTable = viewTable<Contact, ContactView>({
   isGroup: field.column('isGroup'),
   createdAt: field.timestamp('createdAt'),
   updatedAt: field.timestamp('updatedAt'),
+  optOuts: field.derived(
+    ['optOuts'],
+    (contact) =>
+      contact.optOuts.map((optOut) => ({
+        channelId: optOut.channelId,
+        at: typeof optOut.at === 'string' ? optOut.at : isoTimestamp(optOut.at),
+        source: optOut.source as 'keyword' | 'provider',
+      })),
+    { relations: { optOuts: OPT_OUTS_QUERY }, sql: optOutsSql },
+  ),
 });
 
 /** Every column of a contact, for statements that answer the whole row (a model column missing here does not compile). */
@@ -42,10 +71,16 @@ export const CONTACT_ROW = new Columns<Contact>(
  * contacts with `columns`, one past the limit, in the order `keysetSql` walks them (newest first,
  * or oldest first for a backward page), in one statement.
  */
-export async function contactPage(sql: RunSql, workspaceId: string, columns: Columns<Contact>, params: PageRequest): Promise<Contact[]> {
+export async function contactPage(
+  sql: RunSql,
+  workspaceId: string,
+  columns: Columns<Contact>,
+  params: PageRequest,
+  withOptOuts = false,
+): Promise<Contact[]> {
   const keyset = keysetSql(params);
   return sql<Contact>(Prisma.sql`
-    SELECT ${columns.with(KEYSET).sql()}
+    SELECT ${columns.with(KEYSET).sql()}${withOptOuts ? Prisma.sql`, ${optOutsSql(Prisma.raw('contacts'))} AS "optOuts"` : Prisma.empty}
       FROM contacts
      WHERE workspace_id = ${workspaceId}::uuid AND deleted_at IS NULL${keyset.bounds}
      ORDER BY ${keyset.order}
@@ -72,7 +107,7 @@ export async function writeContact(sql: RunSql, workspaceId: string, id: string,
       THEN greatest(clock_timestamp(), previous.updated_at) ELSE previous.updated_at END`,
   ];
   const event = queueEventsSql(workspaceId, [{ type: 'contact.updated', data: contactTable.sql('updated') }], at, Prisma.sql`(SELECT * FROM updated WHERE changed) AS updated`);
-  const [row] = await sql<Contact & { queued: number }>(Prisma.sql`
+  const [row] = await sql<ContactRow & { queued: number }>(Prisma.sql`
     WITH previous AS (
       SELECT id, name, email, phone, updated_at FROM contacts
        WHERE id = ${id}::uuid AND workspace_id = ${workspaceId}::uuid AND deleted_at IS NULL
@@ -83,8 +118,8 @@ export async function writeContact(sql: RunSql, workspaceId: string, id: string,
        WHERE contact.id = previous.id
       RETURNING contact.*, (contact.name, contact.email, contact.phone) IS DISTINCT FROM (previous.name, previous.email, previous.phone) AS changed),
     queued AS (${event} RETURNING 1)
-    SELECT ${CONTACT_ROW.sql('updated')}, (SELECT count(*) FROM queued)::int AS queued FROM updated`);
+    SELECT ${CONTACT_ROW.sql('updated')}, ${optOutsSql(Prisma.raw('updated'))} AS "optOuts", (SELECT count(*) FROM queued)::int AS queued FROM updated`);
   if (!row) return null;
   const { queued, ...contact } = row;
-  return { contact: contact as Contact, queued };
+  return { contact: contact as ContactRow, queued };
 }

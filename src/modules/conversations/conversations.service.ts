@@ -19,7 +19,7 @@ import {
   type ConversationView,
 } from './conversations.schemas.js';
 import { conversationPage, conversationRows, conversationTable, conversationViewSql, type ConversationPageFilters, type ConversationRow } from './conversations.sql.js';
-import { recordEvents, type DomainEvent } from '../events/events.service.js';
+import { recordEvents, type QueuedEvent } from '../events/events.service.js';
 import type { Actor } from './actor.schemas.js';
 
 /** Who did something: the acting channel, a workspace user, a named external actor, or a contact (a reply). */
@@ -40,7 +40,7 @@ async function recordChange(db: Db, conversationId: string, type: ConversationSt
 }
 
 /**
- * The conversation a send lands on (CONTRACT §3): the open one of this contact and
+ * The conversation a send lands on (docs/conventions.md, Views): the open one of this contact and
  * channel; else the `preferred` closed one or the latest, kept closed when `silent`, otherwise
  * reopened with a `reopened` state change (and `conversation.reopened` added to
  * `events`); else a new open conversation. The chosen row is locked for the rest
@@ -55,7 +55,7 @@ export async function conversationForSend(
     silent: boolean;
     actor: Actor;
     at: Date;
-    events?: DomainEvent[];
+    events?: QueuedEvent[];
     /** A conversation of this channel and contact to prefer over other closed ones (the thread an email answers). */
     preferred?: string | undefined;
   },
@@ -85,7 +85,7 @@ export async function conversationForSend(
   return created;
 }
 
-/** Who a change is recorded as made by: a session's user (CONTRACT §7), else the acting channel. */
+/** Who a change is recorded as made by: a session's user (docs/browser-apps.md), else the acting channel. */
 function channelActor(ctx: RequestContext): Actor {
   const channel = actingChannel(ctx.auth);
   const user = ctx.auth.credential.user;
@@ -348,18 +348,18 @@ export async function assignConversation(ctx: RequestContext, id: string, input:
 
 /**
  * Queues, in the transaction that moved the conversation's read state from `previous` to
- * `through`, the read receipt of a WhatsApp Cloud API channel: the provider id of the latest
+ * `through`, the read receipt of a channel whose provider takes them (`readReceipts`): the provider id of the latest
  * inbound message read, when that message is newly read and has one. A conversation has at most
  * one pending receipt: a newer read replaces the message it names and starts its attempts afresh,
  * and takes it from a worker attempting it (whose outcome is then not recorded), so the newest
  * read is the one reported. A receipt is retried like a message and never touches a message.
  */
-async function queueReadReceipt(tx: Db, conversationId: string, previous: Date | null, through: Date): Promise<void> {
+async function queueReadReceipt(tx: Db, providers: string[], conversationId: string, previous: Date | null, through: Date): Promise<void> {
   await tx.$executeRaw`
     INSERT INTO deliveries (id, workspace_id, conversation_id, payload)
     SELECT gen_random_uuid(), c.workspace_id, c.id, json_build_object('message_id', latest.provider_id)
       FROM conversations AS c
-      JOIN channels AS channel ON channel.id = c.channel_id AND channel.provider = 'whatsapp_cloud'
+      JOIN channels AS channel ON channel.id = c.channel_id AND channel.provider = ANY(${providers}::text[])
      CROSS JOIN LATERAL (
            SELECT m.created_at,
                   (SELECT p.provider_id FROM provider_message_ids AS p WHERE p.message_id = m.id AND p.channel_id = c.channel_id ORDER BY p.part LIMIT 1) AS provider_id
@@ -383,6 +383,7 @@ async function queueReadReceipt(tx: Db, conversationId: string, previous: Date |
 export async function markConversationRead(ctx: RequestContext, id: string, input: unknown, query?: PrismaQuery): Promise<ConversationRow> {
   const body = parseInput(markReadSchema, input ?? {}) ?? {};
   const { id: conversationId } = await getConversation(ctx, id, { select: { id: true } });
+  const receipts = ctx.providers.filter((provider) => provider.readReceipts).map((provider) => provider.name);
   let through: Date | null = null;
   if (body.through != null) {
     const message = isUuid(body.through)
@@ -406,7 +407,7 @@ export async function markConversationRead(ctx: RequestContext, id: string, inpu
                unread_count = (SELECT count(*) FROM messages WHERE conversation_id = ${conversationId}::uuid AND direction = 'inbound' AND created_at > ${target}::timestamptz),
                updated_at = now()
          WHERE id = ${conversationId}::uuid`;
-      return { type: 'conversation.read', after: (db: Db) => queueReadReceipt(db, conversationId, latest?.read ?? null, target) };
+      return { type: 'conversation.read', after: (db: Db) => queueReadReceipt(db, receipts, conversationId, latest?.read ?? null, target) };
     },
     query,
   );

@@ -1,11 +1,12 @@
 import { Prisma, type Channel, type PrismaClient, type Workspace } from '../../generated/prisma/client.js';
 import type { RunSql } from '../../db/database.js';
 import type { Db } from '../../db/types.js';
-import type { AuthContext, CredentialKind, ResolvedCredential } from '../../context/types.js';
+import type { AuthContext, CredentialKind, LiveCredential, ResolvedCredential } from '../../context/types.js';
 import { BACKEND_SCOPES, sessionScopes } from '../../context/scopes.js';
 import { AuthenticationError, InputError, TokenExpiredError } from '../../errors/domain.js';
 import { TOKEN_PREFIX, displayPrefix, generateToken, hashToken } from '../../lib/tokens.js';
 import { isUuid } from '../../lib/uuid.js';
+import { actAs } from '../../context/act-as.js';
 
 function expiryFrom(expiresInSeconds: number | undefined): Date | null {
   return expiresInSeconds === undefined ? null : new Date(Date.now() + expiresInSeconds * 1000);
@@ -69,7 +70,7 @@ export async function createConnection(
 }
 
 /**
- * Revokes a token and every session it minted (CONTRACT §7), in one transaction. Answers the
+ * Revokes a token and every session it minted (docs/browser-apps.md), in one transaction. Answers the
  * revoked credential's id, which running servers are told of.
  */
 export async function revokeToken(prisma: PrismaClient, token: string): Promise<{ id: string }> {
@@ -85,13 +86,6 @@ export async function revokeToken(prisma: PrismaClient, token: string): Promise<
   });
 }
 
-/** What `liveCredentials` tells of one credential. */
-export interface LiveCredential {
-  /** Past its expiry (it admits nothing, and says so: TOKEN_EXPIRED). */
-  expired: boolean;
-  /** The active channels it can act as now. */
-  channels: Set<string>;
-}
 
 /**
  * Of the credentials `ids`, those that are neither revoked nor (for a session) minted by a
@@ -125,7 +119,7 @@ export async function liveCredentials(sql: RunSql, ids: readonly string[], now: 
 
 /**
  * A session holds only while the credential that minted it does: revoking or expiring a channel
- * key or a connection token revokes every session it minted (CONTRACT §7).
+ * key or a connection token revokes every session it minted (docs/browser-apps.md).
  */
 function mintedByHolds(now: Date) {
   return Prisma.sql`(t.minted_by_id IS NULL OR (p.revoked_at IS NULL AND (p.expires_at IS NULL OR p.expires_at > ${now}::timestamptz)))`;
@@ -238,28 +232,6 @@ export async function resolveCredential(
     expiresAt: first.expires_at,
     mintedByExpiresAt: first.minted_by_expires_at,
   };
-}
-
-/**
- * The request's caller from a resolved credential and its X-Channel-Uuid: the named channel,
- * which must be one the credential can act as, or without the header its only channel. An
- * expired credential is TokenExpiredError.
- */
-export function actAs(resolved: ResolvedCredential, channelHeader: string | null, now: number = Date.now()): AuthContext {
-  const { workspace, credential, channels, connectionId, expiresAt, mintedByExpiresAt } = resolved;
-  // Told apart from any other refusal, so that a client knows to refresh (CONTRACT §7).
-  if (expiresAt && expiresAt.getTime() <= now) throw new TokenExpiredError();
-  // A session outlives its minting credential by no moment, even one kept in the cache.
-  if (mintedByExpiresAt && mintedByExpiresAt.getTime() <= now) throw new AuthenticationError();
-  let channel: Channel | null;
-  if (channelHeader !== null) {
-    const wanted = channelHeader.trim().toLowerCase();
-    channel = channels.find((c) => c.id === wanted) ?? null;
-    if (!channel) throw new AuthenticationError();
-  } else {
-    channel = channels.length === 1 ? channels[0]! : null;
-  }
-  return { workspace, credential, channels, channel, connectionId, expiresAt, mintedByExpiresAt };
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -7,7 +8,7 @@ import { restErrorResponse } from '../../rest/errors.js';
 import { routeNotFound } from '../../http/exchange.js';
 import type { HttpRoute } from '../../http/routes.js';
 import { API_PREFIX, OPENAPI_PATH } from '../../rest/route.js';
-import { ServerResponse } from '../../lib/response.js';
+import { FetchResponse } from '../../lib/response.js';
 
 /** Where the page lives; its assets are the fixed names below it. */
 export const DOCS_PATH = '/docs';
@@ -125,7 +126,7 @@ let docs: Docs | undefined;
 
 function respond(status: number, body: Buffer, headers: Record<string, string>): Response {
   const all = { ...headers, 'content-length': String(body.byteLength), 'x-content-type-options': 'nosniff' };
-  return new ServerResponse(new Uint8Array(body), { status, headers: all });
+  return new FetchResponse(new Uint8Array(body), { status, headers: all });
 }
 
 /**
@@ -135,7 +136,7 @@ function respond(status: number, body: Buffer, headers: Record<string, string>):
  * any other name below /docs is the route table's 404.
  */
 export function docsRoutes(deps: AppDeps): HttpRoute[] {
-  const refuse = (error: unknown) => restErrorResponse(error, deps.logger);
+  const refuse = (error: unknown, log: Logger) => restErrorResponse(error, log);
   const loaded = (): Docs => (docs ??= load());
   return [
     {

@@ -1,4 +1,3 @@
-import { documentProblem } from '../../graphql/document-check.js';
 import { json } from '../../http/exchange.js';
 import { route } from '../../rest/route.js';
 import { manifestSchema, storedEnvelopeSchema } from './documents.schemas.js';
@@ -22,7 +21,8 @@ export const documentRoutes = [
     failures: [422],
     responses: { 200: { description: 'The documents are registered.', schema: storedEnvelopeSchema } },
     handler: async ({ ctx, body }) => {
-      const stored = await registerDocuments(ctx.prisma, ctx.auth.workspace.id, await body(), documentProblem);
+      if (!ctx.documentProblem) throw new Error('the app was built without a document check');
+      const stored = await registerDocuments(ctx.prisma, ctx.auth.workspace.id, await body(), ctx.documentProblem);
       return json(200, { data: { stored } });
     },
   }),

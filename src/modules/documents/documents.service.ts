@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { Prisma, type PrismaClient, type Workspace } from '../../generated/prisma/client.js';
 import type { RunSql } from '../../db/database.js';
-import type { AuthContext } from '../../context/types.js';
 import { ValidationError } from '../../errors/domain.js';
 import { parseInput } from '../../lib/validation.js';
+import { printedHash, type DocumentStore } from '../../graphql/trusted-documents.js';
 import { DOCUMENT_HASH, manifestSchema } from './documents.schemas.js';
 
 /** A document's id: the lowercase hex SHA-256 of its text as UTF-8. */
@@ -11,25 +11,13 @@ export function documentHash(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
 
-/**
- * Whether the caller holds a credential a browser holds (a session token, CONTRACT §7): those a
- * workspace may restrict to its registered documents. Backend credentials (channel keys,
- * connection tokens) are never restricted.
- */
-export function isBrowserCredential(caller: AuthContext): boolean {
-  return caller.credential.kind === 'session';
-}
-
-/** Whether `caller` may send an operation's text rather than a registered document's id. */
-export function mayRunText(caller: AuthContext): boolean {
-  return !(caller.workspace.trustedDocumentsOnly && isBrowserCredential(caller));
-}
-
 /** What is wrong with a document's text against the schema, or null: supplied by the GraphQL layer. */
 export type DocumentProblem = (text: string) => string | null;
 
 export interface ManifestDocument {
   hash: string;
+  /** The SHA-256 of the text as print() prints it (the same as `hash` for a text print() wrote). */
+  printedHash: string;
   body: string;
 }
 
@@ -56,7 +44,8 @@ export function manifestDocuments(manifest: unknown, problemOf: DocumentProblem)
     }
   }
   if (Object.keys(errors).length) throw new ValidationError(errors);
-  return [...documents].map(([hash, body]) => ({ hash, body }));
+  // A document valid against the schema parses: its printed hash is never null.
+  return [...documents].map(([hash, body]) => ({ hash, printedHash: printedHash(body)!, body }));
 }
 
 /**
@@ -66,7 +55,7 @@ export function manifestDocuments(manifest: unknown, problemOf: DocumentProblem)
 export async function registerDocuments(prisma: PrismaClient, workspaceId: string, manifest: unknown, problemOf: DocumentProblem): Promise<number> {
   const documents = manifestDocuments(manifest, problemOf);
   const { count } = await prisma.graphqlDocument.createMany({
-    data: documents.map((document) => ({ workspaceId, hash: document.hash, body: document.body })),
+    data: documents.map((document) => ({ workspaceId, hash: document.hash, printedHash: document.printedHash, body: document.body })),
     skipDuplicates: true,
   });
   return count;
@@ -77,12 +66,13 @@ export function setTrustedDocumentsOnly(prisma: PrismaClient, workspaceId: strin
   return prisma.workspace.update({ where: { id: workspaceId }, data: { trustedDocumentsOnly: on } });
 }
 
-/** Finds registered documents by workspace and id. */
-export interface DocumentStore {
-  /** The text of the workspace's document with id `hash` (lowercase hex SHA-256), or null when it has none. */
-  get(workspaceId: string, hash: string): Promise<string | null>;
-  /** How many documents are kept in memory. */
-  readonly size: number;
+/** Stores the printed hashes of documents stored before they were kept. */
+async function fillPrintedHashes(sql: RunSql, workspaceId: string, documents: { hash: string; printed: string }[]): Promise<void> {
+  await sql(
+    Prisma.sql`UPDATE graphql_documents AS d SET printed_hash = f.printed
+      FROM unnest(${documents.map((d) => d.hash)}::text[], ${documents.map((d) => d.printed)}::text[]) AS f(hash, printed)
+      WHERE d.workspace_id = ${workspaceId}::uuid AND d.hash = f.hash AND d.printed_hash IS NULL`,
+  );
 }
 
 /** Enough for every operation of a few large apps in each of many workspaces. */
@@ -94,6 +84,10 @@ export const DOCUMENT_CACHE_LIMITS = { entries: 5000, characters: 16 * 1024 * 10
  * `limits.entries` documents and `limits.characters` characters in all are kept, the least
  * recently used dropped first. An id not found is asked again next time, since it may be
  * registered meanwhile (by any process). Concurrent lookups of one id share one statement.
+ *
+ * One statement finds a document by either of its ids, and brings with it the workspace's
+ * documents stored before printed hashes were kept (none once filled): their printed hashes are
+ * computed and stored then, so that a workspace's older documents are found by either id too.
  */
 export function createDocumentStore(sql: RunSql, limits = DOCUMENT_CACHE_LIMITS): DocumentStore {
   // Map iteration follows insertion order: re-inserting on use keeps the least recently used first.
@@ -126,9 +120,19 @@ export function createDocumentStore(sql: RunSql, limits = DOCUMENT_CACHE_LIMITS)
       }
       const pending = loading.get(key);
       if (pending) return pending;
-      const load = sql<{ body: string }>(Prisma.sql`SELECT body FROM graphql_documents WHERE workspace_id = ${workspaceId}::uuid AND hash = ${hash}`)
-        .then((rows) => {
-          const found = rows[0]?.body ?? null;
+      const load = sql<{ hash: string; printed_hash: string | null; body: string }>(
+        Prisma.sql`SELECT hash, printed_hash, body FROM graphql_documents
+          WHERE workspace_id = ${workspaceId}::uuid AND (hash = ${hash} OR printed_hash = ${hash} OR printed_hash IS NULL)`,
+      )
+        .then(async (rows) => {
+          let found: string | null = null;
+          const unfilled: { hash: string; printed: string }[] = [];
+          for (const row of rows) {
+            const printed = row.printed_hash ?? printedHash(row.body);
+            if (row.printed_hash === null && printed !== null) unfilled.push({ hash: row.hash, printed });
+            if (row.hash === hash || printed === hash) found ??= row.body;
+          }
+          if (unfilled.length) await fillPrintedHashes(sql, workspaceId, unfilled);
           if (found !== null) keep(key, found);
           return found;
         })

@@ -8,13 +8,13 @@ import { uuid7 } from '../../lib/uuid.js';
 import { characterCount } from '../../lib/validation.js';
 import type { InboundMessage, InboundStatus } from '../../providers/provider.js';
 import { conversationForSend, type Actor } from '../conversations/conversations.service.js';
-import { recordEvents, type DomainEvent } from '../events/events.service.js';
+import { recordEvents, type QueuedEvent } from '../events/events.service.js';
 import { resolveRecipient } from '../messages/recipients.js';
 import { MESSAGE_RELATIONS, messageTable, type MessageRow } from '../messages/messages.sql.js';
 
 /**
  * What replies and delivery statuses do to the domain, whatever provider brought them
- * (CONTRACT §6): a message from a contact lands on a conversation of its channel; a status moves
+ * (docs/channels.md): a message from a contact lands on a conversation of its channel; a status moves
  * an outbound message forward. Provider-neutral: the events come parsed.
  */
 
@@ -92,7 +92,7 @@ export async function receiveMessage(ctx: InboundContext, channel: InboundChanne
           ON CONFLICT DO NOTHING
           RETURNING message_id`;
         if (claimed.length === 0) return null;
-        const events: DomainEvent[] = [];
+        const events: QueuedEvent[] = [];
         const contact = await resolveRecipient(tx, {
           workspaceId: channel.workspaceId,
           field: 'from',

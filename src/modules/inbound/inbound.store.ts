@@ -1,4 +1,3 @@
-import type { ChannelProvider } from '../../generated/prisma/client.js';
 import type { Database } from '../../db/database.js';
 import { uuid7 } from '../../lib/uuid.js';
 
@@ -6,11 +5,11 @@ import { uuid7 } from '../../lib/uuid.js';
 const STORE_EVENT = `
     WITH event AS (
       INSERT INTO inbound_events (id, workspace_id, channel_id, provider, headers, body)
-      VALUES ($1::uuid, $2::uuid, $3::uuid, $4::channel_provider, $5::jsonb, $6)
+      VALUES ($1::uuid, $2::uuid, $3::uuid, $4::text, $5::jsonb, $6)
       RETURNING id, workspace_id)
     INSERT INTO deliveries (id, workspace_id, inbound_event_id) SELECT $7::uuid, workspace_id, id FROM event`;
 
-function storeParams(channel: { id: string; workspaceId: string }, provider: ChannelProvider, headers: Record<string, string>, body: Buffer): unknown[] {
+function storeParams(channel: { id: string; workspaceId: string }, provider: string, headers: Record<string, string>, body: Buffer): unknown[] {
   return [uuid7(), channel.workspaceId, channel.id, provider, JSON.stringify(headers), body, uuid7()];
 }
 
@@ -67,7 +66,7 @@ export async function storeInboundEmail(
 export async function storeInboundWebhook(
   db: Pick<Database, 'execute'>,
   channel: { id: string; workspaceId: string },
-  provider: ChannelProvider,
+  provider: string,
   headers: Record<string, string>,
   body: Buffer,
 ): Promise<void> {

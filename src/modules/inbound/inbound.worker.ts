@@ -1,7 +1,7 @@
 import type { Channel } from '../../generated/prisma/client.js';
 import type { Sealer } from '../../lib/sealed.js';
-import type { InboundEvent } from '../../providers/provider.js';
-import type { InboundParser, InboundParsers } from '../../providers/registry.js';
+import type { InboundEvent, InboundParser } from '../../providers/provider.js';
+import type { InboundParsers } from '../../providers/registry.js';
 import { inboundProcessed } from '../../metrics/process.js';
 import { redactSecrets } from '../../lib/redact.js';
 import { openProviderSecrets } from '../channels/channel-secrets.js';
@@ -16,7 +16,7 @@ export class StatusAheadOfSend extends Error {
 }
 
 /**
- * Processes one stored inbound event (CONTRACT §6): parses it with its provider and applies
+ * Processes one stored inbound event (docs/channels.md): parses it with its provider and applies
  * every message and status, each to the channel it was sent to. Messages are idempotent and
  * statuses forward-only, so processing an event again (a retry, a reprocess) changes nothing twice.
  * Throws to be retried: a failure, or a status ahead of its send while the event is younger than
@@ -72,8 +72,8 @@ async function apply(ctx: InboundContext & { sealer: Sealer | null }, channel: C
 }
 
 /**
- * The active channel of the same workspace and provider whose route setting is `value` (a WhatsApp
- * number's id) and, when the parser names the secret that signed the webhook, whose secret is the
+ * The active channel of the same workspace and provider whose route setting is `value` (a
+ * number's id at the provider) and, when the parser names the secret that signed the webhook, whose secret is the
  * receiving channel's: the signature proved that secret only, so a channel with another secret
  * gets nothing from it.
  */

@@ -6,13 +6,13 @@ import { inboundReceived } from '../../metrics/process.js';
 import type { Database } from '../../db/database.js';
 import { storeInboundEmail } from './inbound.store.js';
 
-/** The largest email the listener takes (CONTRACT §6); advertised with SIZE, refused over it with 552. */
+/** The largest email the listener takes (docs/channels.md); advertised with SIZE, refused over it with 552. */
 export const EMAIL_SIZE_LIMIT = 10 * 1024 * 1024;
 
 /** How long a stopping listener lets sessions in flight finish before it cuts them off with 421. */
 export const SMTP_CLOSE_TIMEOUT_MS = 10_000;
 
-/** Recipients one mail may name (CONTRACT §10): every RCPT past them is 452, without a lookup. */
+/** Recipients one mail may name (docs/operating-safely.md, Staying up): every RCPT past them is 452, without a lookup. */
 export const SMTP_MAX_RECIPIENTS = 50;
 
 /**
@@ -86,7 +86,7 @@ function reply(code: number, text: string): Error {
 }
 
 /**
- * The inbound SMTP listener (CONTRACT §6): takes mail for the channels' inbound addresses
+ * The inbound SMTP listener (docs/channels.md): takes mail for the channels' inbound addresses
  * (case-insensitive; any other recipient is 550), at most 10 MiB (552 over it), and stores each
  * email raw, once per channel it is addressed to, with the delivery that will process it, before
  * answering 250. The inbound worker then reads it like any provider's webhook. Several channels
@@ -94,7 +94,7 @@ function reply(code: number, text: string): Error {
  * when a certificate is given (refused, not merely hidden, without one: smtp-server would
  * otherwise answer it with its bundled certificate, whose key is public).
  *
- * A flood is held (CONTRACT §10): at most `maxClients` connections, each closed with 421 after
+ * A flood is held (docs/operating-safely.md, Staying up): at most `maxClients` connections, each closed with 421 after
  * `sessionTimeoutMs` however it trickles; at most SMTP_MAX_RECIPIENTS recipients per mail (the
  * RCPTs after them are 452, without a lookup); at most `mailsAtOnce` mails read and stored at once.
  */

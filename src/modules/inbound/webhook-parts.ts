@@ -1,32 +1,14 @@
 import type { AppDeps } from '../../context/deps.js';
-import type { Channel, ChannelProvider } from '../../generated/prisma/client.js';
 import { publicUrl } from '../../env.js';
 import { isUuid } from '../../lib/uuid.js';
 import { inboundReceived } from '../../metrics/process.js';
 import { HttpError, json, readBody } from '../../http/exchange.js';
+import type { InboundChannel, WebhookParts } from '../../providers/provider.js';
 import { openProviderSecrets } from '../channels/channel-secrets.js';
 import { storeInboundWebhook } from './inbound.store.js';
 
 /** The most a provider webhook may carry. */
 export const INBOUND_BODY_LIMIT = 1024 * 1024;
-
-/** A channel as a webhook needs it, with its credentials opened; kept for a few seconds between webhooks. */
-export interface InboundChannel {
-  channel: Pick<Channel, 'id' | 'workspaceId' | 'provider' | 'status'>;
-  secrets: Record<string, string>;
-}
-
-/** What every provider's webhook routes share: the channel lookup, the refusal, the body, the store. */
-export interface WebhookParts {
-  /** The active channel of `provider` a path names, or null (an unknown, inactive or other-provider channel is a 404). */
-  channelOf(id: string | undefined, provider: ChannelProvider): Promise<InboundChannel | null>;
-  refuse(provider: ChannelProvider, outcome: string, status: number, message: string, channelId: string | undefined): Response;
-  /** The body within INBOUND_BODY_LIMIT, or the 413 refusal. */
-  body(request: Request, provider: ChannelProvider, channelId: string): Promise<{ bytes: Buffer } | { refused: Response }>;
-  store(channel: InboundChannel['channel'], provider: ChannelProvider, headers: Record<string, string>, body: Buffer): Promise<void>;
-  /** The gateway's public base URL (PUBLIC_URL): the URL providers sign. */
-  publicUrl: string;
-}
 
 /**
  * The channels webhooks name, with their credentials opened, each kept for `ttlMs` (AUTH_CACHE_MS):
@@ -61,6 +43,9 @@ export function webhookParts(deps: AppDeps): WebhookParts {
       const found = id && isUuid(id) ? await cached(id.toLowerCase()) : null;
       return found && found.channel.status === 'active' && found.channel.provider === provider ? found : null;
     },
+    count(provider, outcome) {
+      inboundReceived.labels(provider, outcome).inc();
+    },
     refuse(provider, outcome, status, message, channelId) {
       inboundReceived.labels(provider, outcome).inc();
       deps.logger.info({ provider, channelId, outcome, status }, 'inbound webhook refused');
@@ -77,6 +62,7 @@ export function webhookParts(deps: AppDeps): WebhookParts {
     /** The stored event and its processing, in one statement: both or neither. */
     async store(channel, provider, headers, body) {
       await storeInboundWebhook(deps.db, channel, provider, headers, body);
+      inboundReceived.labels(provider, 'accepted').inc();
       deps.onMessageQueued?.();
     },
     publicUrl: publicUrl(deps.env),

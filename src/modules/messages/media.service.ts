@@ -2,10 +2,22 @@ import type { RequestContext } from '../../context/types.js';
 import { actingChannel } from '../../context/request.js';
 import { NotFoundError, ProviderUnavailableError } from '../../errors/domain.js';
 import { isUuid } from '../../lib/uuid.js';
-import { MediaUnavailable, type OpenedMedia } from '../../providers/whatsapp/media.js';
+import type { Sealer } from '../../lib/sealed.js';
+import { MediaUnavailable, type OpenedMedia } from '../../providers/provider.js';
+import type { Providers } from '../../providers/registry.js';
+import { providerChannel } from '../channels/channel-secrets.js';
 
-/** The most a media download may stream (CONTRACT §6). */
+/** The most a media download may stream (docs/channels.md). */
 export const MEDIA_LIMIT_BYTES = 16 * 1024 * 1024;
+
+/** Opens a file through the channel's provider, with the channel's credentials opened by `sealer`. */
+export function mediaOpener(providers: Providers | undefined, sealer: Sealer | null | undefined): NonNullable<RequestContext['openMedia']> {
+  return (channel, ref, limitBytes) => {
+    const fetcher = providers?.media(channel.provider);
+    if (!fetcher) throw new MediaUnavailable(`channels of provider ${channel.provider} keep no media`);
+    return fetcher.open(providerChannel(channel, sealer), ref, limitBytes);
+  };
+}
 
 /** A file of an inbound message, opened from its provider for streaming. */
 export interface MessageMedia extends OpenedMedia {
@@ -43,9 +55,9 @@ export async function openMessageMedia(ctx: RequestContext, id: string, index: s
 }
 
 /**
- * A body that yields exactly `length` bytes or fails (CONTRACT §10): the answer's Content-Length
+ * A body that yields exactly `length` bytes or fails (docs/operating-safely.md, Staying up): the answer's Content-Length
  * is then always the number of bytes sent, and a body that turns out longer or shorter ends the
- * connection (src/lib/cut-off.ts) instead of corrupting the next answer on it.
+ * connection (src/lib/end-on-failure.ts) instead of corrupting the next answer on it.
  */
 function exactly(body: ReadableStream<Uint8Array>, length: number): ReadableStream<Uint8Array> {
   const reader = body.getReader();

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { collection } from '../../rest/collection.js';
-import { ServerResponse } from '../../lib/response.js';
-import { cutOffOnFailure } from '../../lib/cut-off.js';
+import { FetchResponse } from '../../lib/response.js';
+import { endOnFailure } from '../../lib/end-on-failure.js';
 import { openMessageMedia } from './media.service.js';
 import { idempotentWrite } from '../idempotency/idempotency.rest.js';
 import { pageQuerySchema } from '../../lib/pagination.js';
@@ -56,7 +56,7 @@ export const messageRoutes = [
         contentType: 'application/octet-stream',
       },
     },
-    handler: async ({ ctx, params, cutOff }) => {
+    handler: async ({ ctx, params, endConnection }) => {
       const media = await openMessageMedia(ctx, params.id, params.index);
       const headers: Record<string, string> = {
         'content-type': media.contentType ?? 'application/octet-stream',
@@ -66,7 +66,7 @@ export const messageRoutes = [
       };
       if (media.length !== null) headers['content-length'] = String(media.length);
       // A file that fails part-way (over the size limit without a declared size, the provider gone) ends the connection.
-      return new ServerResponse(cutOffOnFailure(media.body, cutOff), { status: 200, headers });
+      return new FetchResponse(endOnFailure(media.body, endConnection), { status: 200, headers });
     },
   }),
 

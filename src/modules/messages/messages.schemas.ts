@@ -13,7 +13,7 @@ export const MESSAGES = {
   recipientNeedsE164: (provider: string) => `This channel sends through ${provider}: the recipient needs a phone number in international form (E.164).`,
   recipientNeedsEmail: (provider: string) => `This channel sends through ${provider}: the recipient needs an email address.`,
   recipientIsGroup: (provider: string) => `This channel sends through ${provider}, which cannot message a group contact.`,
-  outsideWindow: "Outside WhatsApp's 24-hour window only template messages can be sent.",
+  outsideWindow: (provider: string, hours: number) => `Outside ${provider}'s ${hours}-hour window only template messages can be sent.`,
   recipientShape: 'The recipient must be a contact UUID or an object with name, email or phone.',
   recipientDetails: 'The recipient needs an email or a phone.',
   recipientUnknown: 'The selected contact does not exist.',

@@ -13,7 +13,8 @@ import { characterCount, parseInput } from '../../lib/validation.js';
 import { renderTemplate } from '../templates/templates.schemas.js';
 import { conversationForSend, type Actor } from '../conversations/conversations.service.js';
 import type { WriteGuard } from '../idempotency/idempotency.service.js';
-import type { DomainEvent } from '../events/events.service.js';
+import type { QueuedEvent } from '../events/events.service.js';
+import type { ProviderDescriptor } from '../../providers/provider.js';
 import { MESSAGES, MESSAGE_LIMITS, type Recipient, messageFiltersSchema, sendMessageSchema, type SendMessageInput } from './messages.schemas.js';
 import { chooseRecipient, resolveRecipient } from './recipients.js';
 import { messagePage, messagePageIds, messageTable, storeMessage, type MessageRow, type Outgoing } from './messages.sql.js';
@@ -62,15 +63,16 @@ export async function sendMessage(ctx: RequestContext, body: unknown, guard?: Wr
   const workspaceId = ctx.auth.workspace.id;
   const input = parseInput(sendMessageSchema, body);
   const { field, recipient } = chooseRecipient(input);
-  // A session sends as its user, whom `from` may name and nobody else (CONTRACT §7).
+  // A session sends as its user, whom `from` may name and nobody else (docs/browser-apps.md).
   const asUser = sessionSender(ctx, input.from);
-  // The one-statement path skips the recipient checks a provider needs: a webhook channel's sends only.
-  const direct = channel.provider === 'webhook' && input.type === 'text' && (!input.from || asUser) && 'contactId' in recipient ? recipient.contactId : null;
+  const provider = ctx.providers.find((descriptor) => descriptor.name === channel.provider);
+  // The one-statement path skips the recipient checks a provider needs: for a provider that needs nothing of a recipient only.
+  const direct = provider && !provider.reaches && !provider.textWindowMs && input.type === 'text' && (!input.from || asUser) && 'contactId' in recipient ? recipient.contactId : null;
 
   for (let attempt = 1; ; attempt++) {
     try {
       const at = new Date();
-      const outgoing = { id: uuid7(), workspaceId, channel, input, at, events: [] as DomainEvent[] };
+      const outgoing = { id: uuid7(), workspaceId, channel, input, at, events: [] as QueuedEvent[] };
       const onOpenConversation = async (sql: RunSql, inline?: WriteGuard<MessageRow>) => {
         const stored = await storeMessage(
           sql,
@@ -86,7 +88,7 @@ export async function sendMessage(ctx: RequestContext, body: unknown, guard?: Wr
         (direct ? await onOpenConversation(ctx.sql, guard).catch(inlineWaited) : null) ??
         (await ctx.prisma.$transaction(async (tx) => {
           await guard?.begin(tx);
-          const sent = await sendInTransaction(tx, { ...outgoing, field, recipient, asUser });
+          const sent = await sendInTransaction(tx, { ...outgoing, field, recipient, asUser, provider });
           await guard?.end(tx, sent.row);
           return sent;
         }));
@@ -133,65 +135,57 @@ function sessionSender(ctx: RequestContext, from: string | null | undefined): Ac
 /** The full send: content, recipient and sender resolved, the conversation chosen and locked, then the message stored. */
 async function sendInTransaction(
   tx: Prisma.TransactionClient,
-  message: Omit<Outgoing, 'contactId' | 'content' | 'sender'> & { field: string; recipient: Recipient; asUser: Actor | null },
+  message: Omit<Outgoing, 'contactId' | 'content' | 'sender'> & { field: string; recipient: Recipient; asUser: Actor | null; provider: ProviderDescriptor | undefined },
 ): Promise<{ row: MessageRow; queued: number }> {
-  const { workspaceId, channel, input, at, events, field, recipient, asUser } = message;
+  const { workspaceId, channel, input, at, events, field, recipient, asUser, provider } = message;
   const content = await resolveContent(tx, channel, input);
   const contact = await resolveRecipient(tx, { workspaceId, field, recipient, events });
-  await checkReachable(tx, channel, contact, field, input.type);
+  if (provider) await checkReachable(tx, provider, channel, contact, field, input.type);
   const sender = asUser ?? (await resolveSender(tx, workspaceId, channel, input.from));
   const conversation = await conversationForSend(tx, { workspaceId, channelId: channel.id, contactId: contact.id, silent: input.silent, actor: sender, at, events });
-  const { asUser: _, ...outgoing } = message;
+  const { asUser: _, provider: __, ...outgoing } = message;
   const stored = await storeMessage(sqlOn(tx), { ...outgoing, contactId: contact.id, content, sender }, conversation);
   // The conversation was chosen and locked in this transaction, so the message was stored.
   return stored as { row: MessageRow; queued: number };
 }
 
-/** How each provider names itself in a refusal, and what it needs of a recipient. */
-const REACHES: Partial<Record<Channel['provider'], { label: string; needs: 'phone' | 'email' }>> = {
-  whatsapp_cloud: { label: 'WhatsApp', needs: 'phone' },
-  twilio: { label: 'SMS', needs: 'phone' },
-  smtp: { label: 'email', needs: 'email' },
-};
-
 /**
- * Why the channel's provider cannot reach the contact (docs/channels.md):
- * a phone with an E.164 form for WhatsApp and SMS, an email for email, never a group; null when it can.
+ * Why the channel's provider cannot reach the contact (docs/providers.md, Outbound): a phone with
+ * an E.164 form or an email, as the provider's descriptor says it needs, never a group; null when it can.
  */
-export function unreachable(channel: Pick<Channel, 'provider'>, contact: Pick<Contact, 'isGroup' | 'phone' | 'email'>): string | null {
-  const reach = REACHES[channel.provider];
-  if (!reach) return null;
-  if (contact.isGroup) return MESSAGES.recipientIsGroup(reach.label);
-  if (reach.needs === 'phone' && !contact.phone) return MESSAGES.recipientNeedsPhone(reach.label);
+export function unreachable(provider: Pick<ProviderDescriptor, 'label' | 'reaches'>, contact: Pick<Contact, 'isGroup' | 'phone' | 'email'>): string | null {
+  const { label, reaches } = provider;
+  if (!reaches) return null;
+  if (contact.isGroup) return MESSAGES.recipientIsGroup(label);
+  if (reaches === 'phone' && !contact.phone) return MESSAGES.recipientNeedsPhone(label);
   // A phone stored before numbers were checked may have no international form: the provider could not dial it.
-  if (reach.needs === 'phone' && !deriveE164(contact.phone!)) return MESSAGES.recipientNeedsE164(reach.label);
-  if (reach.needs === 'email' && !contact.email) return MESSAGES.recipientNeedsEmail(reach.label);
+  if (reaches === 'phone' && !deriveE164(contact.phone!)) return MESSAGES.recipientNeedsE164(label);
+  if (reaches === 'email' && !contact.email) return MESSAGES.recipientNeedsEmail(label);
   return null;
 }
 
-/** Whether a message of this type on this channel needs the contact to have written within WhatsApp's 24 hours. */
-export function needsWindow(channel: Pick<Channel, 'provider'>, type: 'text' | 'template'): boolean {
-  return channel.provider === 'whatsapp_cloud' && type === 'text';
+/** How recently the contact must have written for a message of this type to go (the provider's text window, in ms), or null when it need not have. */
+export function needsWindow(provider: Pick<ProviderDescriptor, 'textWindowMs'>, type: 'text' | 'template'): number | null {
+  return provider.textWindowMs && type === 'text' ? provider.textWindowMs : null;
 }
 
-/** WhatsApp's customer-service window: free-form messages only within 24 hours of the contact's last message. */
-export const WHATSAPP_WINDOW_MS = 24 * 3600_000;
-
 /**
- * A recipient the channel's provider cannot reach is the caller's error (CONTRACT §6): a phone with
- * an E.164 form for WhatsApp and SMS, an email for email, never a group; and on WhatsApp a text needs the contact to
- * have written on this channel within 24 hours (templates always go).
+ * A recipient the channel's provider cannot reach is the caller's error (docs/providers.md,
+ * Outbound): a phone with an E.164 form or an email, as the provider needs, never a group; and on
+ * a provider with a text window, a text needs the contact to have written on this channel within
+ * it (templates always go).
  */
-async function checkReachable(tx: Db, channel: Channel, contact: Contact, field: string, type: SendMessageInput['type']): Promise<void> {
-  const problem = unreachable(channel, contact);
+async function checkReachable(tx: Db, provider: ProviderDescriptor, channel: Channel, contact: Contact, field: string, type: SendMessageInput['type']): Promise<void> {
+  const problem = unreachable(provider, contact);
   if (problem) throw ValidationError.field(field, problem);
-  if (!needsWindow(channel, type)) return;
-  const since = new Date(Date.now() - WHATSAPP_WINDOW_MS);
+  const windowMs = needsWindow(provider, type);
+  if (!windowMs) return;
+  const since = new Date(Date.now() - windowMs);
   const [recent] = await tx.$queryRaw<unknown[]>`
     SELECT 1 FROM messages
      WHERE contact_id = ${contact.id}::uuid AND channel_id = ${channel.id}::uuid AND direction = 'inbound' AND created_at > ${since}::timestamptz
      LIMIT 1`;
-  if (!recent) throw ValidationError.field('type', MESSAGES.outsideWindow);
+  if (!recent) throw ValidationError.field('type', MESSAGES.outsideWindow(provider.label, windowMs / 3600_000));
 }
 
 /**

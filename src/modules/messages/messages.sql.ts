@@ -5,7 +5,7 @@ import { KEYSET, isoSql, jsonObjectSql, viewFields, viewTable, type Columns } fr
 import type { PageRequest } from '../../lib/pagination.js';
 import { keysetSql } from '../../db/keyset.js';
 import type { Actor, ActorView } from '../conversations/actor.schemas.js';
-import { queueEventsSql, type DomainEvent } from '../events/events.service.js';
+import { queueEventsSql, type QueuedEvent } from '../events/events.service.js';
 import type { WriteGuard } from '../idempotency/idempotency.service.js';
 import type { MediaView, MessageView, SendMessageInput } from './messages.schemas.js';
 
@@ -116,7 +116,7 @@ export interface Outgoing {
   sender: Actor;
   at: Date;
   /** Events of the send before the message's own (a contact created, a conversation reopened). */
-  events: DomainEvent[];
+  events: QueuedEvent[];
   /** The broadcast making this message, if one is. */
   broadcastId?: string | null;
   /** When its delivery is due (a broadcast's turn for it); default at once. */

@@ -1,8 +1,8 @@
 import type { Contact } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
 import { ValidationError } from '../../errors/domain.js';
-import type { DomainEvent } from '../events/events.service.js';
-import { contactTable } from '../contacts/contacts.sql.js';
+import type { QueuedEvent } from '../events/events.service.js';
+import { contactTable, withoutOptOuts } from '../contacts/contacts.sql.js';
 import { MESSAGES, type Recipient, type RecipientDetails, type SendMessageInput } from './messages.schemas.js';
 
 /** The recipient field that decides: `to`, then `contact`, then the legacy `sender`. */
@@ -31,7 +31,7 @@ async function matchDetails(tx: Db, workspaceId: string, details: RecipientDetai
  */
 export async function resolveRecipient(
   tx: Db,
-  input: { workspaceId: string; field: string; recipient: Recipient; events?: DomainEvent[] },
+  input: { workspaceId: string; field: string; recipient: Recipient; events?: QueuedEvent[] },
 ): Promise<Contact> {
   const { workspaceId, recipient } = input;
   if ('contactId' in recipient) {
@@ -53,6 +53,6 @@ export async function resolveRecipient(
   });
   // Apart from the contact: a nested create would read the contact back once more.
   if (details.phone) await tx.contactPhone.create({ data: { workspaceId, contactId: contact.id, number: details.phone }, select: { id: true } });
-  input.events?.push({ type: 'contact.created', data: contactTable.view(contact) });
+  input.events?.push({ type: 'contact.created', data: contactTable.view(withoutOptOuts(contact)) });
   return contact;
 }

@@ -4,7 +4,7 @@ import { actingChannel } from '../../context/request.js';
 import { ValidationError } from '../../errors/domain.js';
 import { isUuid } from '../../lib/uuid.js';
 
-/** The most ids one `nodes` lookup takes (CONTRACT §8). */
+/** The most ids one `nodes` lookup takes (docs/graphql.md). */
 export const MAX_NODE_IDS = 100;
 
 /** Where a node's id was found: the GraphQL type of its row. */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { collection } from '../../rest/collection.js';
 import { json } from '../../http/exchange.js';
 import { pageQuerySchema } from '../../lib/pagination.js';
-import { ServerResponse } from '../../lib/response.js';
+import { FetchResponse } from '../../lib/response.js';
 import { route } from '../../rest/route.js';
 import { apiUuid, collectionEnvelope, resourceEnvelope } from '../../rest/schemas.js';
 import { listSessions, mintSession, mintedSessionView, revokeSession, revokeUserSessions, sessionView } from './sessions.service.js';
@@ -53,7 +53,7 @@ export const sessionRoutes = [
     responses: { 204: { description: 'The session was revoked.' } },
     handler: async ({ ctx, params }) => {
       await revokeSession(ctx, params.id);
-      return new ServerResponse(null, { status: 204 });
+      return new FetchResponse(null, { status: 204 });
     },
   }),
 

@@ -3,7 +3,7 @@ import { DEFAULT_SESSION_SCOPES, SESSION_SCOPES } from '../../context/scopes.js'
 import { apiDateTime, apiUuid } from '../../rest/schemas.js';
 
 /*
- * The session field rules (CONTRACT §7), written once: REST answers their messages under
+ * The session field rules (docs/browser-apps.md), written once: REST answers their messages under
  * `errors`, GraphQL `createSession` under `userErrors`, from the same parse.
  */
 
@@ -30,7 +30,7 @@ export const MESSAGES = {
   bodyObject: 'The request body must be a JSON object.',
 } as const;
 
-/** `null` for an optional field means absent (CONTRACT §2). */
+/** `null` for an optional field means absent (docs/conventions.md). */
 const optional = <T extends z.ZodType>(schema: T) => z.preprocess((value) => (value === null ? undefined : value), schema.optional());
 
 /**

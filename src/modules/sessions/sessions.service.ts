@@ -10,7 +10,7 @@ import { parseInput } from '../../lib/validation.js';
 import { MESSAGES, SESSION_TTL, createSessionSchema, type MintedSessionView, type SessionView } from './sessions.schemas.js';
 
 /*
- * Browser sessions (CONTRACT §7): short-lived, scoped tokens a backend credential mints for one
+ * Browser sessions (docs/browser-apps.md): short-lived, scoped tokens a backend credential mints for one
  * workspace user. A session is an access token of kind `session`: it authenticates like the
  * others (src/modules/credentials/credentials.service.ts), holds only while the credential that
  * minted it holds, and is listed and revoked here — by a backend credential over the sessions

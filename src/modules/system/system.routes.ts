@@ -1,3 +1,4 @@
+import type { Logger } from 'pino';
 import type { AppDeps } from '../../context/deps.js';
 import { restErrorResponse } from '../../rest/errors.js';
 import { json } from '../../http/exchange.js';
@@ -14,7 +15,7 @@ export function systemRoutes(deps: AppDeps, metrics: AppMetrics): HttpRoute[] {
     path,
     label: `GET ${path}`,
     auth: 'none',
-    refuse: (error) => restErrorResponse(error, deps.logger),
+    refuse: (error, log) => restErrorResponse(error, log),
     handle,
   });
   return [

@@ -15,7 +15,7 @@ export async function createUser(
   }
 }
 
-/** The workspace's users for assignment pickers (CONTRACT §9), newest first. */
+/** The workspace's users for assignment pickers (docs/inbox.md), newest first. */
 export async function listUsers(
   ctx: { prisma: PrismaClient; auth: { workspace: { id: string } } },
   params: PageRequest,

@@ -3,7 +3,7 @@ import type { ParsedMail, SimpleParserOptions } from 'mailparser';
 import { providerTime, type InboundEvent, type InboundMedia, type InboundMessage } from '../provider.js';
 import { bareMessageId, type EmailMeta } from './email.js';
 
-/** The most characters an inbound email's text is kept with (CONTRACT §6). */
+/** The most characters an inbound email's text is kept with (docs/channels.md). */
 export const EMAIL_BODY_LIMIT = 65_536;
 
 /** A high surrogate not followed by a low one, or a low one not preceded by a high one. */
@@ -56,7 +56,7 @@ function messageIds(value: string | string[] | undefined): string[] {
 }
 
 /**
- * What identifies a repeat of an email (CONTRACT §10): its sender, its Message-ID and its content
+ * What identifies a repeat of an email (docs/operating-safely.md, Staying up): its sender, its Message-ID and its content
  * as decoded (subject, text, HTML, attachments), hashed. A Message-ID alone is whatever a sender
  * writes: a mail claiming another sender's next one, or one of the gateway's own outbound ids,
  * would otherwise make the real mail a "repeat" and drop it. A relay delivering the same mail
@@ -78,7 +78,7 @@ function dateHeader(mail: ParsedMail | null): Date | null {
 }
 
 /**
- * The message an email stored by the SMTP listener carries (CONTRACT §6): from the `From` address
+ * The message an email stored by the SMTP listener carries (docs/channels.md): from the `From` address
  * (the envelope sender when there is none), with the display name; as provider id, what identifies
  * a repeat of it (`repeatKey`; a hash of the raw bytes when it has no Message-ID), its Message-ID
  * kept for threads; `In-Reply-To` then `References` (newest first) as

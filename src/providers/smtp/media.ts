@@ -1,4 +1,4 @@
-import { MediaUnavailable, type MediaFetcher } from '../whatsapp/media.js';
+import { MediaUnavailable, type MediaFetcher } from '../provider.js';
 import type { EmailStore } from './email.js';
 import { readEmail } from './inbound.js';
 

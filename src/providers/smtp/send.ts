@@ -35,7 +35,7 @@ export function smtpOutcome(error: unknown, pass: string): SendOutcome {
 }
 
 /**
- * Sends a channel's messages as email (CONTRACT §6): one email per message through the channel's
+ * Sends a channel's messages as email (docs/channels.md): one email per message through the channel's
  * SMTP relay, from the channel's from-address under the channel's name, to the contact's email,
  * with the Message-ID `<message id@from domain>` (the provider id) and, when the conversation has
  * an inbound email, `In-Reply-To`/`References` and `Re:` its subject.
@@ -70,7 +70,7 @@ export function smtpProvider(options: { timeoutMs: number; store?: EmailStore | 
         disableFileAccess: true,
         disableUrlAccess: true,
       });
-      // One deadline for the whole exchange (CONTRACT §10): the transport's timeouts are per wait,
+      // One deadline for the whole exchange (docs/operating-safely.md, Staying up): the transport's timeouts are per wait,
       // so a relay that trickles its replies could otherwise hold the attempt past its lease.
       let timer: NodeJS.Timeout | undefined;
       const deadline = new Promise<never>((_resolve, reject) => {

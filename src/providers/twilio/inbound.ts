@@ -1,7 +1,7 @@
 import type { InboundEvent, InboundMedia, InboundStatus } from '../provider.js';
 
 /**
- * Twilio's webhooks (CONTRACT §6): an inbound message posted to `/webhooks/twilio/{channelId}`,
+ * Twilio's webhooks (docs/channels.md): an inbound message posted to `/webhooks/twilio/{channelId}`,
  * a delivery status to `…/status`, both as `application/x-www-form-urlencoded` forms. Parameters
  * the gateway does not read are kept (they are part of the signature) and ignored.
  */

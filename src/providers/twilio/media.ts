@@ -1,5 +1,6 @@
 import { OutboundTargetError, type OutboundClient } from '../../lib/outbound-http.js';
-import { bodyLength, capped, MediaUnavailable, type MediaFetcher } from '../whatsapp/media.js';
+import { bodyLength, capped } from '../media.js';
+import { MediaUnavailable, type MediaFetcher } from '../provider.js';
 
 /** The most redirects a media download follows (Twilio's media URL answers one, to its CDN). */
 export const MEDIA_REDIRECTS = 3;

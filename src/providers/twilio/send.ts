@@ -15,7 +15,7 @@ export function twilioStatusUrl(publicUrl: string, channelId: string): string {
 }
 
 /**
- * The form a message is sent as (CONTRACT §6): `To`, `From` (the channel's number), `Body` (a
+ * The form a message is sent as (docs/channels.md): `To`, `From` (the channel's number), `Body` (a
  * template's rendered text), one `MediaUrl` per media link, and the channel's `StatusCallback`.
  */
 export function twilioForm(job: Pick<SendJob, 'message' | 'recipient' | 'channel'>, publicUrl: string): URLSearchParams {
@@ -54,7 +54,7 @@ function outcomeOf({ status, json: body }: ProviderAnswer): SendOutcome {
 }
 
 /**
- * Sends through Twilio Programmable Messaging (CONTRACT §6): one
+ * Sends through Twilio Programmable Messaging (docs/channels.md): one
  * `POST {base}/2010-04-01/Accounts/{AccountSid}/Messages.json` per message, with HTTP Basic
  * `AccountSid:AuthToken`. Twilio takes text and media in one message, so a message is one part:
  * once its sid is recorded, an attempt sends nothing again.

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * Twilio's request signature (CONTRACT §6): `X-Twilio-Signature` is the base64 HMAC-SHA1, keyed
+ * Twilio's request signature (docs/channels.md): `X-Twilio-Signature` is the base64 HMAC-SHA1, keyed
  * with the account's auth token, of the URL Twilio requested followed by each form parameter's
  * name and value, the names in sorted order (a repeated name: each distinct value, sorted). Every
  * parameter counts, those the gateway does not read included.

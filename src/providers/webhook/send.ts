@@ -2,14 +2,6 @@ import { webhookHeaders } from '../../lib/webhook-signature.js';
 import { OutboundTargetError, type OutboundClient } from '../../lib/outbound-http.js';
 import type { OutboundProvider, SendJob, SendOutcome } from '../provider.js';
 
-/** For channels without an upstream: accepting the message is sending it. */
-export const acceptProvider: OutboundProvider = {
-  name: 'webhook',
-  async send() {
-    return { kind: 'sent', providerIds: [] };
-  },
-};
-
 /** The payload a channel's webhook receives. The body goes as given: ciphertext stays ciphertext. */
 export function deliveryPayload(job: SendJob) {
   const { message, recipient } = job;
@@ -56,14 +48,18 @@ export async function postSigned(client: OutboundClient, url: string, secret: st
   return null;
 }
 
-/** POSTs the message to the channel's webhook URL; `webhook-id` is the delivery id. Every failure is retried. */
+/**
+ * POSTs the message to the channel's webhook URL; `webhook-id` is the delivery id. Every failure is
+ * retried. A channel without a webhook URL has no upstream: accepting the message is sending it.
+ */
 export function webhookProvider(options: { timeoutMs: number; client: OutboundClient }): OutboundProvider {
   return {
     name: 'webhook',
     async send(job): Promise<SendOutcome> {
+      if (!job.channel.webhookUrl) return { kind: 'sent', providerIds: [] };
       const failure = await postSigned(
         options.client,
-        job.channel.webhookUrl!,
+        job.channel.webhookUrl,
         job.channel.webhookSecret ?? '',
         job.deliveryId,
         JSON.stringify(deliveryPayload(job)),

@@ -1,58 +1,6 @@
 import type { OutboundClient } from '../../lib/outbound-http.js';
-import type { ProviderChannel } from '../provider.js';
-
-/** A file a provider holds for an inbound message, opened for streaming. */
-export interface OpenedMedia {
-  body: ReadableStream<Uint8Array>;
-  contentType: string | null;
-  /** The number of bytes `body` yields, when the provider's answer states it; null otherwise (never a size declared elsewhere). */
-  length: number | null;
-}
-
-/** The provider could not hand the file over: the media endpoint answers 502 with this message. */
-export class MediaUnavailable extends Error {
-  override name = 'MediaUnavailable';
-}
-
-export interface MediaFetcher {
-  /** Opens the file `ref` names with the channel's credentials; at most `limitBytes` are ever read. */
-  open(channel: ProviderChannel, ref: string, limitBytes: number): Promise<OpenedMedia>;
-}
-
-/**
- * A stream that errors once more than `limit` bytes went through it: the answer is cut, never the
- * memory blown. The source is then cancelled without a reason (given one, the HTTP client would
- * raise it again on a stream nobody listens to).
- */
-export function capped(body: ReadableStream<Uint8Array>, limit: number): ReadableStream<Uint8Array> {
-  const reader = body.getReader();
-  let seen = 0;
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { done, value } = await reader.read();
-      if (done) return controller.close();
-      seen += value.byteLength;
-      if (seen <= limit) return controller.enqueue(value);
-      reader.cancel().catch(() => {});
-      controller.error(new MediaUnavailable(`the media is larger than ${limit} bytes`));
-    },
-    cancel(reason) {
-      return reader.cancel(reason).catch(() => {});
-    },
-  });
-}
-
-/**
- * The number of bytes a fetched answer's body yields, when its head states it: its Content-Length,
- * unless the body is decoded on the way (`Content-Encoding: gzip`, `br`…), whose Content-Length
- * counts the encoded bytes. Null when it cannot be known before the body is read.
- */
-export function bodyLength(headers: Headers): number | null {
-  const encoding = headers.get('content-encoding')?.trim().toLowerCase();
-  if (encoding && encoding !== 'identity') return null;
-  const raw = headers.get('content-length')?.trim();
-  return raw && /^\d{1,15}$/.test(raw) ? Number(raw) : null;
-}
+import { bodyLength, capped } from '../media.js';
+import { MediaUnavailable, type MediaFetcher } from '../provider.js';
 
 /**
  * Meta's hosts a media answer may name (the Graph API answers `https://lookaside.fbsbx.com/…`):
@@ -75,7 +23,7 @@ export function metaOrigin(url: string, apiOrigin: string | null): boolean {
 /**
  * WhatsApp media by id: `GET {base}/{version}/{media id}` with the channel's access token answers
  * the file's URL, type and size; the URL (a provider-given link, fetched through the guarded
- * client) is then read, with the same token only when it is Meta's (CONTRACT §10): whatever a
+ * client) is then read, with the same token only when it is Meta's (docs/operating-safely.md, Staying up): whatever a
  * media answer names, the token goes nowhere else. The Graph API's `file_size` refuses a file
  * too large before it is fetched, but never becomes the answer's length.
  */

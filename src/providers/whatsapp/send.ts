@@ -48,13 +48,13 @@ interface GraphError {
   error?: { message?: string; code?: number | string; error_subcode?: number; type?: string; error_data?: { details?: string } };
 }
 
-/** A part the Graph API took without naming its id (a cut-off or unreadable answer). */
+/** A part the Graph API took without naming its id (a truncated or unreadable answer). */
 interface Unidentified {
   unidentified: string;
 }
 
 /**
- * The Graph API's answer as an outcome: any 2xx is taken (CONTRACT §10), under the first message
+ * The Graph API's answer as an outcome: any 2xx is taken (docs/operating-safely.md, Staying up), under the first message
  * id when it names one — without one, sending again could deliver the part twice, so it counts
  * as sent, with a warning, and its statuses cannot be matched; a 429 or 5xx is tried again; any
  * other 4xx fails with the error's code and message (its details when given).
@@ -82,7 +82,7 @@ export function unidentifiedPart(messageId: string, part: number): string {
 }
 
 /**
- * Sends through the WhatsApp Cloud API (CONTRACT §6): `POST {base}/{version}/{phone-number-id}/messages`
+ * Sends through the WhatsApp Cloud API (docs/channels.md): `POST {base}/{version}/{phone-number-id}/messages`
  * with the channel's access token, one request per part; the parts an earlier attempt sent are skipped.
  */
 export function whatsappProvider(options: { baseUrl: string; version: string; http: ProviderHttp }): OutboundProvider {

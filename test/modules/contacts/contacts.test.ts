@@ -32,6 +32,7 @@ describe('POST /contacts', () => {
           isGroup: false,
           createdAt: expect.any(String),
           updatedAt: expect.any(String),
+          optOuts: [],
         },
       },
     });

@@ -47,6 +47,7 @@ describe('PATCH /contacts/{contact}: success', () => {
           isGroup: false,
           createdAt: expect.any(String),
           updatedAt: expect.any(String),
+          optOuts: [],
         },
       },
     });

@@ -8,7 +8,7 @@ import { executeOperation } from '../../helpers/graphql.js';
 import { messagingSetup } from '../../helpers/messaging.js';
 import { receiveMessage } from '../../../src/modules/inbound/inbound.service.js';
 
-/* CONTRACT §9: the inbox page is a fixed, small number of statements whatever its size, on REST and GraphQL. */
+/* docs/inbox.md: the inbox page is a fixed, small number of statements whatever its size, on REST and GraphQL. */
 
 let app: TestApp;
 /** The statements `run` issues (it checks its own answers). */

@@ -7,7 +7,7 @@ import { restClient } from '../../helpers/rest.js';
 import { receiveMessage } from '../../../src/modules/inbound/inbound.service.js';
 import { createUser } from '../../../src/modules/users/users.service.js';
 
-/* CONTRACT §9: the inbox over REST. */
+/* docs/inbox.md: the inbox over REST. */
 
 let app: TestApp;
 beforeAll(async () => {

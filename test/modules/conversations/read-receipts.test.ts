@@ -9,7 +9,7 @@ import { sleep, until } from '../../helpers/until.js';
 import { WHATSAPP_SETTINGS, startWhatsAppFake, whatsappWorkspace, type WhatsAppFake } from '../../helpers/whatsapp-fake.js';
 import { appWorker, testProviders } from '../../helpers/worker.js';
 
-/* CONTRACT §9: marking a WhatsApp conversation read reports the latest inbound message read, through the outbox. */
+/* docs/inbox.md: marking a WhatsApp conversation read reports the latest inbound message read, through the outbox. */
 
 let fake: WhatsAppFake;
 let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
@@ -17,7 +17,7 @@ let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
 beforeAll(async () => {
   fake = await startWhatsAppFake({ token: WHATSAPP_SETTINGS.accessToken });
   // A database of its own: the worker claims every due delivery.
-  app = await appOnOwnDatabase({ providers: testProviders({ whatsapp: { baseUrl: fake.url, version: 'v21.0' } }) });
+  app = await appOnOwnDatabase({ providers: testProviders({ settings: { WHATSAPP_API_URL: fake.url } }) });
 });
 afterAll(async () => {
   await app.drop();

@@ -12,7 +12,7 @@ import { WHATSAPP_SETTINGS, startWhatsAppFake, whatsappWorkspace, type WhatsAppF
 import { testProviders, testWorker } from '../../helpers/worker.js';
 
 /*
- * The delivery worker's statement budget per message sent (ARCHITECTURE habit 10, as
+ * The delivery worker's statement budget per message sent (docs/architecture.md, Statement budgets, as
  * test/rest/statements.test.ts keeps the requests'): the worker shares the event loop and the
  * connection pool with request handling, so every statement it spends on a message adds to
  * both. Sending one message is the claim (which reads what sending needs), one statement per
@@ -28,7 +28,7 @@ beforeAll(async () => {
   // A database of its own: the worker claims every due delivery.
   app = await appOnOwnDatabase({
     onQuery: (sql) => statements.push(sql),
-    providers: testProviders({ whatsapp: { baseUrl: fake.url, version: 'v21.0' } }),
+    providers: testProviders({ settings: { WHATSAPP_API_URL: fake.url } }),
   });
 });
 afterAll(async () => {

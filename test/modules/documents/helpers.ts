@@ -27,11 +27,12 @@ export interface DocumentsApp {
 
 /**
  * The app as createTestApp builds it (the production logger, providers and settings of the tests),
- * with yoga plugins of the test's own after the app's, and a credential cache kept for an hour.
+ * with yoga plugins of the test's own after the app's, settings of its own over those (`env`), and
+ * a credential cache kept for an hour.
  * `db` stays open when the app closes.
  */
-export async function documentsApp(db: Database, options: { plugins?: Plugin[] } = {}): Promise<DocumentsApp> {
-  const env = loadEnv({ NODE_ENV: 'test', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000', SECRETS_KEY: TEST_SECRETS_KEY });
+export async function documentsApp(db: Database, options: { plugins?: Plugin[]; env?: Record<string, string> } = {}): Promise<DocumentsApp> {
+  const env = loadEnv({ NODE_ENV: 'test', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000', SECRETS_KEY: TEST_SECRETS_KEY, ...options.env });
   const logger = createLogger({ ...env, LOG_LEVEL: 'silent' }, new Writable({ write: (_chunk, _encoding, done) => done() }));
   const credentialCache = createCredentialCache({ ttlMs: 3_600_000, logger })!;
   const providers = testProviders();
@@ -50,7 +51,7 @@ export async function documentsApp(db: Database, options: { plugins?: Plugin[] }
 
 /**
  * A browser's credential: a session token minted over REST by `apiKey` for a new user of the
- * workspace at `host`, with every scope (CONTRACT §7).
+ * workspace at `host`, with every scope (docs/browser-apps.md).
  */
 export async function sessionCaller(app: DocumentsApp, host: string, apiKey: string): Promise<string> {
   const workspace = await app.db.prisma.workspace.findUniqueOrThrow({ where: { hostname: host } });

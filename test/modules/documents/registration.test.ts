@@ -10,7 +10,7 @@ import { runAdminOn } from '../../helpers/admin.js';
 import { bearer, workspaceWithChannel } from '../../helpers/factories.js';
 import { documentsApp, manifestOf, register, sessionCaller, sha256, storedDocuments, type DocumentsApp } from './helpers.js';
 
-// Registering a workspace's documents (CONTRACT §8): graphql-codegen client preset's manifest
+// Registering a workspace's documents (docs/graphql.md): graphql-codegen client preset's manifest
 // over REST or the admin command, each key checked against its text and each text against the
 // schema and the document limits, all or nothing, and nothing new the second time.
 

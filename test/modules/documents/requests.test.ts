@@ -7,7 +7,7 @@ import { addChannel, bearer, createConnection, workspaceWithChannel } from '../.
 import type { Database } from '../../../src/db/database.js';
 import { documentsApp, getGraphQL, manifestOf, postGraphQL, register, sha256, storedDocuments, type DocumentsApp } from './helpers.js';
 
-// Trusted documents on the HTTP surface (CONTRACT §8): a request names a registered document by
+// Trusted documents on the HTTP surface (docs/graphql.md): a request names a registered document by
 // id in either form, on POST, GET and an SSE stream; an id the workspace has not registered is
 // PersistedQueryNotFound; a text beside an id runs and registers nothing. Documents are plain
 // strings here, which the codegen of test/gql does not take up.

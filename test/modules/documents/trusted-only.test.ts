@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { parse, print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../../src/db/database.js';
 import { operationParams } from '../../../src/graphql/trusted-documents.js';
-import { actAs, resolveCredential } from '../../../src/modules/credentials/credentials.service.js';
+import { resolveCredential } from '../../../src/modules/credentials/credentials.service.js';
+import { actAs } from '../../../src/context/act-as.js';
 import { createDocumentStore } from '../../../src/modules/documents/documents.service.js';
 import { hashToken } from '../../../src/lib/tokens.js';
 import { openTestDatabase } from '../../helpers/app.js';
@@ -10,7 +12,7 @@ import { runAdminOn } from '../../helpers/admin.js';
 import { addChannel, bearer, createConnection, workspaceWithChannel } from '../../helpers/factories.js';
 import { documentsApp, getGraphQL, manifestOf, postGraphQL, register, sessionCaller, sha256, type DocumentsApp } from './helpers.js';
 
-// `workspace:configure --trusted-documents-only on` (CONTRACT §8): session tokens may run only
+// `workspace:configure --trusted-documents-only on` (docs/graphql.md): session tokens may run only
 // the workspace's registered documents, by id; any text, a registered one's included, is refused
 // with PERSISTED_QUERY_ONLY and nothing runs. Backend credentials are never restricted.
 
@@ -71,9 +73,10 @@ describe('a session token of a workspace with the switch on', () => {
       { query: 'query Other { viewer { channel { id } } }' },
       { query: VIEWER },
       { query: SEND, variables: sendInput(body) },
-      // A text beside its own id: still a text.
-      { query: SEND, variables: sendInput(body), documentId: `sha256:${sha256(SEND)}` },
-      { query: SEND, variables: sendInput(body), extensions: { persistedQuery: { version: 1, sha256Hash: sha256(SEND) } } },
+      // A text beside an id it is not: another registered document's, or an unknown one.
+      { query: SEND, variables: sendInput(body), documentId: `sha256:${sha256(VIEWER)}` },
+      { query: `${SEND} `.replace('body', 'body id'), variables: sendInput(body), extensions: { persistedQuery: { version: 1, sha256Hash: sha256(SEND) } } },
+      { query: SEND, variables: sendInput(body), extensions: { persistedQuery: { version: 1, sha256Hash: sha256(`${SEND} `) } } },
     ];
     for (const request of requests) expect(await postGraphQL(app, locked.host, token, request), JSON.stringify(request)).toEqual({ status: 200, body: TEXT_REFUSED });
     expect(await getGraphQL(app, locked.host, token, { query: VIEWER })).toEqual({ status: 200, body: TEXT_REFUSED });
@@ -92,6 +95,52 @@ describe('a session token of a workspace with the switch on', () => {
     expect(await refused.text()).toContain(JSON.stringify(TEXT_REFUSED));
     // (A stream by id is served as any other; a subscription checks its credential in the
     // database as it starts, which this stand-in session is not in.)
+  });
+
+  it('runs a text beside the id of the registered document it is (the same after print()), as that document', async () => {
+    const token = await session();
+    const reformatted = print(parse(SEND));
+    expect(reformatted).not.toBe(SEND);
+    const ids = [
+      { documentId: `sha256:${sha256(SEND)}` },
+      { extensions: { persistedQuery: { version: 1, sha256Hash: sha256(SEND) } } },
+      { extensions: { persistedQuery: { version: 1, sha256Hash: `sha256:${sha256(SEND)}` } } },
+      // Apollo Client's id: the SHA-256 of print() of the document.
+      { extensions: { persistedQuery: { version: 1, sha256Hash: sha256(reformatted) } } },
+    ];
+    for (const [index, id] of ids.entries()) {
+      for (const text of [SEND, reformatted]) {
+        const body = `text and id ${index} ${randomUUID()}`;
+        const sent = await postGraphQL(app, locked.host, token, { query: text, variables: sendInput(body), ...id });
+        expect(sent.body.errors, JSON.stringify(id)).toBeUndefined();
+        expect(sent.body.data.sendMessage.message.body).toBe(body);
+        expect(await messagesWith(body)).toBe(1);
+      }
+    }
+  });
+
+  it('finds a registered document by the SHA-256 of print() of its text, and takes sha256: in sha256Hash', async () => {
+    const token = await session();
+    const expected = { status: 200, body: { data: { viewer: { workspace: { id: locked.workspace.id } } } } };
+    const printed = sha256(print(parse(VIEWER)));
+    expect(printed).not.toBe(sha256(VIEWER));
+    expect(await postGraphQL(app, locked.host, token, { extensions: { persistedQuery: { version: 1, sha256Hash: printed } } })).toEqual(expected);
+    expect(await postGraphQL(app, locked.host, token, { documentId: `sha256:${printed}` })).toEqual(expected);
+    expect(await getGraphQL(app, locked.host, token, { extensions: JSON.stringify({ persistedQuery: { version: 1, sha256Hash: `sha256:${printed}` } }) })).toEqual(expected);
+    expect(await postGraphQL(app, locked.host, token, { extensions: { persistedQuery: { version: 1, sha256Hash: `sha256:${sha256(VIEWER)}` } } })).toEqual(expected);
+  });
+
+  it('finds a document stored before printed hashes were kept by its printed hash, and keeps that hash', async () => {
+    const token = await session();
+    const older = 'query Older { viewer { channel { id } } }';
+    await db.prisma.graphqlDocument.create({ data: { workspaceId: locked.workspace.id, hash: sha256(older), body: older } });
+    const printed = sha256(print(parse(older)));
+    expect(await postGraphQL(app, locked.host, token, { extensions: { persistedQuery: { version: 1, sha256Hash: printed } } })).toEqual({
+      status: 200,
+      body: { data: { viewer: { channel: { id: locked.channel.id } } } },
+    });
+    const row = await db.prisma.graphqlDocument.findUniqueOrThrow({ where: { workspaceId_hash: { workspaceId: locked.workspace.id, hash: sha256(older) } } });
+    expect(row.printedHash).toBe(printed);
   });
 
   it('gets PersistedQueryNotFound for an id its workspace has not registered', async () => {
@@ -161,7 +210,15 @@ describe('operationParams, for a transport outside yoga (a WebSocket subscribe m
       await expect(operationParams(documents, caller, { query: '' })).rejects.toMatchObject({ message: 'Must provide query string.' });
     }
     expect(await operationParams(documents, backend, { query: ADDED })).toEqual({ query: ADDED });
-    await expect(operationParams(documents, session, { query: ADDED, extensions: byId.extensions })).rejects.toMatchObject({ extensions: { code: 'PERSISTED_QUERY_ONLY' } });
+    await expect(operationParams(documents, session, { query: ADDED })).rejects.toMatchObject({ extensions: { code: 'PERSISTED_QUERY_ONLY' } });
+    // A text beside its id (Apollo's GraphQLWsLink sends both): the registered document, the same after print().
+    const printed = print(parse(ADDED));
+    const apollo = { persistedQuery: { version: 1, sha256Hash: sha256(printed) } };
+    expect(await operationParams(documents, session, { query: printed, extensions: apollo })).toEqual({ query: ADDED, extensions: apollo });
+    expect(await operationParams(documents, session, { query: ADDED, extensions: byId.extensions })).toEqual({ query: ADDED, extensions: byId.extensions });
+    await expect(operationParams(documents, session, { query: 'subscription Other { messageAdded { body } }', extensions: apollo })).rejects.toMatchObject({
+      extensions: { code: 'PERSISTED_QUERY_ONLY' },
+    });
     // Another workspace's caller does not find this workspace's document.
     const lockedOnly = 'query LockedOnly { viewer { channel { id } } }';
     expect((await register(app, locked.host, locked.apiKey, manifestOf(lockedOnly))).status).toBe(200);

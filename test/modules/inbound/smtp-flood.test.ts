@@ -7,7 +7,7 @@ import { emailWorkspace } from '../../helpers/smtp-fake.js';
 import { smtpSession, type SmtpSession } from '../../helpers/smtp-flood.js';
 
 /**
- * CONTRACT §10: the inbound SMTP listener holds a flood — real connections, bounded in count and
+ * docs/operating-safely.md, Staying up: the inbound SMTP listener holds a flood — real connections, bounded in count and
  * time: at most SMTP_MAX_CLIENTS connections, a whole-session deadline, 50 recipients per mail,
  * and a bounded number of mails read at once, so that memory stays flat.
  */

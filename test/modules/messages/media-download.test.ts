@@ -10,7 +10,7 @@ import { signedHeaders, startWhatsAppFake, webhookBody, WHATSAPP_SETTINGS, whats
 import { appWorker, testProviders } from '../../helpers/worker.js';
 
 /**
- * CONTRACT §10: media streamed to a client carries a Content-Length equal to the bytes sent, or
+ * docs/operating-safely.md, Staying up: media streamed to a client carries a Content-Length equal to the bytes sent, or
  * none, whatever the provider's answer said (gzip-encoded, chunked, a Graph API `file_size`); and
  * the WhatsApp access token goes only to Meta's origins, whatever a media answer names.
  */
@@ -29,7 +29,7 @@ beforeAll(async () => {
   twilio = await startTwilioFake({ accountSid: TWILIO_SETTINGS.accountSid, authToken: TWILIO_SETTINGS.authToken });
   app = await appOnOwnDatabase({
     env: { PUBLIC_URL },
-    providers: testProviders({ whatsapp: { baseUrl: whatsapp.url, version: 'v21.0' }, twilio: { baseUrl: twilio.url, publicUrl: PUBLIC_URL } }),
+    providers: testProviders({ settings: { WHATSAPP_API_URL: whatsapp.url, TWILIO_API_URL: twilio.url }, publicUrl: PUBLIC_URL }),
   });
   worker = appWorker(app);
   worker.start();

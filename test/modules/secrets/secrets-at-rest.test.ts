@@ -17,7 +17,7 @@ import { uniqueHost } from '../../helpers/factories.js';
 import { freshDatabase } from '../../helpers/fresh-database.js';
 import { startServer, waitFor } from '../../helpers/server-process.js';
 
-/** CONTRACT §6: every stored secret sealed with SECRETS_KEY (AES-256-GCM), checked at start, rotatable. */
+/** docs/channels.md: every stored secret sealed with SECRETS_KEY (AES-256-GCM), checked at start, rotatable. */
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

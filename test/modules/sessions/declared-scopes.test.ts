@@ -1,14 +1,14 @@
 import SchemaBuilder from '@pothos/core';
 import { isObjectType } from 'graphql';
 import { describe, expect, it } from 'vitest';
-import { schema } from '../../../src/graphql/schema.js';
+import { schema } from '../../../src/schema.js';
 import { DECLARED_SCOPES } from '../../../src/graphql/scopes.js';
 import { DOCUMENTED_ROUTES } from '../../../src/app.js';
 import { route } from '../../../src/rest/route.js';
 import { document } from '../../helpers/openapi.js';
 
 /*
- * ARCHITECTURE habit 15: every REST route and every GraphQL root field states the scope it needs
+ * docs/browser-apps.md, Scopes: every REST route and every GraphQL root field states the scope it needs
  * where it is declared, so an operation without one cannot be forgotten.
  */
 

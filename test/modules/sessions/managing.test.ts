@@ -8,7 +8,7 @@ import { mintSession } from '../../helpers/sessions.js';
 import { createUser } from '../../../src/modules/users/users.service.js';
 import { hashToken } from '../../../src/lib/tokens.js';
 
-/* CONTRACT §7: listing and revoking sessions over REST and with the admin commands. */
+/* docs/browser-apps.md: listing and revoking sessions over REST and with the admin commands. */
 
 let app: TestApp;
 beforeAll(async () => {

@@ -8,7 +8,7 @@ import { mintSession } from '../../helpers/sessions.js';
 import { graphql } from '../../gql/index.js';
 import { hashToken, isWellFormedToken } from '../../../src/lib/tokens.js';
 
-/* CONTRACT §7: minting a session over REST and GraphQL, by a backend credential only. */
+/* docs/browser-apps.md: minting a session over REST and GraphQL, by a backend credential only. */
 
 let app: TestApp;
 beforeAll(async () => {

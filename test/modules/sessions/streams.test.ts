@@ -10,7 +10,7 @@ import { freePort } from '../../helpers/server-process.js';
 import { graphql } from '../../gql/index.js';
 
 /*
- * CONTRACT §7 and §4: within 5 s of a session being revoked or expiring, on every process, every
+ * docs/browser-apps.md and docs/graphql.md: within 5 s of a session being revoked or expiring, on every process, every
  * open subscription receives one error (a `next` whose errors carry TOKEN_EXPIRED or
  * UNAUTHENTICATED) and ends; a message sent after the revocation answered is never delivered.
  */

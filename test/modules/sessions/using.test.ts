@@ -8,7 +8,7 @@ import { mintSession, sessionSetup } from '../../helpers/sessions.js';
 import { graphql } from '../../gql/index.js';
 import { createUser } from '../../../src/modules/users/users.service.js';
 
-/* CONTRACT §7: what a session token may do, as whom, from where, how often, and until when. */
+/* docs/browser-apps.md: what a session token may do, as whom, from where, how often, and until when. */
 
 let app: TestApp;
 beforeAll(async () => {

@@ -34,7 +34,7 @@ import { appWorker, testProviders } from '../../helpers/worker.js';
 import { sleep, until } from '../../helpers/until.js';
 import { expectCopiesStoredOnce } from '../inbound-scenarios.js';
 
-/** CONTRACT §6 for Twilio Programmable Messaging channels, against a local fake of Twilio's REST API. */
+/** docs/channels.md for Twilio Programmable Messaging channels, against a local fake of Twilio's REST API. */
 
 /** The gateway's public address: Twilio signs its requests to URLs under it, whatever address a proxy forwards to. */
 const PUBLIC_URL = 'https://connect.example.test';
@@ -46,7 +46,7 @@ let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
 beforeAll(async () => {
   fake = await startTwilioFake({ accountSid, authToken });
   // A database of its own: the worker claims every due delivery and inbound event.
-  app = await appOnOwnDatabase({ env: { PUBLIC_URL }, providers: testProviders({ twilio: { baseUrl: fake.url, publicUrl: PUBLIC_URL } }) });
+  app = await appOnOwnDatabase({ env: { PUBLIC_URL }, providers: testProviders({ settings: { TWILIO_API_URL: fake.url }, publicUrl: PUBLIC_URL }) });
 });
 afterAll(async () => {
   await app.drop();
@@ -603,7 +603,7 @@ describe('inbound media', () => {
   });
 
   it('a media URL at a private address is refused when WEBHOOK_PRIVATE_TARGETS is deny (502), and nothing is fetched', async () => {
-    const guarded = testProviders({ targets: 'deny', twilio: { baseUrl: fake.url, publicUrl: PUBLIC_URL } });
+    const guarded = testProviders({ targets: 'deny', settings: { TWILIO_API_URL: fake.url }, publicUrl: PUBLIC_URL });
     cleanups.push(() => guarded.close());
     const url = fake.addMedia(Buffer.from('x'), 'image/png');
     const before = fake.mediaRequests.length;
@@ -648,7 +648,7 @@ describe('admin commands', () => {
     const changed = await app.db.prisma.channel.findUniqueOrThrow({ where: { id: stored.id } });
     expect(changed.providerSettings).toEqual({ accountSid, from: '+14155550199' });
 
-    // A Messaging Service is not a sender (CONTRACT §6: --from +E164): refused in one line, nothing changed.
+    // A Messaging Service is not a sender (docs/channels.md: --from +E164): refused in one line, nothing changed.
     const service = await admin('channel:configure', '--channel', stored.id, '--from', `MG${'cd'.repeat(16)}`);
     expect(service.code).toBe(1);
     expect(service.stderr).toMatch(/^error: --from must be the sending number in E\.164 form \(\+14155550100\)$/);

@@ -26,7 +26,7 @@ import { appWorker, testProviders } from '../../helpers/worker.js';
 import { sleep, until } from '../../helpers/until.js';
 import { expectCopiesStoredOnce } from '../inbound-scenarios.js';
 
-/** CONTRACT §6 for WhatsApp Cloud API channels, against a local fake of the Graph API. */
+/** docs/channels.md for WhatsApp Cloud API channels, against a local fake of the Graph API. */
 
 let fake: WhatsAppFake;
 let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
@@ -34,7 +34,7 @@ let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
 beforeAll(async () => {
   fake = await startWhatsAppFake({ token: WHATSAPP_SETTINGS.accessToken });
   // A database of its own: the worker claims every due delivery and inbound event.
-  app = await appOnOwnDatabase({ providers: testProviders({ whatsapp: { baseUrl: fake.url, version: 'v21.0' } }) });
+  app = await appOnOwnDatabase({ providers: testProviders({ settings: { WHATSAPP_API_URL: fake.url } }) });
 });
 afterAll(async () => {
   await app.drop();
@@ -270,7 +270,7 @@ describe('outbound', () => {
     expect(await app.db.prisma.providerMessageId.count({ where: { messageId: id } })).toBe(3);
   });
 
-  it('a 2xx whose body is cut off, not JSON or without an id is sent: never retried, no provider id, logged (CONTRACT §10)', async () => {
+  it('a 2xx whose body is cut off, not JSON or without an id is sent: never retried, no provider id, logged (docs/operating-safely.md, Staying up)', async () => {
     const s = await setup();
     await s.inbound('+31612345699', 'hello');
     startWorker();
@@ -298,7 +298,7 @@ describe('outbound', () => {
     }
   });
 
-  it('a provider error that echoes the access token is stored, shown, emitted and logged without it (CONTRACT §10)', async () => {
+  it('a provider error that echoes the access token is stored, shown, emitted and logged without it (docs/operating-safely.md, Staying up)', async () => {
     const s = await setup();
     await s.inbound('+31612345698', 'hello');
     startWorker();

@@ -1,10 +1,8 @@
-import type { z } from 'zod';
-import { ServerResponse } from '../../lib/response.js';
-import { inboundReceived } from '../../metrics/process.js';
-import type { WebhookDeclaration } from '../../rest/route.js';
-import { TWILIO_KIND_HEADER, formParams, twilioFormProblem, type TwilioWebhookKind } from '../../providers/twilio/inbound.js';
-import { TWILIO_SIGNATURE_HEADER, twilioSignatureWellFormed, verifyTwilioSignature } from '../../providers/twilio/signature.js';
-import type { WebhookParts } from './webhook-parts.js';
+import { z } from 'zod';
+import { FetchResponse } from '../../lib/response.js';
+import type { WebhookDeclaration } from '../provider.js';
+import { TWILIO_KIND_HEADER, formParams, twilioFormProblem, type TwilioWebhookKind } from './inbound.js';
+import { TWILIO_SIGNATURE_HEADER, twilioSignatureWellFormed, verifyTwilioSignature } from './signature.js';
 
 /** The answer to an inbound message: empty TwiML, so Twilio sends no reply of its own. */
 const TWIML_EMPTY = '<Response></Response>';
@@ -16,16 +14,21 @@ const SIGNATURE = {
 
 const FORM = { contentType: 'application/x-www-form-urlencoded', description: 'The form Twilio posts (at most 1 MiB).' };
 
+const params = z.object({ channelId: z.string().meta({ format: 'uuid', description: 'The channel the webhook URL was made for.' }) });
+
+/** Where Twilio posts a channel's inbound messages; statuses go to the same URL + `/status`, which every sent message names. */
+export const twilioAddress = (publicUrl: string, channelId: string) => `${publicUrl}/webhooks/twilio/${channelId}`;
+
 /**
  * POST /webhooks/twilio/{channelId} (messages) and /webhooks/twilio/{channelId}/status
- * (CONTRACT §6), checked in the contract's order: an unknown, inactive or other-provider channel
+ * (docs/providers.md, Inbound), checked in order: an unknown, inactive or other-provider channel
  * is 404; a missing or wrong `X-Twilio-Signature` 403; a body over the limit 413; a verified body
  * that is not a readable form 400. The signature is checked against the URL under PUBLIC_URL —
  * the URL Twilio requested, not the one a proxy in front of the gateway forwarded to.
  */
-export function twilioWebhooks(params: z.ZodObject): WebhookDeclaration<WebhookParts>[] {
+function twilioRoutes(): WebhookDeclaration[] {
   const handler =
-    (kind: TwilioWebhookKind): WebhookDeclaration<WebhookParts>['handler'] =>
+    (kind: TwilioWebhookKind): WebhookDeclaration['handler'] =>
     async ({ request, url, params: matched }, parts) => {
       const channelId = matched.channelId!;
       const found = await parts.channelOf(channelId, 'twilio');
@@ -43,9 +46,8 @@ export function twilioWebhooks(params: z.ZodObject): WebhookDeclaration<WebhookP
       const problem = twilioFormProblem(kind, body, contentType);
       if (problem) return parts.refuse('twilio', 'malformed', 400, problem, channelId);
       await parts.store(found.channel, 'twilio', { 'content-type': contentType ?? '', [TWILIO_KIND_HEADER]: kind }, body);
-      inboundReceived.labels('twilio', 'accepted').inc();
-      if (kind === 'status') return new ServerResponse(null, { status: 200 });
-      return new ServerResponse(TWIML_EMPTY, { status: 200, headers: { 'content-type': 'text/xml; charset=utf-8' } });
+      if (kind === 'status') return new FetchResponse(null, { status: 200 });
+      return new FetchResponse(TWIML_EMPTY, { status: 200, headers: { 'content-type': 'text/xml; charset=utf-8' } });
     };
   const refusals = {
     400: { description: 'The signed body is not a form Twilio sends.' },
@@ -80,3 +82,5 @@ export function twilioWebhooks(params: z.ZodObject): WebhookDeclaration<WebhookP
     },
   ];
 }
+
+export const twilioWebhooks = twilioRoutes();

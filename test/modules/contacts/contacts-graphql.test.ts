@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deleteContact, importContact } from '../../src/modules/contacts/contacts.service.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { addChannel, bearer } from '../helpers/factories.js';
-import { executeOperation } from '../helpers/graphql.js';
-import { messagingSetup } from '../helpers/messaging.js';
-import { appWithFailingInsert } from '../helpers/fresh-database.js';
-import { graphql } from '../gql/index.js';
+import { deleteContact, importContact } from '../../../src/modules/contacts/contacts.service.js';
+import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { addChannel, bearer } from '../../helpers/factories.js';
+import { executeOperation } from '../../helpers/graphql.js';
+import { messagingSetup } from '../../helpers/messaging.js';
+import { appWithFailingInsert } from '../../helpers/fresh-database.js';
+import { graphql } from '../../gql/index.js';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -318,7 +318,7 @@ describe('messages and conversations over GraphQL', () => {
 
   it('needs X-Channel-Uuid to act when the credential has several channels', async () => {
     const s = await setup();
-    const { createConnection } = await import('../helpers/factories.js');
+    const { createConnection } = await import('../../helpers/factories.js');
     const second = await addChannel(app.db.prisma, s.workspace.id, 'Second');
     const { token } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'CRM', channelIds: [s.channel.id, second.channel.id] });
     const result = await executeOperation(app, s.host, bearer(token), MessagesQuery, {});

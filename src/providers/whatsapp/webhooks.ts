@@ -1,31 +1,30 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { ServerResponse } from '../../lib/response.js';
-import { inboundReceived } from '../../metrics/process.js';
-import type { ChannelProvider } from '../../generated/prisma/client.js';
-import type { WebhookDeclaration } from '../../rest/route.js';
-import { SIGNATURE_HEADER, parseableBody, signatureWellFormed, verifySignature } from '../../providers/whatsapp/inbound.js';
-import { twilioWebhooks } from './twilio.routes.js';
-import type { WebhookParts } from './webhook-parts.js';
+import { FetchResponse } from '../../lib/response.js';
+import type { WebhookDeclaration, WebhookParts } from '../provider.js';
+import { SIGNATURE_HEADER, parseableBody, signatureWellFormed, verifySignature } from './inbound.js';
+
+const PROVIDER = 'whatsapp_cloud';
 
 /** Whether two secrets are equal, in time that depends on neither (both are hashed to one length first). */
 const sameSecret = (given: string, expected: string) =>
   timingSafeEqual(createHash('sha256').update(given).digest(), createHash('sha256').update(expected).digest());
 
-const text = (status: number, body: string) => new ServerResponse(body, { status, headers: { 'content-type': 'text/plain; charset=utf-8' } });
+const text = (status: number, body: string) => new FetchResponse(body, { status, headers: { 'content-type': 'text/plain; charset=utf-8' } });
 
 const channelParams = z.object({ channelId: z.string().meta({ format: 'uuid', description: 'The channel the webhook URL was made for.' }) });
 
-const notFound = (parts: WebhookParts, provider: ChannelProvider, channelId: string | undefined) =>
-  parts.refuse(provider, 'not_found', 404, 'Channel not found.', channelId);
+const notFound = (parts: WebhookParts, channelId: string | undefined) => parts.refuse(PROVIDER, 'not_found', 404, 'Channel not found.', channelId);
+
+/** Where Meta posts a channel's messages and statuses, and checks the URL first. */
+export const whatsappAddress = (publicUrl: string, channelId: string) => `${publicUrl}/webhooks/whatsapp/${channelId}`;
 
 /**
- * The provider webhooks (CONTRACT §6), checked in the contract's order — an unknown, inactive or
- * other-provider channel is 404; a bad or missing signature 401 (Twilio: 403); a body over 1 MiB
- * 413; a verified body that cannot be read 400 — then stored raw, with the delivery that will
- * process it, in one statement before answering 200. Each refusal is logged, never with the body.
+ * Meta's webhook for a channel (docs/providers.md, Inbound), checked in order: an unknown,
+ * inactive or other-provider channel is 404; a bad or missing signature 401; a body over the limit
+ * 413; a signed body that is not JSON 400. Then stored raw before the 200.
  */
-export const webhookRoutes: WebhookDeclaration<WebhookParts>[] = [
+export const whatsappWebhooks: WebhookDeclaration[] = [
   {
     method: 'GET',
     path: '/webhooks/whatsapp/:channelId',
@@ -40,14 +39,14 @@ export const webhookRoutes: WebhookDeclaration<WebhookParts>[] = [
       404: { description: 'No active WhatsApp channel has this id.' },
     },
     async handler({ url, params }, parts) {
-      const found = await parts.channelOf(params.channelId, 'whatsapp_cloud');
-      if (!found) return notFound(parts, 'whatsapp_cloud', params.channelId);
+      const found = await parts.channelOf(params.channelId, PROVIDER);
+      if (!found) return notFound(parts, params.channelId);
       const query = url.searchParams;
       const token = found.secrets.verifyToken;
       if (query.get('hub.mode') !== 'subscribe' || !token || !sameSecret(query.get('hub.verify_token') ?? '', token)) {
-        return parts.refuse('whatsapp_cloud', 'forbidden', 403, 'The verify token does not match this channel’s.', params.channelId);
+        return parts.refuse(PROVIDER, 'forbidden', 403, 'The verify token does not match this channel’s.', params.channelId);
       }
-      inboundReceived.labels('whatsapp_cloud', 'verified').inc();
+      parts.count(PROVIDER, 'verified');
       return text(200, query.get('hub.challenge') ?? '');
     },
   },
@@ -69,21 +68,19 @@ export const webhookRoutes: WebhookDeclaration<WebhookParts>[] = [
     },
     async handler({ request, params }, parts) {
       const channelId = params.channelId!;
-      const found = await parts.channelOf(channelId, 'whatsapp_cloud');
-      if (!found) return notFound(parts, 'whatsapp_cloud', channelId);
+      const found = await parts.channelOf(channelId, PROVIDER);
+      if (!found) return notFound(parts, channelId);
       const signature = request.headers.get(SIGNATURE_HEADER);
-      if (!signatureWellFormed(signature)) return parts.refuse('whatsapp_cloud', 'bad_signature', 401, 'Missing or malformed X-Hub-Signature-256.', channelId);
-      const read = await parts.body(request, 'whatsapp_cloud', channelId);
+      if (!signatureWellFormed(signature)) return parts.refuse(PROVIDER, 'bad_signature', 401, 'Missing or malformed X-Hub-Signature-256.', channelId);
+      const read = await parts.body(request, PROVIDER, channelId);
       if ('refused' in read) return read.refused;
       const body = read.bytes;
       if (!verifySignature(signature, body, found.secrets.appSecret ?? '')) {
-        return parts.refuse('whatsapp_cloud', 'bad_signature', 401, 'The signature does not match the body.', channelId);
+        return parts.refuse(PROVIDER, 'bad_signature', 401, 'The signature does not match the body.', channelId);
       }
-      if (!parseableBody(body)) return parts.refuse('whatsapp_cloud', 'malformed', 400, 'The body is not a JSON object.', channelId);
-      await parts.store(found.channel, 'whatsapp_cloud', { 'content-type': request.headers.get('content-type') ?? '' }, body);
-      inboundReceived.labels('whatsapp_cloud', 'accepted').inc();
+      if (!parseableBody(body)) return parts.refuse(PROVIDER, 'malformed', 400, 'The body is not a JSON object.', channelId);
+      await parts.store(found.channel, PROVIDER, { 'content-type': request.headers.get('content-type') ?? '' }, body);
       return text(200, 'OK');
     },
   },
-  ...twilioWebhooks(channelParams),
 ];

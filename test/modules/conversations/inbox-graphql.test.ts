@@ -1,19 +1,19 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { addChannel, bearer, createConnection } from '../helpers/factories.js';
-import { restClient } from '../helpers/rest.js';
-import { mintSession } from '../helpers/sessions.js';
-import { subscribeSse } from '../helpers/sse.js';
+import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { addChannel, bearer, createConnection } from '../../helpers/factories.js';
+import { restClient } from '../../helpers/rest.js';
+import { mintSession } from '../../helpers/sessions.js';
+import { subscribeSse } from '../../helpers/sse.js';
 import { parse } from 'graphql';
-import { executeOperation } from '../helpers/graphql.js';
-import { messagingSetup } from '../helpers/messaging.js';
-import { graphql } from '../gql/index.js';
-import type { InboxPageQueryVariables } from '../gql/graphql.js';
-import { receiveMessage } from '../../src/modules/inbound/inbound.service.js';
+import { executeOperation } from '../../helpers/graphql.js';
+import { messagingSetup } from '../../helpers/messaging.js';
+import { graphql } from '../../gql/index.js';
+import type { InboxPageQueryVariables } from '../../gql/graphql.js';
+import { receiveMessage } from '../../../src/modules/inbound/inbound.service.js';
 
-/* CONTRACT §9: the inbox over GraphQL. */
+/* docs/inbox.md: the inbox over GraphQL. */
 
 let app: TestApp;
 beforeAll(async () => {
