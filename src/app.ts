@@ -5,6 +5,7 @@ import type { AppDeps } from './context/deps.js';
 import { introspectionEnabled } from './env.js';
 import { authenticateRequest, requestContext } from './context/authenticate.js';
 import { createEventBus } from './events/bus.js';
+import { createPresence } from './modules/activity/presence.js';
 import { OpenStreams } from './lib/streams.js';
 import { domainGraphQLError, graphqlErrorResponse, maskGraphQLError } from './graphql/errors.js';
 import { DomainError } from './errors/domain.js';
@@ -39,6 +40,7 @@ import { messageRoutes } from './modules/messages/messages.routes.js';
 import { templateRoutes } from './modules/templates/templates.routes.js';
 import { sessionRoutes } from './modules/sessions/sessions.routes.js';
 import { documentRoutes } from './modules/documents/documents.routes.js';
+import { activityRoutes } from './modules/activity/activity.routes.js';
 import { createDocumentStore } from './modules/documents/documents.service.js';
 import { liveCredentials, resolveCredential } from './modules/credentials/credentials.service.js';
 import { mediaOpener } from './modules/messages/media.service.js';
@@ -50,7 +52,7 @@ import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
 export const DOCUMENTED_ROUTES = {
-  rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...userRoutes, ...sessionRoutes, ...documentRoutes],
+  rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...activityRoutes, ...userRoutes, ...sessionRoutes, ...documentRoutes],
   webhooks: providerWebhooks(PROVIDERS),
 };
 
@@ -251,6 +253,8 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
   const ownsCredentialWatch = !deps.credentialWatch;
   // On the embedded database no other process can change a credential while this one runs.
   deps.credentialWatch ??= createCredentialWatch({ live: (ids) => liveCredentials(deps.db.query, ids), bus: deps.events!, cache: deps.credentialCache, logger, alone: deps.db.kind === 'pglite' });
+  const ownsPresence = !deps.presence;
+  deps.presence ??= createPresence({ bus: deps.events!, logger });
   const metrics = createAppMetrics(deps);
   // Registered GraphQL documents, for every transport: yoga's HTTP pipeline through its plugin,
   // the others (a WebSocket's subscribe, a reserved SSE stream) through src/graphql/operation.ts.
@@ -320,6 +324,8 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
       disposePlugin(async () => deps.streams!.endAll()),
       disposePlugin(() => closeWebSockets()),
       disposePlugin(async () => coalescer.dispose()),
+      // Before the bus it announces on: other processes hear at once that this one's viewers left.
+      ...(ownsPresence ? [disposePlugin(async () => deps.presence!.dispose())] : []),
       ...(ownsEvents ? [disposePlugin(() => deps.events!.dispose())] : []),
       ...(ownsRateLimiter && deps.rateLimiter ? [disposePlugin(() => deps.rateLimiter!.dispose())] : []),
       ...(ownsCredentialCache && deps.credentialCache ? [disposePlugin(() => deps.credentialCache!.dispose())] : []),

@@ -180,15 +180,6 @@ export function runsCompiled(args: ExecutionArgs): boolean {
 }
 
 /**
- * Whether this execution is a document's one mutation, within the cost limit with these
- * variables: the interpreter runs it (its root fields one after another), as yoga's executor does.
- */
-export function runsMutation(args: ExecutionArgs): boolean {
-  const operation = soleOperation(args.document);
-  return operation?.operation === 'mutation' && names(args, operation) && withinCost(args);
-}
-
-/**
  * Every query and mutation is costed, with its own variables, before it runs; one over
  * GRAPHQL_MAX_COST is refused whole, with no data. The schema's complexity plugin then costs only
  * what this did not (subscriptions, and operations whose variables the interpreter refuses).

@@ -56,11 +56,11 @@ export function beginRequest(serverContext: ServerContext, path: string, request
 
 /**
  * Ends the connection of an answer whose body failed after its head was sent (true when it did):
- * the client sees the answer cut off (no final chunk, the connection closed) instead of waiting
+ * the client sees an unfinished answer (no final chunk, the connection closed) instead of waiting
  * on it. The request is no longer listened to, so that the closing connection reaches nothing of
  * the abandoned answer.
  */
-export function cutOff(state: RequestState): boolean {
+export function endConnection(state: RequestState): boolean {
   const connection = state.connection;
   if (!connection || connection.res.writableEnded) return false;
   connection.req.removeAllListeners('error');

@@ -10,11 +10,11 @@ export interface ProviderHttp {
   readonly timeoutMs: number;
 }
 
-/** A provider API's answer: its status and JSON (null when the body is none, cut off or not JSON). */
+/** A provider API's answer: its status and JSON (null when the body is none, truncated or not JSON). */
 export interface ProviderAnswer {
   status: number;
   json: unknown;
-  /** False when the body was cut off (the deadline, the connection). */
+  /** False when the body was truncated (the deadline, the connection). */
   complete: boolean;
 }
 

@@ -6,7 +6,7 @@ import { requireScope } from '../context/scopes.js';
 import { restErrorResponse } from './errors.js';
 import { ServiceUnavailableError, ValidationError } from '../errors/domain.js';
 import { isRecord, parseInput } from '../lib/validation.js';
-import { cutOff } from '../http/state.js';
+import { endConnection } from '../http/state.js';
 import { readJson } from '../http/exchange.js';
 import type { HttpRoute } from '../http/routes.js';
 import { API_PREFIX, OPENAPI_PATH, type RouteDeclaration } from './route.js';
@@ -66,7 +66,7 @@ function restRoute(deps: AppDeps, route: RouteDeclaration): HttpRoute {
         const body = () => readJson(request, deps.env.BODY_LIMIT_BYTES);
         // A route that takes no body reads what was sent all the same: none or `{}` is ignored, anything else refused.
         if (!route.body && request.method !== 'GET' && request.method !== 'HEAD') expectNoBody(await body());
-        return await whileDatabaseUp(deps, route.handler({ request, url, params, query, ctx: requestContext(deps, auth), body, cutOff: () => cutOff(state) }));
+        return await whileDatabaseUp(deps, route.handler({ request, url, params, query, ctx: requestContext(deps, auth), body, endConnection: () => endConnection(state) }));
       } catch (error) {
         return refuse(error, state.log);
       }

@@ -29,7 +29,7 @@ export interface RouteRequest<Params, Query> {
   /** The JSON body (undefined when empty), within the body size limit. */
   body(): Promise<unknown>;
   /** Ends the connection of an answer whose body fails after its head was sent (false in process). */
-  cutOff(): boolean;
+  endConnection(): boolean;
 }
 
 /**

@@ -56,8 +56,6 @@ export const contactEmailSchema = z
   .refine((v) => v.indexOf('@') <= 64, MESSAGES.emailLocalMax)
   .meta({ format: 'email', maxLength: 255, example: 'ada@example.com' });
 
-export const isValidEmail = (value: string) => contactEmailSchema.safeParse(value).success;
-
 /** Contact phone: strict E.164, judged by libphonenumber-js. */
 export const contactPhoneSchema = z
   .string({ error: MESSAGES.phoneType })

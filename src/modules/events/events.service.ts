@@ -5,11 +5,12 @@ import type { WEBHOOK_EVENTS } from '../webhooks/webhooks.schemas.js';
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /**
- * A change worth telling webhook endpoints about; `data` is the REST view of the
+ * A change worth telling webhook endpoints about, queued in the outbox (the event bus's
+ * `DomainEvent`, src/events/bus.ts, is what subscribers hear); `data` is the REST view of the
  * object after it — as a value, or as SQL yielding JSON when the statement that
  * makes the change is the one that knows the object (see `queueEventsSql`).
  */
-export interface DomainEvent {
+export interface QueuedEvent {
   type: WebhookEvent;
   data: unknown;
 }
@@ -24,7 +25,7 @@ export interface DomainEvent {
  * refer to; without a row in it nothing is queued. Each row's id is the
  * `webhook-id` of that event for that endpoint.
  */
-export function queueEventsSql(workspaceId: string, events: DomainEvent[], at: Date, source?: Prisma.Sql): Prisma.Sql {
+export function queueEventsSql(workspaceId: string, events: QueuedEvent[], at: Date, source?: Prisma.Sql): Prisma.Sql {
   const timestamp = at.toISOString();
   const rows = events.map((event, position) => {
     const payload =
@@ -48,7 +49,7 @@ export function queueEventsSql(workspaceId: string, events: DomainEvent[], at: D
  * committed change always has its events and a rolled-back one never has).
  * Returns how many deliveries were queued.
  */
-export async function recordEvents(db: Db, workspaceId: string, events: DomainEvent[], at = new Date()): Promise<number> {
+export async function recordEvents(db: Db, workspaceId: string, events: QueuedEvent[], at = new Date()): Promise<number> {
   if (events.length === 0) return 0;
   return db.$executeRaw(queueEventsSql(workspaceId, events, at));
 }

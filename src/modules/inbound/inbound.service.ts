@@ -8,7 +8,7 @@ import { uuid7 } from '../../lib/uuid.js';
 import { characterCount } from '../../lib/validation.js';
 import type { InboundMessage, InboundStatus } from '../../providers/provider.js';
 import { conversationForSend, type Actor } from '../conversations/conversations.service.js';
-import { recordEvents, type DomainEvent } from '../events/events.service.js';
+import { recordEvents, type QueuedEvent } from '../events/events.service.js';
 import { resolveRecipient } from '../messages/recipients.js';
 import { MESSAGE_RELATIONS, messageTable, type MessageRow } from '../messages/messages.sql.js';
 
@@ -92,7 +92,7 @@ export async function receiveMessage(ctx: InboundContext, channel: InboundChanne
           ON CONFLICT DO NOTHING
           RETURNING message_id`;
         if (claimed.length === 0) return null;
-        const events: DomainEvent[] = [];
+        const events: QueuedEvent[] = [];
         const contact = await resolveRecipient(tx, {
           workspaceId: channel.workspaceId,
           field: 'from',

@@ -6,7 +6,7 @@ import { pageLoader, viewField } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, inOrder, orderedPageFromArgs, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
 import { payloadType } from '../../graphql/user-errors.js';
-import { actingChannel } from '../../context/request.js';
+import { actingChannel, readableChannelIds } from '../../context/request.js';
 import { MessageDirection, MessageStatus, MessageType } from '../../generated/prisma/enums.js';
 import { keysetOrder, keysetWhere, toPage } from '../../lib/pagination.js';
 import { Actor } from '../conversations/conversations.graphql.js';
@@ -172,6 +172,9 @@ const SendMessageInput = builder.inputType('SendMessageInput', {
     silent: t.boolean(),
     template: t.field({ type: TemplateInput }),
     mediaUrls: t.stringList(),
+    channelId: t.id({
+      description: 'The channel to send on: one the credential can act as. Needed, unless X-Channel-Uuid names one, by a credential of several channels.',
+    }),
     idempotencyKey: t.string({ description: IDEMPOTENCY_KEY_DESCRIPTION }),
   }),
 });
@@ -185,7 +188,7 @@ function restRecipient(recipient: Recipient | null | undefined) {
   return Object.fromEntries(Object.entries(recipient).filter(([key, value]) => key !== 'contactId' && value != null));
 }
 
-const GRAPHQL_NAMES: Record<string, string> = { is_encrypted: 'isEncrypted', media_urls: 'mediaUrls' };
+const GRAPHQL_NAMES: Record<string, string> = { is_encrypted: 'isEncrypted', media_urls: 'mediaUrls', channel_id: 'channelId' };
 
 const MessagePayload = payloadType('Message', 'message', (ctx, id, query) => ctx.prisma.message.findUnique({ ...query, where: { id } }));
 
@@ -215,6 +218,7 @@ builder.mutationField('sendMessage', (t) =>
               media_urls: input.mediaUrls,
             },
             guard,
+            input.channelId == null ? null : String(input.channelId),
           ),
         rename: (field) => GRAPHQL_NAMES[field] ?? field,
       }),
@@ -225,12 +229,13 @@ builder.mutationField('sendMessage', (t) =>
 type MessageEvent = { messageId: string; conversationId: string; workspaceId: string; channelId: string };
 
 function messageEvents(ctx: Context, type: 'message.created' | 'message.updated', conversationIdArg: string | number | null | undefined) {
-  const channel = actingChannel(ctx.auth);
   const conversationId = conversationIdArg == null ? null : String(conversationIdArg).toLowerCase();
+  // A conversation named by id brings its own channel; without one, the acting channel's (docs/inbox.md).
+  const channelIds = new Set(conversationId === null ? [actingChannel(ctx.auth).id] : readableChannelIds(ctx.auth));
   const workspaceId = ctx.auth.workspace.id;
   return ctx.events!.subscribe(
     type,
-    (event: MessageEvent) => event.workspaceId === workspaceId && event.channelId === channel.id && (conversationId === null || event.conversationId === conversationId),
+    (event: MessageEvent) => event.workspaceId === workspaceId && channelIds.has(event.channelId) && (conversationId === null || event.conversationId === conversationId),
   );
 }
 

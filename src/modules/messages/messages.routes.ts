@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { collection } from '../../rest/collection.js';
 import { FetchResponse } from '../../lib/response.js';
-import { cutOffOnFailure } from '../../lib/cut-off.js';
+import { endOnFailure } from '../../lib/end-on-failure.js';
 import { openMessageMedia } from './media.service.js';
 import { idempotentWrite } from '../idempotency/idempotency.rest.js';
 import { pageQuerySchema } from '../../lib/pagination.js';
@@ -40,6 +40,7 @@ export const messageRoutes = [
     path: '/messages/:id/media/:index',
     operationId: 'getMessageMedia',
     scope: 'read',
+    actsAsChannel: false,
     tag: 'Messages',
     summary: 'Download a file of an inbound message',
     description:
@@ -56,7 +57,7 @@ export const messageRoutes = [
         contentType: 'application/octet-stream',
       },
     },
-    handler: async ({ ctx, params, cutOff }) => {
+    handler: async ({ ctx, params, endConnection }) => {
       const media = await openMessageMedia(ctx, params.id, params.index);
       const headers: Record<string, string> = {
         'content-type': media.contentType ?? 'application/octet-stream',
@@ -66,7 +67,7 @@ export const messageRoutes = [
       };
       if (media.length !== null) headers['content-length'] = String(media.length);
       // A file that fails part-way (over the size limit without a declared size, the provider gone) ends the connection.
-      return new FetchResponse(cutOffOnFailure(media.body, cutOff), { status: 200, headers });
+      return new FetchResponse(endOnFailure(media.body, endConnection), { status: 200, headers });
     },
   }),
 
@@ -75,9 +76,11 @@ export const messageRoutes = [
     path: '/messages',
     operationId: 'listMessages',
     scope: 'read',
+    actsAsChannel: false,
     tag: 'Messages',
     summary: 'List messages',
-    description: "The acting channel's messages, newest first. `search` is a full-text match and never matches an encrypted message.",
+    description:
+      "The acting channel's messages, newest first; a credential of several channels that sends no X-Channel-Uuid lists those of all of them. `search` is a full-text match and never matches an encrypted message.",
     query: pageQuerySchema.extend(messageFiltersSchema.shape),
     responses: { 200: { description: 'A page of messages.', schema: collectionEnvelope(messageViewSchema) } },
     handler: async ({ ctx, query }) => {

@@ -1,7 +1,7 @@
 import type { Contact } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
 import { ValidationError } from '../../errors/domain.js';
-import type { DomainEvent } from '../events/events.service.js';
+import type { QueuedEvent } from '../events/events.service.js';
 import { contactTable, withoutOptOuts } from '../contacts/contacts.sql.js';
 import { MESSAGES, type Recipient, type RecipientDetails, type SendMessageInput } from './messages.schemas.js';
 
@@ -31,7 +31,7 @@ async function matchDetails(tx: Db, workspaceId: string, details: RecipientDetai
  */
 export async function resolveRecipient(
   tx: Db,
-  input: { workspaceId: string; field: string; recipient: Recipient; events?: DomainEvent[] },
+  input: { workspaceId: string; field: string; recipient: Recipient; events?: QueuedEvent[] },
 ): Promise<Contact> {
   const { workspaceId, recipient } = input;
   if ('contactId' in recipient) {

@@ -48,7 +48,7 @@ interface GraphError {
   error?: { message?: string; code?: number | string; error_subcode?: number; type?: string; error_data?: { details?: string } };
 }
 
-/** A part the Graph API took without naming its id (a cut-off or unreadable answer). */
+/** A part the Graph API took without naming its id (a truncated or unreadable answer). */
 interface Unidentified {
   unidentified: string;
 }

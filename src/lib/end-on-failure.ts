@@ -1,9 +1,9 @@
 /**
- * `body`, whose failure part-way ends the connection it is answered on through `cutOff` (true when
- * there was a connection to end): the client sees the answer cut off instead of waiting on it. In
+ * `body`, whose failure part-way ends the connection it is answered on through `endConnection` (true
+ * when there was a connection to end): the client sees an unfinished answer instead of waiting on it. In
  * process, where there is no connection, the failure reaches the reader as an error.
  */
-export function cutOffOnFailure(body: ReadableStream<Uint8Array>, cutOff: () => boolean): ReadableStream<Uint8Array> {
+export function endOnFailure(body: ReadableStream<Uint8Array>, endConnection: () => boolean): ReadableStream<Uint8Array> {
   const reader = body.getReader();
   return new ReadableStream<Uint8Array>({
     async pull(controller) {
@@ -14,7 +14,7 @@ export function cutOffOnFailure(body: ReadableStream<Uint8Array>, cutOff: () => 
       } catch (error) {
         // On a connection: ended there, and the stream just closes (the error, passed on, would
         // reach the server's own stream plumbing, which nobody listens to). In process: an error.
-        if (cutOff()) controller.close();
+        if (endConnection()) controller.close();
         else controller.error(error);
       }
     },
