@@ -5,6 +5,7 @@ import type { AppDeps } from './context/deps.js';
 import { introspectionEnabled } from './env.js';
 import { authenticateRequest, requestContext } from './context/authenticate.js';
 import { createEventBus } from './events/bus.js';
+import { createPresence } from './modules/activity/presence.js';
 import { OpenStreams } from './lib/streams.js';
 import { domainGraphQLError, graphqlErrorResponse, maskGraphQLError } from './graphql/errors.js';
 import { DomainError } from './errors/domain.js';
@@ -40,6 +41,7 @@ import { broadcastRoutes } from './modules/broadcasts/broadcasts.routes.js';
 import { templateRoutes } from './modules/templates/templates.routes.js';
 import { sessionRoutes } from './modules/sessions/sessions.routes.js';
 import { documentRoutes } from './modules/documents/documents.routes.js';
+import { activityRoutes } from './modules/activity/activity.routes.js';
 import { createDocumentStore } from './modules/documents/documents.service.js';
 import { liveCredentials, resolveCredential } from './modules/credentials/credentials.service.js';
 import { mediaOpener } from './modules/messages/media.service.js';
@@ -51,7 +53,7 @@ import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
 export const DOCUMENTED_ROUTES = {
-  rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...userRoutes, ...sessionRoutes, ...documentRoutes, ...broadcastRoutes],
+  rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...activityRoutes, ...userRoutes, ...sessionRoutes, ...documentRoutes, ...broadcastRoutes],
   webhooks: providerWebhooks(PROVIDERS),
 };
 
@@ -252,6 +254,8 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
   const ownsCredentialWatch = !deps.credentialWatch;
   // On the embedded database no other process can change a credential while this one runs.
   deps.credentialWatch ??= createCredentialWatch({ live: (ids) => liveCredentials(deps.db.query, ids), bus: deps.events!, cache: deps.credentialCache, logger, alone: deps.db.kind === 'pglite' });
+  const ownsPresence = !deps.presence;
+  deps.presence ??= createPresence({ bus: deps.events!, logger });
   const metrics = createAppMetrics(deps);
   // Registered GraphQL documents, for every transport: yoga's HTTP pipeline through its plugin,
   // the others (a WebSocket's subscribe, a reserved SSE stream) through src/graphql/operation.ts.
@@ -321,6 +325,8 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
       disposePlugin(async () => deps.streams!.endAll()),
       disposePlugin(() => closeWebSockets()),
       disposePlugin(async () => coalescer.dispose()),
+      // Before the bus it announces on: other processes hear at once that this one's viewers left.
+      ...(ownsPresence ? [disposePlugin(async () => deps.presence!.dispose())] : []),
       ...(ownsEvents ? [disposePlugin(() => deps.events!.dispose())] : []),
       ...(ownsRateLimiter && deps.rateLimiter ? [disposePlugin(() => deps.rateLimiter!.dispose())] : []),
       ...(ownsCredentialCache && deps.credentialCache ? [disposePlugin(() => deps.credentialCache!.dispose())] : []),

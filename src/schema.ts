@@ -9,6 +9,7 @@ import './modules/contacts/contacts.graphql.js';
 import './modules/templates/templates.graphql.js';
 import './modules/conversations/conversations.graphql.js';
 import './modules/messages/messages.graphql.js';
+import './modules/activity/activity.graphql.js';
 import './modules/sessions/sessions.graphql.js';
 import './modules/users/users.graphql.js';
 import './modules/nodes/nodes.graphql.js';

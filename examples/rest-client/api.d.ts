@@ -133,7 +133,7 @@ export interface paths {
         };
         /**
          * List messages
-         * @description The acting channel's messages, newest first. `search` is a full-text match and never matches an encrypted message.
+         * @description The acting channel's messages, newest first; a credential of several channels that sends no X-Channel-Uuid lists those of all of them. `search` is a full-text match and never matches an encrypted message.
          *
          *     Scope: `read`.
          */
@@ -320,6 +320,28 @@ export interface paths {
          *     Scope: `conversations`.
          */
         post: operations["updateConversationLabels"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/conversations/{id}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Report typing
+         * @description A workspace user is typing in the conversation (`typing: true`, lasting 6 s unless renewed) or stopped. A session reports as its user; a backend credential names the user in `from`. Told to the conversation's `conversationActivity` subscribers; nothing is stored.
+         *
+         *     Scope: `send`.
+         */
+        post: operations["reportActivity"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1233,7 +1255,6 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
@@ -1327,7 +1348,6 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -1367,7 +1387,6 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -1500,7 +1519,6 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             422: components["responses"]["ValidationFailed"];
@@ -1666,7 +1684,6 @@ export interface operations {
                     "application/octet-stream": string;
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -1756,7 +1773,6 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
@@ -1983,6 +1999,51 @@ export interface operations {
                         };
                     };
                 };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    reportActivity: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path: {
+                /** @description The conversation UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Whether the user is typing now; `true` lasts 6 s unless renewed. */
+                    typing: boolean;
+                    /** @description The workspace user (id or email) who is typing: required of a backend credential; a session's own user when given by a session. */
+                    from?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The activity was reported. */
+            204: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];

@@ -61,6 +61,7 @@ export function requestContext(deps: AppDeps, auth: AuthContext): RequestContext
     events: deps.events,
     streams: deps.streams,
     credentialWatch: deps.credentialWatch,
+    presence: deps.presence,
     providers: deps.providers?.list ?? PROVIDERS,
     openMedia: deps.openMedia,
     documentProblem: deps.documentProblem,

@@ -8,6 +8,7 @@ import type { CredentialLookup, CredentialWatch, RequestContext } from './types.
 import type { OpenStreams } from '../lib/streams.js';
 import type { Sealer } from '../lib/sealed.js';
 import type { Providers } from '../providers/registry.js';
+import type { Presence } from '../modules/activity/presence.js';
 
 /** What the whole process shares: built once at start, passed explicitly. */
 export interface AppDeps {
@@ -32,6 +33,8 @@ export interface AppDeps {
   sealer?: Sealer | null;
   /** The channels' providers: the media endpoint fetches inbound files through them. */
   providers?: Providers;
+  /** Who views and types in which conversation (docs/inbox.md); created by the app when not given. */
+  presence?: Presence;
   /** Looks credentials up; supplied by the app from the credentials module when not given. */
   lookupCredential?: CredentialLookup;
   /** What is wrong with a GraphQL document against the schema, or null; supplied by the app. */

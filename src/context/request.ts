@@ -1,5 +1,5 @@
 import type { AuthContext } from './types.js';
-import { ChannelSelectionError } from '../errors/domain.js';
+import { ChannelSelectionError, ValidationError } from '../errors/domain.js';
 import { hostName } from '../lib/host.js';
 
 /**
@@ -21,4 +21,27 @@ export function bearerToken(headers: Pick<Headers, 'get'>): string | null {
 export function actingChannel(auth: AuthContext) {
   if (!auth.channel) throw new ChannelSelectionError();
   return auth.channel;
+}
+
+/**
+ * The channels whose conversations, messages and templates the caller reads and changes: the
+ * acting channel when one was named (or the credential has only one), otherwise every channel the
+ * credential can act as — an object's own channel then decides (docs/inbox.md).
+ */
+export function readableChannels(auth: AuthContext) {
+  return auth.channel ? [auth.channel] : auth.channels;
+}
+
+/** The ids of `readableChannels`. */
+export function readableChannelIds(auth: AuthContext): string[] {
+  return readableChannels(auth).map((channel) => channel.id);
+}
+
+/** The channel an operation that starts something acts on: `named` (an input's channelId), else the acting channel. */
+export function startingChannel(auth: AuthContext, named: string | null | undefined) {
+  if (named == null) return actingChannel(auth);
+  const wanted = named.toLowerCase();
+  const channel = auth.channels.find((candidate) => candidate.id === wanted);
+  if (!channel || (auth.channel && auth.channel.id !== channel.id)) throw ValidationError.field('channelId', 'The channelId must be a channel this credential can act as.');
+  return channel;
 }

@@ -6,6 +6,7 @@ import type { Channel, PrismaClient, Workspace } from '../generated/prisma/clien
 import type { RunSql } from '../db/database.js';
 import type { Scopes } from './scopes.js';
 import type { CredentialInvalidation } from './credential-invalidation.js';
+import type { Presence } from '../modules/activity/presence.js';
 
 /** Backend credentials (channel keys, connection tokens) and the sessions they mint for browsers. */
 export type CredentialKind = 'channel_key' | 'connection' | 'session';
@@ -64,6 +65,8 @@ export interface RequestContext {
   streams?: OpenStreams;
   /** Tells every process of a change to credentials, and ends open streams whose credential lapses. */
   credentialWatch?: CredentialWatch;
+  /** Who views and types in which conversation, across processes. */
+  presence?: Presence;
   /** What is wrong with a GraphQL document against the schema, or null: supplied by the app, which assembles the schema. */
   documentProblem?: (text: string) => string | null;
   /** The providers channels can have: what a send needs of a recipient, which take read receipts. */

@@ -147,7 +147,7 @@ const channelHeader = (actsAsChannel: boolean) =>
       format: 'uuid',
       description: actsAsChannel
         ? 'The channel to act as; required when the credential can act as several channels.'
-        : 'Not needed here; when sent, it must name a channel the credential can act as.',
+        : 'Not needed here; when sent, it must name a channel the credential can act as, and only that channel is read or changed.',
     })
     .optional();
 

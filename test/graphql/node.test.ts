@@ -237,10 +237,14 @@ describe('node(id:)', () => {
       null,
       { type: 'Conversation', id: w.plainMessage.conversationId },
     ]);
-    // Without an acting channel, as every read but the list of channels: CHANNEL_REQUIRED.
-    const unnamed = await w.gqlAs(connection.token)(NodeById, { id: w.a.channel.id });
-    expect(unnamed.data).toEqual({ node: null });
-    expect(unnamed.errors![0]!.extensions).toMatchObject({ code: 'CHANNEL_REQUIRED' });
+    // Without an acting channel, each object's own channel decides: any of the connection's.
+    const unnamed = await w.gqlAs(connection.token)(NodesByIds, { ids: [w.a.channel.id, w.onSecond.id, w.plainMessage.conversationId] });
+    expect(unnamed.errors).toBeUndefined();
+    expect(unnamed.data!.nodes!.map((node) => node && { type: node.__typename, id: node.id })).toEqual([
+      { type: 'Channel', id: w.a.channel.id },
+      { type: 'Conversation', id: w.onSecond.id },
+      { type: 'Conversation', id: w.plainMessage.conversationId },
+    ]);
 
     const session = await mintSession(restClient(app, w.a.host, connection.token), { user: w.a.user.email, channels: [w.second.channel.id], scopes: ['read'] });
     const browser = w.gqlAs(session.token);

@@ -194,7 +194,7 @@ type Resource = 'contact' | 'conversation' | 'message';
  * when it is not a success (a message without files has no media 0), so that the refusal of
  * another's id is still told apart from a wrongly built call.
  */
-const PATH_ROUTES: Record<string, { resource: Resource; body?: unknown; own?: { status: number; message: string } }> = {
+const PATH_ROUTES: Record<string, { resource: Resource; body?: unknown; bodyFor?: (w: World) => unknown; own?: { status: number; message: string } }> = {
   'GET /contacts/:contact': { resource: 'contact' },
   'PATCH /contacts/:contact': { resource: 'contact', body: { name: 'Renamed by another tenant' } },
   'GET /conversations/:id': { resource: 'conversation' },
@@ -203,6 +203,7 @@ const PATH_ROUTES: Record<string, { resource: Resource; body?: unknown; own?: { 
   'POST /conversations/:id/assign': { resource: 'conversation', body: { user: null } },
   'POST /conversations/:id/read': { resource: 'conversation' },
   'POST /conversations/:id/labels': { resource: 'conversation', body: { add: ['isolation'] } },
+  'POST /conversations/:id/activity': { resource: 'conversation', bodyFor: (w) => ({ typing: false, from: w.homeUser.id }) },
   'GET /messages/:id/media/:index': { resource: 'message', own: { status: 404, message: 'Media not found.' } },
 };
 
@@ -263,7 +264,7 @@ describe('REST: ids in paths', () => {
       const fill = (id: string) => pattern.replace(':index', '0').replace(/:[A-Za-z_]+/g, id);
       const before = await world.invisibleState();
 
-      const own = await world.asHome(method, fill(world.ids.own[entry.resource]), entry.body);
+      const own = await world.asHome(method, fill(world.ids.own[entry.resource]), entry.bodyFor?.(world) ?? entry.body);
       if (entry.own) expect([own.status, own.json], `${route} with the caller's own id: ${own.text}`).toEqual([entry.own.status, { status: 'error', message: entry.own.message }]);
       else expect(own.status, `${route} with the caller's own id: ${own.text}`).toBeLessThan(300);
 
@@ -271,7 +272,7 @@ describe('REST: ids in paths', () => {
       for (const id of invisible) {
         // Upper case too: ids are matched without regard to case, scoping must be as well.
         for (const variant of [id, id.toUpperCase()]) {
-          const result = await world.asHome(method, fill(variant), entry.body);
+          const result = await world.asHome(method, fill(variant), entry.bodyFor?.(world) ?? entry.body);
           expectNo5xx(route, result);
           expect(result.status, `${route} with ${variant}: ${result.text}`).toBe(404);
           expect(result.json).toEqual({ status: 'error', message: NOT_FOUND[entry.resource] });
@@ -281,7 +282,7 @@ describe('REST: ids in paths', () => {
       if (!CHANNEL_SCOPED[entry.resource]) {
         // Workspace-wide: a contact created through another channel is the caller's to read and update.
         for (const id of world.ids.sibling[entry.resource]) {
-          const result = await world.asHome(method, fill(id), entry.body);
+          const result = await world.asHome(method, fill(id), entry.bodyFor?.(world) ?? entry.body);
           expect(result.status, `${route} with a contact of the same workspace: ${result.text}`).toBe(200);
         }
       }
@@ -508,7 +509,9 @@ type Expectation =
   | { kind: 'allNull' }
   | { kind: 'allVisible' }
   | { kind: 'userError'; object: string; code: 'NOT_FOUND' | 'INVALID'; field: readonly string[]; message: string }
-  | { kind: 'success'; object: string };
+  | { kind: 'success'; object: string }
+  | { kind: 'reported' }
+  | { kind: 'activityError'; code: 'NOT_FOUND' | 'INVALID'; field: readonly string[] };
 
 interface GraphQLCase {
   label: string;
@@ -643,6 +646,21 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
     document: `mutation ($id: ID!) { assignConversation(id: $id, userId: null) { conversation { ${conversationSelection} } ${payloadErrors} } }`,
     cases: (w) => conversationMutationCases(w),
   },
+  'Mutation.reportActivity': {
+    idPaths: ['conversationId', 'from'],
+    document: `mutation ($id: ID!, $from: ID) { reportActivity(conversationId: $id, typing: false, from: $from) { reported ${payloadErrors} } }`,
+    cases: (w) => [
+      { label: 'own', variables: { id: w.ids.own.conversation, from: w.homeUser.id }, expect: { kind: 'reported' } },
+      ...each([...w.ids.foreign.conversation, ...w.ids.sibling.conversation], (id) => [
+        { label: id, variables: { id, from: w.homeUser.id }, expect: { kind: 'activityError', field: ['conversationId'], code: 'NOT_FOUND' } as const },
+      ]),
+      ...[w.foreignUser.id, w.foreignUser.email].map((from) => ({
+        label: `from ${from}`,
+        variables: { id: w.ids.own.conversation, from },
+        expect: { kind: 'activityError', field: ['from'], code: 'INVALID' } as const,
+      })),
+    ],
+  },
   'Mutation.markConversationRead': {
     idPaths: ['id', 'throughMessageId'],
     document: `mutation ($id: ID!) { markConversationRead(id: $id) { conversation { ${conversationSelection} } ${payloadErrors} } }`,
@@ -654,10 +672,18 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
     cases: (w) => conversationMutationCases(w),
   },
   'Mutation.sendMessage': {
-    idPaths: ['input.contact.contactId', 'input.sender.contactId', 'input.to.contactId'],
+    idPaths: ['input.channelId', 'input.contact.contactId', 'input.sender.contactId', 'input.to.contactId'],
     document: `mutation ($input: SendMessageInput!) { sendMessage(input: $input) { message { ${messageSelection} } ${payloadErrors} } }`,
     cases: (w) => [
       { label: 'own', variables: { input: { to: { contactId: w.ids.own.contact }, message: 'own' } }, expect: { kind: 'success', object: 'message' } },
+      { label: 'own channelId', variables: { input: { to: { contactId: w.ids.own.contact }, message: 'own', channelId: w.a.channel.id } }, expect: { kind: 'success', object: 'message' } },
+      ...each([w.b.channel.id, w.a2.channel.id], (channelId) => [
+        {
+          label: `channelId ${channelId}`,
+          variables: { input: { to: { contactId: w.ids.own.contact }, message: 'hello', channelId } },
+          expect: { kind: 'userError', object: 'message', code: 'INVALID', field: ['input', 'channelId'], message: 'The channelId must be a channel this credential can act as.' } as const,
+        },
+      ]),
       ...(['to', 'contact', 'sender'] as const).flatMap((field) =>
         each(w.ids.foreign.contact, (contactId) => [
           {
@@ -667,6 +693,24 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
           },
         ]),
       ),
+    ],
+  },
+  'Mutation.createContact': {
+    idPaths: ['input.channelId'],
+    document: `mutation ($input: CreateContactInput!) { createContact(input: $input) { contact { ${contactSelection} } ${payloadErrors} } }`,
+    cases: (w) => [
+      {
+        label: 'own channelId',
+        variables: { input: { name: 'Linked', email: `linked-${w.a.channel.id}@example.com`, channelId: w.a.channel.id } },
+        expect: { kind: 'success', object: 'contact' },
+      },
+      ...each([w.b.channel.id, w.a2.channel.id], (channelId) => [
+        {
+          label: `channelId ${channelId}`,
+          variables: { input: { name: 'Elsewhere', email: 'elsewhere@example.com', channelId } },
+          expect: { kind: 'userError', object: 'contact', code: 'INVALID', field: ['input', 'channelId'], message: 'The channelId must be a channel this credential can act as.' } as const,
+        },
+      ]),
     ],
   },
   'Mutation.createSession': {
@@ -698,6 +742,12 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
     idPaths: ['conversationId'],
     document: `subscription ($conversationId: ID) { messageUpdated(conversationId: $conversationId) { ${messageSelection} } }`,
     // Filtered as messageAdded is, after the same workspace and channel check; test/graphql/live-statuses.test.ts streams it.
+    cases: () => [],
+  },
+  'Subscription.conversationActivity': {
+    idPaths: ['conversationId'],
+    document: `subscription ($conversationId: ID!) { conversationActivity(conversationId: $conversationId) { conversationId user { id name } typing viewing at } }`,
+    // Refused at subscribe for a conversation the credential cannot read: test/modules/activity/activity.test.ts.
     cases: () => [],
   },
   'Subscription.conversationUpdated': {
@@ -836,6 +886,13 @@ describe('GraphQL: every id-taking field with another workspace\'s and another c
           case 'success':
             expect(value?.userErrors, `${what}: ${result.text}`).toEqual([]);
             expect(value?.[c.expect.object]?.id, what).toEqual(expect.any(String));
+            break;
+          case 'reported':
+            expect(value, `${what}: ${result.text}`).toEqual({ reported: true, userErrors: [] });
+            break;
+          case 'activityError':
+            expect(value?.reported, what).toBe(false);
+            expect(value?.userErrors?.map((e: { field: string[]; code: string }) => [e.field, e.code]), `${what}: ${result.text}`).toEqual([[c.expect.field, c.expect.code]]);
             break;
           case 'userError':
             expect(value?.[c.expect.object], what).toBeNull();

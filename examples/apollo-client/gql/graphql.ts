@@ -30,6 +30,8 @@ export type RecipientInput = {
 
 /** Recipient resolution: to, then contact, then the legacy sender when neither is given. */
 export type SendMessageInput = {
+  /** The channel to send on: one the credential can act as. Needed, unless X-Channel-Uuid names one, by a credential of several channels. */
+  channelId?: string | number | null | undefined;
   contact?: RecipientInput | null | undefined;
   /** A workspace user id or email, or an external actor name. */
   from?: string | null | undefined;

@@ -76,6 +76,9 @@ const CreateContactInput = builder.inputType('CreateContactInput', {
     name: t.string({ required: true }),
     email: t.string(),
     phone: t.string({ description: 'E.164: a leading +, the country code and digits only.' }),
+    channelId: t.id({
+      description: 'The channel the contact is linked to: one the credential can act as. Needed, unless X-Channel-Uuid names one, by a credential of several channels.',
+    }),
     idempotencyKey: t.string({ description: IDEMPOTENCY_KEY_DESCRIPTION }),
   }),
 });
@@ -97,7 +100,14 @@ builder.mutationFields((t) => ({
     scope: 'contacts',
     args: { input: t.arg({ type: CreateContactInput, required: true }) },
     resolve: (_root, args, ctx) =>
-      asIdempotentPayload(ctx, { operation: 'createContact', input: args.input, run: (guard) => createContact(ctx, args.input, guard) }),
+      asIdempotentPayload(ctx, {
+        operation: 'createContact',
+        input: args.input,
+        run: (guard) => {
+          const { channelId, ...input } = args.input;
+          return createContact(ctx, input, guard, channelId == null ? null : String(channelId));
+        },
+      }),
   }),
   updateContact: t.field({
     type: ContactPayload,

@@ -1,7 +1,7 @@
 import { Prisma, type Contact, type PrismaClient } from '../../generated/prisma/client.js';
 import { sqlOn, type Db } from '../../db/types.js';
 import type { RequestContext } from '../../context/types.js';
-import { actingChannel } from '../../context/request.js';
+import { startingChannel } from '../../context/request.js';
 import { InputError, NotFoundError, ValidationError } from '../../errors/domain.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { deriveE164, phoneKey, phoneSearchDigits, toE164 } from '../../lib/phone.js';
@@ -20,7 +20,6 @@ const live = (workspaceId: string) => ({ workspaceId, deletedAt: null });
 
 /** A non-deleted contact of the caller's workspace, or NotFound (malformed ids included). */
 export async function getContact(ctx: RequestContext, id: string, query: PrismaQuery = {}): Promise<Contact> {
-  actingChannel(ctx.auth);
   const contact = isUuid(id) ? await ctx.prisma.contact.findFirst({ ...query, where: { id: id.toLowerCase(), ...live(ctx.auth.workspace.id) } }) : null;
   if (!contact) throw new NotFoundError('Contact');
   return contact;
@@ -164,7 +163,6 @@ async function lockedUpdate(tx: Db, workspaceId: string, id: string, body: unkno
  * indexes deciding a race; anything that needs the stored row runs under its lock.
  */
 export async function updateContact(ctx: RequestContext, id: string, body: unknown): Promise<ContactRow> {
-  actingChannel(ctx.auth);
   const workspaceId = ctx.auth.workspace.id;
   if (!isUuid(id)) throw new NotFoundError('Contact');
   const contactId = id.toLowerCase();
@@ -182,9 +180,9 @@ export async function updateContact(ctx: RequestContext, id: string, body: unkno
   return written.contact;
 }
 
-/** POST /contacts: creates a contact linked to the acting channel. */
-export async function createContact(ctx: RequestContext, body: unknown, guard?: WriteGuard<ContactRow>): Promise<ContactRow> {
-  const channel = actingChannel(ctx.auth);
+/** POST /contacts: creates a contact linked to `channelId` (GraphQL's input field), else to the acting channel. */
+export async function createContact(ctx: RequestContext, body: unknown, guard?: WriteGuard<ContactRow>, channelId?: string | null): Promise<ContactRow> {
+  const channel = startingChannel(ctx.auth, channelId);
   const workspaceId = ctx.auth.workspace.id;
   const input = parseInput(createContactSchema, body);
   let queued = 0;
@@ -220,7 +218,6 @@ export async function findContact(
   keys: { email?: string | null; phone?: string | null },
   query: PrismaQuery = {},
 ): Promise<Contact> {
-  actingChannel(ctx.auth);
   const { email, phone } = parseInput(findContactSchema, {
     email: keys.email ?? undefined,
     phone: keys.phone ?? undefined,
@@ -290,7 +287,6 @@ export async function listContacts(
   params: PageRequest & { search?: string | null },
   load: RowLoad<Contact> = CONTACT_VIEW,
 ): Promise<Page<Contact>> {
-  actingChannel(ctx.auth);
   const workspaceId = ctx.auth.workspace.id;
   const term = parseInput(contactFiltersSchema, { search: params.search ?? undefined }).search;
   const view = load === CONTACT_VIEW;

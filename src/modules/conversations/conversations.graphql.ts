@@ -7,7 +7,7 @@ import { accepted, asPayload, orNull } from '../../graphql/results.js';
 import { toUserErrors } from '../../graphql/errors.js';
 import { payloadType, type Payload } from '../../graphql/user-errors.js';
 import { UserObject } from '../users/users.graphql.js';
-import { actingChannel } from '../../context/request.js';
+import { actingChannel, readableChannelIds } from '../../context/request.js';
 import { ActorType, ConversationStateChangeType, ConversationStatus } from '../../generated/prisma/enums.js';
 import {
   assignConversation,
@@ -198,12 +198,13 @@ builder.subscriptionField('conversationUpdated', (t) =>
     scope: 'read',
     args: { id: t.arg.id() },
     subscribe: (_root, args, ctx) => {
-      const channel = actingChannel(ctx.auth);
       const id = args.id == null ? null : String(args.id).toLowerCase();
+      // A conversation named by id brings its own channel; without one, the acting channel's (docs/inbox.md).
+      const channelIds = new Set(id === null ? [actingChannel(ctx.auth).id] : readableChannelIds(ctx.auth));
       const workspaceId = ctx.auth.workspace.id;
       return ctx.events!.subscribe(
         'conversation.updated',
-        (event) => event.workspaceId === workspaceId && event.channelId === channel.id && (id === null || event.conversationId === id),
+        (event) => event.workspaceId === workspaceId && channelIds.has(event.channelId) && (id === null || event.conversationId === id),
       );
     },
     // Loaded once per event and selection for every subscriber of this process.

@@ -1,7 +1,7 @@
 import type { ConversationStateChangeType } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
 import type { RequestContext } from '../../context/types.js';
-import { actingChannel } from '../../context/request.js';
+import { readableChannelIds } from '../../context/request.js';
 import { NotFoundError, ValidationError } from '../../errors/domain.js';
 import { PAGE_POSITION, toPage, type Cursor, type Page, type PageRequest } from '../../lib/pagination.js';
 import { isUuid } from '../../lib/uuid.js';
@@ -85,25 +85,29 @@ export async function conversationForSend(
   return created;
 }
 
-/** Who a change is recorded as made by: a session's user (docs/browser-apps.md), else the acting channel. */
-function channelActor(ctx: RequestContext): Actor {
-  const channel = actingChannel(ctx.auth);
+/** Who a change to a conversation of `channelId` is recorded as made by: a session's user (docs/browser-apps.md), else that channel. */
+function changeActor(ctx: RequestContext, channelId: string): Actor {
   const user = ctx.auth.credential.user;
   if (user) return { type: 'user', id: user.id, name: user.name };
+  const channel = ctx.auth.channels.find((candidate) => candidate.id === channelId)!;
   return { type: 'channel', id: channel.id, name: channel.name };
 }
 
-/** A conversation of the acting channel, or NotFound (malformed ids included). */
+/**
+ * A conversation the caller can read, or NotFound (malformed ids included): of the acting channel,
+ * or — for a credential of several channels that named none — of any of them, its own channel
+ * deciding (docs/inbox.md).
+ */
 export async function getConversation(
   ctx: RequestContext,
   id: string,
   query: PrismaQuery = conversationTable.query,
 ): Promise<ConversationRow> {
-  const channel = actingChannel(ctx.auth);
+  const channelIds = readableChannelIds(ctx.auth);
   const conversation = isUuid(id)
     ? await ctx.prisma.conversation.findFirst({
         ...query,
-        where: { id: id.toLowerCase(), workspaceId: ctx.auth.workspace.id, channelId: channel.id },
+        where: { id: id.toLowerCase(), workspaceId: ctx.auth.workspace.id, channelId: channelIds.length === 1 ? channelIds[0]! : { in: channelIds } },
       })
     : null;
   if (!conversation) throw new NotFoundError('Conversation');
@@ -117,8 +121,8 @@ export async function setConversationStatus(
   target: 'open' | 'closed',
   query?: PrismaQuery,
 ): Promise<ConversationRow> {
-  const actor = channelActor(ctx);
-  const { id: conversationId } = await getConversation(ctx, id, { select: { id: true } });
+  const { id: conversationId, channelId } = await getConversation(ctx, id, { select: { id: true, channelId: true } });
+  const actor = changeActor(ctx, channelId);
   const conflict = () =>
     ValidationError.field('id', 'The contact already has an open conversation on this channel.');
   let changed: boolean;
@@ -152,7 +156,7 @@ export async function setConversationStatus(
     throw error;
   }
   if (queued > 0) ctx.onMessageQueued?.();
-  if (changed) ctx.events?.publish({ type: 'conversation.updated', conversationId, workspaceId: ctx.auth.workspace.id, channelId: actingChannel(ctx.auth).id });
+  if (changed) ctx.events?.publish({ type: 'conversation.updated', conversationId, workspaceId: ctx.auth.workspace.id, channelId });
   return getConversation(ctx, conversationId, query);
 }
 
@@ -187,8 +191,7 @@ async function pageFilters(ctx: RequestContext, params: ConversationListParams):
     sort: defined(params.sort),
     channel_id: defined(params.channelId),
   });
-  const actable = ctx.auth.channel ? [ctx.auth.channel] : ctx.auth.channels;
-  let channelIds = actable.map((channel) => channel.id);
+  let channelIds = readableChannelIds(ctx.auth);
   if (filters.channel_id) {
     const wanted = filters.channel_id.toLowerCase();
     if (!channelIds.includes(wanted)) throw ValidationError.field('channel_id', 'The channel_id must be a channel this credential can act as.');
@@ -327,10 +330,10 @@ async function changeConversation(
 export async function assignConversation(ctx: RequestContext, id: string, input: unknown, query?: PrismaQuery): Promise<ConversationRow> {
   const body = parseInput(assignConversationSchema, input);
   // The conversation first: an unknown conversation is a 404 whatever the body names.
-  await getConversation(ctx, id, { select: { id: true } });
+  const { channelId } = await getConversation(ctx, id, { select: { id: true, channelId: true } });
   const user = body.user === null ? null : await findWorkspaceUser(ctx, body.user);
   if (body.user !== null && !user) throw ValidationError.field('user', 'The user must be a user of this workspace (id or email).');
-  const actor = channelActor(ctx);
+  const actor = changeActor(ctx, channelId);
   return changeConversation(
     ctx,
     id,

@@ -28,7 +28,7 @@ export function emailStore(prisma: PrismaClient): EmailStore {
     async raw(channelId, eventId) {
       if (!isUuid(eventId)) return null;
       const event = await prisma.inboundEvent.findFirst({ where: { id: eventId, channelId, provider: 'smtp' }, select: { body: true } });
-      return event ? Buffer.from(event.body) : null;
+      return event ? Buffer.from(event.body.buffer, event.body.byteOffset, event.body.byteLength) : null;
     },
   };
 }

@@ -23,11 +23,30 @@ export class StatusAheadOfSend extends Error {
  * UNKNOWN_STATUS_RETRY_MS.
  */
 export async function processInboundEvent(ctx: InboundContext & { parsers: InboundParsers; sealer: Sealer | null }, eventId: string): Promise<void> {
+  const [stored] = await ctx.prisma.$queryRaw<{ size: number }[]>`SELECT octet_length(body)::int AS size FROM inbound_events WHERE id = ${eventId}::uuid`;
+  if (!stored) return;
+  if (stored.size <= LARGE_EVENT_BYTES) return processLoaded(ctx, eventId);
+  const run = largeEvents.then(() => processLoaded(ctx, eventId));
+  largeEvents = run.catch(() => {});
+  return run;
+}
+
+/**
+ * A stored event this large (a big email) is loaded and read with no other such event in this
+ * process: reading holds it several times over (docs/operating-safely.md, Staying up).
+ */
+export const LARGE_EVENT_BYTES = 1024 * 1024;
+
+/** The large events being processed, one after another. */
+let largeEvents: Promise<unknown> = Promise.resolve();
+
+async function processLoaded(ctx: InboundContext & { parsers: InboundParsers; sealer: Sealer | null }, eventId: string): Promise<void> {
   const event = await ctx.prisma.inboundEvent.findUnique({ where: { id: eventId }, include: { channel: true } });
   if (!event) return;
   const parser = ctx.parsers(event.provider);
   const groups = await parser.parse({
-    body: Buffer.from(event.body),
+    // A view of the stored bytes, not a copy: a stored email may be megabytes.
+    body: Buffer.from(event.body.buffer, event.body.byteOffset, event.body.byteLength),
     headers: event.headers as Record<string, string>,
     receivedAt: event.receivedAt,
     channel: event.channel,

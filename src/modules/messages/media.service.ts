@@ -1,5 +1,5 @@
 import type { RequestContext } from '../../context/types.js';
-import { actingChannel } from '../../context/request.js';
+import { readableChannels } from '../../context/request.js';
 import { NotFoundError, ProviderUnavailableError } from '../../errors/domain.js';
 import { isUuid } from '../../lib/uuid.js';
 import type { Sealer } from '../../lib/sealed.js';
@@ -25,17 +25,22 @@ export interface MessageMedia extends OpenedMedia {
 }
 
 /**
- * GET /messages/{id}/media/{index}: a file received with an inbound message of the acting
- * channel, fetched from the channel's provider with the channel's credentials. An unknown message
- * or index is a 404; a provider that cannot hand it over (an error, no answer, over the size
- * limit) a 502.
+ * GET /messages/{id}/media/{index}: a file received with an inbound message of a channel the
+ * caller reads (docs/inbox.md), fetched from the channel's provider with the channel's
+ * credentials. An unknown message or index is a 404; a provider that cannot hand it over (an
+ * error, no answer, over the size limit) a 502.
  */
 export async function openMessageMedia(ctx: RequestContext, id: string, index: string): Promise<MessageMedia> {
-  const channel = actingChannel(ctx.auth);
+  const channels = readableChannels(ctx.auth);
   const message = isUuid(id)
-    ? await ctx.prisma.message.findFirst({ where: { id: id.toLowerCase(), channelId: channel.id, workspaceId: ctx.auth.workspace.id }, select: { media: true } })
+    ? await ctx.prisma.message.findFirst({
+        where: { id: id.toLowerCase(), channelId: { in: channels.map((channel) => channel.id) }, workspaceId: ctx.auth.workspace.id },
+        select: { media: true, channelId: true },
+      })
     : null;
   if (!message) throw new NotFoundError('Message');
+  // The file is fetched with the credentials of the message's own channel.
+  const channel = channels.find((candidate) => candidate.id === message.channelId)!;
   const position = /^\d{1,4}$/.test(index) ? Number(index) : -1;
   const item = Array.isArray(message.media) ? (message.media[position] as { ref?: unknown; contentType?: unknown; filename?: unknown } | undefined) : undefined;
   if (!item || typeof item.ref !== 'string') throw new NotFoundError('Media');

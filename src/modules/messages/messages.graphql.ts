@@ -3,10 +3,10 @@ import { NodeInterface } from '../../graphql/node.js';
 import { loadForEvent } from '../../graphql/event-loads.js';
 import type { RequestContext as Context } from '../../context/types.js';
 import { pageLoader, viewField } from '../../graphql/rows.js';
-import { connectionType, connectionComplexity, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
+import { connectionType, connectionComplexity, inOrder, orderedPageFromArgs, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
 import { payloadType } from '../../graphql/user-errors.js';
-import { actingChannel } from '../../context/request.js';
+import { actingChannel, readableChannelIds } from '../../context/request.js';
 import { MessageDirection, MessageStatus, MessageType } from '../../generated/prisma/enums.js';
 import { keysetOrder, keysetWhere, toPage } from '../../lib/pagination.js';
 import { Actor } from '../conversations/conversations.graphql.js';
@@ -96,6 +96,14 @@ builder.prismaObjectField('Conversation', 'messages', (t) =>
   }),
 );
 
+const MessageOrderEnum = builder.enumType('MessageOrder', {
+  description: 'The order `messages` lists its rows in; the page arguments count from its start (`first`, `after`) or its end (`last`, `before`).',
+  values: {
+    desc: { description: 'Newest first (the default).' },
+    asc: { description: 'Oldest first, in reading order: `last: 20` is the newest twenty, the oldest of them first.' },
+  } as const,
+});
+
 /** How a page of `messages` loads its rows. */
 const messagesPage = pageLoader<MessageRow>();
 
@@ -103,22 +111,33 @@ builder.queryField('messages', (t) =>
   t.field({
     type: MessageConnection,
     nullable: true,
-    description: "The acting channel's messages, newest first. Search never matches encrypted messages.",
+    description:
+      "The acting channel's messages, newest first, or oldest first with `order: asc` (a cursor serves both orders). " +
+      'Search never matches encrypted messages.',
     scope: 'read',
-    args: { ...pageArgs, conversationId: t.arg.id(), contactId: t.arg.id(), search: t.arg.string() },
+    args: {
+      ...pageArgs,
+      conversationId: t.arg.id(),
+      contactId: t.arg.id(),
+      search: t.arg.string(),
+      order: t.arg({ type: MessageOrderEnum, defaultValue: 'desc', description: 'Newest first (`desc`, the default) or oldest first (`asc`).' }),
+    },
     complexity: connectionComplexity,
-    resolve: (_root, args, ctx, info) =>
-      listMessages(
-        ctx,
-        {
-          ...pageFromArgs(args),
-          filters: {
-            conversation_id: args.conversationId == null ? undefined : String(args.conversationId),
-            contact_id: args.contactId == null ? undefined : String(args.contactId),
-            search: args.search ?? undefined,
+    resolve: async (_root, args, ctx, info) =>
+      inOrder(
+        await listMessages(
+          ctx,
+          {
+            ...orderedPageFromArgs(args, args.order),
+            filters: {
+              conversation_id: args.conversationId == null ? undefined : String(args.conversationId),
+              contact_id: args.contactId == null ? undefined : String(args.contactId),
+              search: args.search ?? undefined,
+            },
           },
-        },
-        messagesPage(ctx, info),
+          messagesPage(ctx, info),
+        ),
+        args.order,
       ),
   }),
 );
@@ -154,6 +173,9 @@ const SendMessageInput = builder.inputType('SendMessageInput', {
     silent: t.boolean(),
     template: t.field({ type: TemplateInput }),
     mediaUrls: t.stringList(),
+    channelId: t.id({
+      description: 'The channel to send on: one the credential can act as. Needed, unless X-Channel-Uuid names one, by a credential of several channels.',
+    }),
     idempotencyKey: t.string({ description: IDEMPOTENCY_KEY_DESCRIPTION }),
   }),
 });
@@ -167,7 +189,7 @@ function restRecipient(recipient: Recipient | null | undefined) {
   return Object.fromEntries(Object.entries(recipient).filter(([key, value]) => key !== 'contactId' && value != null));
 }
 
-const GRAPHQL_NAMES: Record<string, string> = { is_encrypted: 'isEncrypted', media_urls: 'mediaUrls' };
+const GRAPHQL_NAMES: Record<string, string> = { is_encrypted: 'isEncrypted', media_urls: 'mediaUrls', channel_id: 'channelId' };
 
 const MessagePayload = payloadType('Message', 'message', (ctx, id, query) => ctx.prisma.message.findUnique({ ...query, where: { id } }));
 
@@ -197,6 +219,7 @@ builder.mutationField('sendMessage', (t) =>
               media_urls: input.mediaUrls,
             },
             guard,
+            input.channelId == null ? null : String(input.channelId),
           ),
         rename: (field) => GRAPHQL_NAMES[field] ?? field,
       }),
@@ -207,12 +230,13 @@ builder.mutationField('sendMessage', (t) =>
 type MessageEvent = { messageId: string; conversationId: string; workspaceId: string; channelId: string };
 
 function messageEvents(ctx: Context, type: 'message.created' | 'message.updated', conversationIdArg: string | number | null | undefined) {
-  const channel = actingChannel(ctx.auth);
   const conversationId = conversationIdArg == null ? null : String(conversationIdArg).toLowerCase();
+  // A conversation named by id brings its own channel; without one, the acting channel's (docs/inbox.md).
+  const channelIds = new Set(conversationId === null ? [actingChannel(ctx.auth).id] : readableChannelIds(ctx.auth));
   const workspaceId = ctx.auth.workspace.id;
   return ctx.events!.subscribe(
     type,
-    (event: MessageEvent) => event.workspaceId === workspaceId && event.channelId === channel.id && (conversationId === null || event.conversationId === conversationId),
+    (event: MessageEvent) => event.workspaceId === workspaceId && channelIds.has(event.channelId) && (conversationId === null || event.conversationId === conversationId),
   );
 }
 

@@ -40,6 +40,7 @@ export const messageRoutes = [
     path: '/messages/:id/media/:index',
     operationId: 'getMessageMedia',
     scope: 'read',
+    actsAsChannel: false,
     tag: 'Messages',
     summary: 'Download a file of an inbound message',
     description:
@@ -75,9 +76,11 @@ export const messageRoutes = [
     path: '/messages',
     operationId: 'listMessages',
     scope: 'read',
+    actsAsChannel: false,
     tag: 'Messages',
     summary: 'List messages',
-    description: "The acting channel's messages, newest first. `search` is a full-text match and never matches an encrypted message.",
+    description:
+      "The acting channel's messages, newest first; a credential of several channels that sends no X-Channel-Uuid lists those of all of them. `search` is a full-text match and never matches an encrypted message.",
     query: pageQuerySchema.extend(messageFiltersSchema.shape),
     responses: { 200: { description: 'A page of messages.', schema: collectionEnvelope(messageViewSchema) } },
     handler: async ({ ctx, query }) => {

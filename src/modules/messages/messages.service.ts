@@ -3,7 +3,7 @@ import { sqlOn, type Db } from '../../db/types.js';
 import type { RunSql } from '../../db/database.js';
 import type { Columns, RowLoad } from '../../db/view.js';
 import type { RequestContext } from '../../context/types.js';
-import { actingChannel } from '../../context/request.js';
+import { readableChannelIds, startingChannel } from '../../context/request.js';
 import { isLockTimeout, isUniqueViolation } from '../../db/errors.js';
 import { ForbiddenError, ValidationError } from '../../errors/domain.js';
 import { keysetOrder, keysetWhere, toPage, type Page, type PageRequest } from '../../lib/pagination.js';
@@ -58,8 +58,14 @@ const SEND_ATTEMPTS = 3;
  * statement between the key's claim and its answer). Anything else, or that
  * statement finding no open conversation, takes the full path in a transaction.
  */
-export async function sendMessage(ctx: RequestContext, body: unknown, guard?: WriteGuard<MessageRow>): Promise<MessageRow> {
-  const channel = actingChannel(ctx.auth);
+export async function sendMessage(
+  ctx: RequestContext,
+  body: unknown,
+  guard?: WriteGuard<MessageRow>,
+  /** The channel to send on (GraphQL's `channelId`); else the acting channel (docs/inbox.md). */
+  channelId?: string | null,
+): Promise<MessageRow> {
+  const channel = startingChannel(ctx.auth, channelId);
   const workspaceId = ctx.auth.workspace.id;
   const input = parseInput(sendMessageSchema, body);
   const { field, recipient } = chooseRecipient(input);
@@ -197,25 +203,25 @@ export type MessageLoad = RowLoad<MessageRow> | { readonly columns: Columns<Mess
 /** What GET /messages reads of each message: its view's columns and its sender's name. */
 const MESSAGE_VIEW: MessageLoad = { columns: messageTable.columns, senders: true };
 
-/** GET /messages: the acting channel's messages, newest first, with what `load` says; search never sees encrypted content. */
+/** GET /messages: the messages of the acting channel (or, with none named, of every channel the credential can act as), newest first, with what `load` says; search never sees encrypted content. */
 export async function listMessages(
   ctx: RequestContext,
   params: PageRequest & { filters: Record<string, string | undefined> },
   load: MessageLoad = MESSAGE_VIEW,
 ): Promise<Page<MessageRow>> {
-  const channel = actingChannel(ctx.auth);
+  const channelIds = readableChannelIds(ctx.auth);
   const parsed = parseInput(messageFiltersSchema, params.filters);
   const filters = { conversationId: parsed.conversation_id?.toLowerCase(), contactId: parsed.contact_id?.toLowerCase(), search: parsed.search };
-  if ('columns' in load) return toPage(await messagePage(ctx.sql, channel.id, filters, params, load.columns, 'senders' in load), params);
+  if ('columns' in load) return toPage(await messagePage(ctx.sql, channelIds, filters, params, load.columns, 'senders' in load), params);
   const { conversationId, contactId } = filters;
-  const ids = filters.search ? await messagePageIds(ctx.sql, channel.id, filters, params) : undefined;
+  const ids = filters.search ? await messagePageIds(ctx.sql, channelIds, filters, params) : undefined;
   const rows = await ctx.prisma.message.findMany({
     ...load.query,
     where: ids
       ? { id: { in: ids } }
       : {
           AND: [
-            { workspaceId: ctx.auth.workspace.id, channelId: channel.id },
+            { workspaceId: ctx.auth.workspace.id, channelId: channelIds.length === 1 ? channelIds[0]! : { in: channelIds } },
             conversationId ? { conversationId } : {},
             contactId ? { contactId } : {},
             keysetWhere(params),

@@ -236,16 +236,16 @@ export async function storeMessage(
 export type MessageFilters = { conversationId?: string | undefined; contactId?: string | undefined; search?: string | undefined };
 
 /**
- * The columns of the acting channel's messages the filters keep, within the page's bounds, one past
+ * The columns of the messages of `channelIds` the filters keep, within the page's bounds, one past
  * the limit: newest first, or oldest first for a backward page (`keysetSql`).
  */
-function pageSql(columns: Prisma.Sql, channelId: string, filters: MessageFilters, params: PageRequest): Prisma.Sql {
+function pageSql(columns: Prisma.Sql, channelIds: readonly string[], filters: MessageFilters, params: PageRequest): Prisma.Sql {
   const keyset = keysetSql(params);
   // Full-text match through the GIN index, paged by the same keyset; encrypted messages have no
   // document, so they can never match.
   return Prisma.sql`
     SELECT ${columns} FROM messages
-     WHERE channel_id = ${channelId}::uuid
+     WHERE ${channelIds.length === 1 ? Prisma.sql`channel_id = ${channelIds[0]}::uuid` : Prisma.sql`channel_id = ANY(${channelIds}::uuid[])`}
        ${filters.search ? Prisma.sql`AND search_vector @@ plainto_tsquery('simple'::regconfig, ${filters.search})` : Prisma.empty}
        ${filters.conversationId ? Prisma.sql`AND conversation_id = ${filters.conversationId}::uuid` : Prisma.empty}
        ${filters.contactId ? Prisma.sql`AND contact_id = ${filters.contactId}::uuid` : Prisma.empty}
@@ -261,17 +261,17 @@ function pageSql(columns: Prisma.Sql, channelId: string, filters: MessageFilters
  */
 export async function messagePage(
   sql: RunSql,
-  channelId: string,
+  channelIds: readonly string[],
   filters: MessageFilters,
   params: PageRequest,
   columns: Columns<MessageRow>,
   senders: boolean,
 ): Promise<MessageRow[]> {
   const read = columns.with(KEYSET);
-  if (!senders) return sql<MessageRow>(pageSql(read.sql(), channelId, filters, params));
+  if (!senders) return sql<MessageRow>(pageSql(read.sql(), channelIds, filters, params));
   const rows = await sql<MessageRow & SenderNames>(Prisma.sql`
     SELECT ${read.sql('m')}, channel.name AS "channelName", sender_user.name AS "senderUserName", sender_contact.name AS "senderContactName"
-      FROM (${pageSql(read.bare(), channelId, filters, params)}) AS m
+      FROM (${pageSql(read.bare(), channelIds, filters, params)}) AS m
       ${senderJoins('m')}
      ORDER BY ${keysetSql(params, 'm').order}`);
   for (const row of rows) {
@@ -285,7 +285,7 @@ export async function messagePage(
 type SenderNames = { channelName: string; senderUserName: string | null; senderContactName: string | null };
 
 /** The ids of a page of the acting channel's messages, for a read of their rows by Prisma. */
-export async function messagePageIds(sql: RunSql, channelId: string, filters: MessageFilters, params: PageRequest): Promise<string[]> {
-  const rows = await sql<{ id: string }>(pageSql(Prisma.raw('id'), channelId, filters, params));
+export async function messagePageIds(sql: RunSql, channelIds: readonly string[], filters: MessageFilters, params: PageRequest): Promise<string[]> {
+  const rows = await sql<{ id: string }>(pageSql(Prisma.raw('id'), channelIds, filters, params));
   return rows.map((row) => row.id);
 }

@@ -3,6 +3,7 @@ import type { GraphQLResolveInfo } from 'graphql';
 import { builder, type GraphQLContext } from '../../graphql/builder.js';
 import { NodeInterface, asNode } from '../../graphql/node.js';
 import type { PrismaQuery } from '../../db/query.js';
+import { readableChannelIds } from '../../context/request.js';
 import { MAX_NODE_IDS, identifyNodes, type NodeKind } from './nodes.service.js';
 
 /** The query Pothos plans for the rows of `type` the field `info` answers (its fragments on that type, relations included), with their ids. */
@@ -20,14 +21,14 @@ const LOADS: Record<NodeKind, Load> = {
   Conversation: (ctx, info, ids) =>
     ctx.prisma.conversation.findMany({
       ...typeQuery(ctx, info, 'Conversation'),
-      where: { id: { in: ids }, workspaceId: ctx.auth.workspace.id, channelId: ctx.auth.channel!.id },
+      where: { id: { in: ids }, workspaceId: ctx.auth.workspace.id, channelId: { in: readableChannelIds(ctx.auth) } },
     }),
   Message: (ctx, info, ids) =>
-    ctx.prisma.message.findMany({ ...typeQuery(ctx, info, 'Message'), where: { id: { in: ids }, workspaceId: ctx.auth.workspace.id, channelId: ctx.auth.channel!.id } }),
+    ctx.prisma.message.findMany({ ...typeQuery(ctx, info, 'Message'), where: { id: { in: ids }, workspaceId: ctx.auth.workspace.id, channelId: { in: readableChannelIds(ctx.auth) } } }),
   Template: (ctx, info, ids) =>
     ctx.prisma.channelTemplate.findMany({
       ...typeQuery(ctx, info, 'Template'),
-      where: { id: { in: ids }, workspaceId: ctx.auth.workspace.id, channelId: ctx.auth.channel!.id },
+      where: { id: { in: ids }, workspaceId: ctx.auth.workspace.id, channelId: { in: readableChannelIds(ctx.auth) } },
     }),
   User: (ctx, _info, ids) => ctx.prisma.user.findMany({ select: { id: true, name: true, email: true }, where: { id: { in: ids }, workspaceId: ctx.auth.workspace.id } }),
   Channel: async (ctx, _info, ids) => ctx.auth.channels.filter((channel) => ids.includes(channel.id)),

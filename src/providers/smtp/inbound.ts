@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import type { ParsedMail, SimpleParserOptions } from 'mailparser';
 import { providerTime, type InboundEvent, type InboundMedia, type InboundMessage } from '../provider.js';
 import { bareMessageId, type EmailMeta } from './email.js';
@@ -15,6 +15,20 @@ const ID_LIMIT = 255;
 /** How the gateway reads a stored email: text kept as text, HTML converted here, `cid:` links left alone. */
 export const PARSE_OPTIONS: SimpleParserOptions = { skipHtmlToText: true, skipTextToHtml: true, keepCidLinks: true, skipImageLinks: true };
 
+/**
+ * Emails read into messages at once in this process: one. Reading holds a mail several times over
+ * (its raw bytes, its decoded parts, its text), so a flood of large mails is read one after another
+ * rather than all together (docs/operating-safely.md, Staying up).
+ */
+let reading: Promise<unknown> = Promise.resolve();
+
+/** Runs `work` once every email read before it is done with. */
+function oneAtATime<T>(work: () => Promise<T>): Promise<T> {
+  const run = reading.then(work, work);
+  reading = run.catch(() => {});
+  return run;
+}
+
 /** Parses a stored email; mailparser reads nearly anything, and what it cannot read is null. */
 export async function readEmail(raw: Buffer): Promise<ParsedMail | null> {
   // Loaded on the first email: a process without email channels never loads the mail libraries.
@@ -28,14 +42,27 @@ export async function readEmail(raw: Buffer): Promise<ParsedMail | null> {
 
 /** Text as the database and the views take it: no NUL characters, no unpaired surrogates, at most `limit` characters. */
 function cleanText(text: string, limit: number): string {
-  const clean = text.replace(/\u0000/g, '').replace(LONE_SURROGATE_ALL, '\ufffd');
+  // Only the head can be kept: a huge body is not copied whole by the replacements below. Every
+  // code point is at most two units and each NUL removed is one: twice the limit plus the NULs is
+  // enough, and a lone surrogate made at the cut lies past the limit.
+  const head = text.length > 2 * limit ? text.slice(0, 2 * limit + countNuls(text)) : text;
+  const clean = head.replace(/\u0000/g, '').replace(LONE_SURROGATE_ALL, '\ufffd');
   if (clean.length <= limit) return clean;
   return Array.from(clean).slice(0, limit).join('');
 }
 
+/** The NUL characters of a text. */
+function countNuls(text: string): number {
+  let count = 0;
+  for (let at = text.indexOf('\u0000'); at >= 0; at = text.indexOf('\u0000', at + 1)) count++;
+  return count;
+}
+
 /** The text of an email: its plain-text part, else its HTML converted to text, else nothing. */
 export async function emailBody(mail: Pick<ParsedMail, 'text' | 'html'>): Promise<string> {
-  if (mail.text && mail.text.trim()) return mail.text.trimEnd();
+  // Only the head of a long text is kept (EMAIL_BODY_LIMIT): it is trimmed, not the whole.
+  const text = mail.text && mail.text.length > 4 * EMAIL_BODY_LIMIT ? mail.text.slice(0, 4 * EMAIL_BODY_LIMIT) : mail.text;
+  if (text && text.trim()) return text.trimEnd();
   if (typeof mail.html === 'string' && mail.html.trim()) {
     const { convert } = await import('html-to-text');
     return convert(mail.html, {
@@ -65,8 +92,29 @@ function messageIds(value: string | string[] | undefined): string[] {
 function repeatKey(sender: string, messageId: string, mail: ParsedMail): string {
   const attachments = mail.attachments.map((attachment) => createHash('sha256').update(attachment.content).digest('hex'));
   const html = typeof mail.html === 'string' ? mail.html : '';
-  const identity = JSON.stringify([sender.toLowerCase(), messageId, mail.subject ?? '', mail.text ?? '', html, attachments]);
-  return `email:${createHash('sha256').update(identity).digest('hex')}`;
+  // The same JSON as JSON.stringify([sender, messageId, subject, text, html, attachments]) would
+  // give, hashed piece by piece: a large text or HTML is not copied into one more string.
+  const hash = createHash('sha256').update(`[${JSON.stringify(sender.toLowerCase())},${JSON.stringify(messageId)},${JSON.stringify(mail.subject ?? '')},`);
+  jsonString(hash, mail.text ?? '');
+  hash.update(',');
+  jsonString(hash, html);
+  hash.update(`,${JSON.stringify(attachments)}]`);
+  return `email:${hash.digest('hex')}`;
+}
+
+/** Characters of a long string JSON-quoted at a time. */
+const JSON_PIECE = 65_536;
+
+/** Feeds `JSON.stringify(text)` to a hash in pieces (a piece never ends inside a surrogate pair). */
+function jsonString(hash: Hash, text: string): void {
+  hash.update('"');
+  for (let at = 0; at < text.length; ) {
+    let end = Math.min(text.length, at + JSON_PIECE);
+    if (end < text.length && /[\ud800-\udbff]/.test(text[end - 1]!)) end--;
+    hash.update(JSON.stringify(text.slice(at, end)).slice(1, -1));
+    at = end;
+  }
+  hash.update('"');
 }
 
 /** The `Date` header as a date, when it is one. */
@@ -87,7 +135,11 @@ function dateHeader(mail: ParsedMail | null): Date | null {
  * by the stored event and its position, since the stored email is where it is read back from.
  * An email that cannot be parsed at all is kept as its raw text. No sender at all: nothing.
  */
-export async function parseEmail(raw: { body: Buffer; headers: Record<string, string>; receivedAt: Date; eventId: string }): Promise<InboundEvent[]> {
+export function parseEmail(raw: { body: Buffer; headers: Record<string, string>; receivedAt: Date; eventId: string }): Promise<InboundEvent[]> {
+  return oneAtATime(() => readIntoMessage(raw));
+}
+
+async function readIntoMessage(raw: { body: Buffer; headers: Record<string, string>; receivedAt: Date; eventId: string }): Promise<InboundEvent[]> {
   const mail = await readEmail(raw.body);
   const sender = mail?.from?.value.find((address) => address.address);
   const email = (sender?.address ?? raw.headers['mail-from'] ?? '').trim();
@@ -112,7 +164,7 @@ export async function parseEmail(raw: { body: Buffer; headers: Record<string, st
     providerId,
     from: { email, ...(name ? { name: cleanText(name, 255) } : {}) },
     at: providerTime(dateHeader(mail) ?? raw.receivedAt, raw.receivedAt),
-    body: cleanText(mail ? await emailBody(mail) : raw.body.toString('utf8'), EMAIL_BODY_LIMIT),
+    body: cleanText(mail ? await emailBody(mail) : raw.body.subarray(0, 4 * EMAIL_BODY_LIMIT).toString('utf8'), EMAIL_BODY_LIMIT),
     media,
     thread,
     meta: { ...meta },

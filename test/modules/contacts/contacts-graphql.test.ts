@@ -4,6 +4,7 @@ import { createTestApp, type TestApp } from '../../helpers/app.js';
 import { addChannel, bearer } from '../../helpers/factories.js';
 import { executeOperation } from '../../helpers/graphql.js';
 import { messagingSetup } from '../../helpers/messaging.js';
+import { restClient } from '../../helpers/rest.js';
 import { appWithFailingInsert } from '../../helpers/fresh-database.js';
 import { graphql } from '../../gql/index.js';
 
@@ -316,24 +317,31 @@ describe('messages and conversations over GraphQL', () => {
     ]);
   });
 
-  it('needs X-Channel-Uuid to act when the credential has several channels', async () => {
+  it('a credential of several channels reads and changes contacts and messages without X-Channel-Uuid; creating a contact or reading templates needs a channel', async () => {
     const s = await setup();
     const { createConnection } = await import('../../helpers/factories.js');
     const second = await addChannel(app.db.prisma, s.workspace.id, 'Second');
     const { token } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'CRM', channelIds: [s.channel.id, second.channel.id] });
-    const result = await executeOperation(app, s.host, bearer(token), MessagesQuery, {});
-    expect(result.errors?.[0]?.extensions?.code).toBe('CHANNEL_REQUIRED');
-    // The same rule as REST for contacts: everything but channels acts as a channel.
+    const email = `ann-${Date.now()}@example.com`;
+    const ann = await s.contact({ name: 'Ann', email });
+    const onSecond = (await restClient(app, s.host, second.apiKey).post('/messages', { to: ann.id, message: 'on the second' })).body.data.message as { id: string };
+    const messages = await executeOperation(app, s.host, bearer(token), MessagesQuery, { first: 100 });
+    expect(messages.errors).toBeUndefined();
+    expect(messages.data!.messages!.edges.map((edge) => edge.node.id)).toContain(onSecond.id);
     for (const [document, variables] of [
       [ContactsQuery, {}],
-      [ContactQuery, { id: s.channel.id }],
-      [FindContactQuery, { email: 'x@example.com' }],
+      [ContactQuery, { id: ann.id }],
+      [FindContactQuery, { email }],
     ] as const) {
       const contacts = await executeOperation(app, s.host, bearer(token), document as typeof ContactsQuery, variables as never);
-      expect(contacts.errors?.[0]?.extensions?.code).toBe('CHANNEL_REQUIRED');
+      expect(contacts.errors).toBeUndefined();
     }
-    const mutation = await executeOperation(app, s.host, bearer(token), UpdateContact, { id: s.channel.id, input: { name: 'X' } });
-    expect(mutation.errors?.[0]?.extensions?.code).toBe('CHANNEL_REQUIRED');
+    const updated = await executeOperation(app, s.host, bearer(token), UpdateContact, { id: ann.id, input: { name: 'Ann B' } });
+    expect(updated.data!.updateContact!.contact).toMatchObject({ id: ann.id, name: 'Ann B' });
+    const created = await executeOperation(app, s.host, bearer(token), CreateContact, { input: { name: 'Bo', email: `bo-${Date.now()}@example.com` } });
+    expect(created.errors?.[0]?.extensions?.code).toBe('CHANNEL_REQUIRED');
+    const templates = await executeOperation(app, s.host, bearer(token), TemplatesQuery, {});
+    expect(templates.errors?.[0]?.extensions?.code).toBe('CHANNEL_REQUIRED');
   });
 });
 

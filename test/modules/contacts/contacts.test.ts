@@ -81,6 +81,13 @@ describe('POST /contacts', () => {
     expect(withHeader.status).toBe(201);
     const links = await app.db.prisma.contactChannel.findMany({ where: { contactId: withHeader.body.data.contact.id } });
     expect(links.map((l) => l.channelId)).toEqual([second.channel.id]);
+    // Reading and changing a contact starts nothing on a channel: no header needed.
+    const bare = restClient(app, host, token);
+    const id = withHeader.body.data.contact.id as string;
+    expect((await bare.get(`/contacts/${id}`)).status).toBe(200);
+    expect((await bare.get('/contacts/find?email=multi@example.com')).body.data.contact.id).toBe(id);
+    expect((await bare.get('/contacts')).body.data.map((c: { id: string }) => c.id)).toContain(id);
+    expect((await bare.patch(`/contacts/${id}`, { name: 'Ann B' })).body.data.contact.name).toBe('Ann B');
   });
 
   it('rejects a body over the size limit with 413', async () => {

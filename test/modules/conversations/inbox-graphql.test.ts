@@ -254,16 +254,43 @@ describe('searched conversations, both ways', () => {
   });
 });
 
+const InboxRefetch = graphql(`
+  query InboxRefetch($id: ID!, $ids: [ID!]!) {
+    node(id: $id) { __typename id ... on Conversation { channelId status } }
+    nodes(ids: $ids) { __typename id }
+  }
+`);
+
+const InboxSendOn = graphql(`
+  mutation InboxSendOn($contactId: ID!, $channelId: ID) {
+    sendMessage(input: { to: { contactId: $contactId }, type: text, message: "which channel?", channelId: $channelId }) {
+      message { id conversationId }
+      userErrors { field message code }
+    }
+  }
+`);
+
+const InboxCreateContactOn = graphql(`
+  mutation InboxCreateContactOn($phone: String!, $channelId: ID) {
+    createContact(input: { name: "Linked", phone: $phone, channelId: $channelId }) {
+      contact { id }
+      userErrors { field message code }
+    }
+  }
+`);
+
 describe('one conversation of a credential with several channels', () => {
-  it('a connection token and a session over two channels get CHANNEL_REQUIRED without X-Channel-Uuid; with the channelId the list gives, they read and change it', async () => {
+  it('a connection token and a session over two channels read, refetch, change and follow a conversation without X-Channel-Uuid; only starting a send or a contact needs a channel', async () => {
     const s = await setup();
     const second = (await addChannel(app.db.prisma, s.workspace.id, 'Second channel')).channel;
+    const third = await addChannel(app.db.prisma, s.workspace.id, 'Third channel');
     const { token } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'Both', channelIds: [s.channel.id, second.id] });
     const contact = await s.contact({ phone: phone() });
     const sendOn = async (channelId: string, message: string) =>
       (await restClient(app, s.host, token, { 'X-Channel-Uuid': channelId }).post('/messages', { to: contact.id, message })).body.data.message as { id: string; conversationId: string };
     const onFirst = await sendOn(s.channel.id, 'on the first');
     const onSecond = await sendOn(second.id, 'on the second');
+    const outside = (await restClient(app, s.host, third.apiKey).post('/messages', { to: contact.id, message: 'elsewhere' })).body.data.message as { id: string; conversationId: string };
     const id = onSecond.conversationId;
     const session = await mintSession(restClient(app, s.host, token), { user: s.user.email, channels: [s.channel.id, second.id] });
     const codes = (result: { errors?: readonly { extensions?: Record<string, unknown> }[] }) => (result.errors ?? []).map((error) => error.extensions?.code);
@@ -278,66 +305,72 @@ describe('one conversation of a credential with several channels', () => {
           executeOperation(app, s.host, { ...bearer(credential), ...headers }, doc, variables);
       const bare = as({});
 
-      // Without the header: every field naming one conversation is refused, nothing changes.
-      const read = await bare(InboxConversation, { id });
-      expect(codes(read)).toEqual(['CHANNEL_REQUIRED', 'CHANNEL_REQUIRED']);
-      expect(read.data).toEqual({ conversation: null, messages: null });
-      for (const [name, result] of [
-        ['assign', await bare(InboxAssign, { id, userId: s.user.id })],
-        ['read', await bare(InboxRead, { id })],
-        ['labels', await bare(InboxLabels, { id, add: ['billing'] })],
-        ['close', await bare(InboxClose, { id })],
-        ['reopen', await bare(InboxReopen, { id })],
-      ] as const) {
-        expect(codes(result), name).toEqual(['CHANNEL_REQUIRED']);
-      }
-      expect(await app.db.prisma.conversation.findUniqueOrThrow({ where: { id } })).toMatchObject({ status: 'open', labels: [], assigneeId: null, lastReadAt: null });
-      for (const subscription of [
-        'subscription ($id: ID) { conversationUpdated(id: $id) { id } }',
-        'subscription ($id: ID) { messageAdded(conversationId: $id) { id } }',
-        'subscription ($id: ID) { messageUpdated(conversationId: $id) { id } }',
-      ]) {
-        const refused = await subscribeSse((path, init) => app.fetch(s.host, path, init), bearer(credential), parse(subscription) as never, { id } as never);
-        const [first] = (await refused.waitFor(1)) as { errors?: { extensions?: Record<string, unknown> }[] }[];
-        await refused.close();
-        expect(codes(first!), subscription).toEqual(['CHANNEL_REQUIRED']);
-      }
+      // A Relay refetch: node and nodes by id alone, each object's channel deciding.
+      const refetched = await bare(InboxRefetch, { id, ids: [id, onFirst.id, onSecond.id, outside.conversationId, outside.id] });
+      expect(refetched.errors, JSON.stringify(refetched.errors)).toBeUndefined();
+      expect(refetched.data!.node).toEqual({ __typename: 'Conversation', id, channelId: second.id, status: 'open' });
+      expect(refetched.data!.nodes).toEqual([
+        { __typename: 'Conversation', id },
+        { __typename: 'Message', id: onFirst.id },
+        { __typename: 'Message', id: onSecond.id },
+        null,
+        null,
+      ]);
 
-      // The list is one inbox across channels; each conversation names its channel.
-      const listed = await bare(InboxChannels, {});
-      expect(listed.errors).toBeUndefined();
-      const nodes = listed.data!.conversations!.edges.map((edge) => edge.node);
-      expect(nodes).toEqual(expect.arrayContaining([{ id, channelId: second.id }, { id: onFirst.conversationId, channelId: s.channel.id }]));
-      const channelId = nodes.find((node) => node.id === id)!.channelId;
-
-      // With it as X-Channel-Uuid, the conversation reads and changes, and its changes stream.
-      const named = as({ 'X-Channel-Uuid': channelId });
-      const stream = await subscribeSse((path, init) => app.fetch(s.host, path, init), { ...bearer(credential), 'X-Channel-Uuid': channelId }, parse('subscription ($id: ID) { conversationUpdated(id: $id) { id channelId } }') as never, {
+      // A subscription on the conversation, without the header.
+      const stream = await subscribeSse((path, init) => app.fetch(s.host, path, init), bearer(credential), parse('subscription ($id: ID) { conversationUpdated(id: $id) { id channelId } }') as never, {
+        id,
+      } as never);
+      const messages = await subscribeSse((path, init) => app.fetch(s.host, path, init), bearer(credential), parse('subscription ($id: ID) { messageAdded(conversationId: $id) { id } }') as never, {
         id,
       } as never);
       await new Promise((resolve) => setTimeout(resolve, 200));
-      const got = await named(InboxConversation, { id });
+
+      // Reads and changes, without the header.
+      const got = await bare(InboxConversation, { id });
       expect(got.errors, JSON.stringify(got.errors)).toBeUndefined();
-      expect(got.data!.conversation).toMatchObject({ id, channelId: second.id, messages: { edges: [{ node: { id: onSecond.id } }] } });
-      expect(got.data!.messages!.edges.map((edge) => edge.node.id)).toEqual([onSecond.id]);
-      const assigned = await named(InboxAssign, { id, userId: s.user.id });
+      expect(got.data!.conversation).toMatchObject({ id, channelId: second.id });
+      expect(got.data!.conversation!.messages!.edges.map((edge) => edge.node.id)).toContain(onSecond.id);
+      expect(got.data!.messages!.edges.map((edge) => edge.node.id)).toEqual(got.data!.conversation!.messages!.edges.map((edge) => edge.node.id));
+      const assigned = await bare(InboxAssign, { id, userId: s.user.id });
       expect(assigned.data!.assignConversation!.userErrors).toEqual([]);
       expect(assigned.data!.assignConversation!.conversation!.stateChanges.at(-1)).toEqual({ type: 'assigned', actor });
-      expect((await named(InboxRead, { id })).data!.markConversationRead!.userErrors).toEqual([]);
-      expect((await named(InboxLabels, { id, add: ['Billing'] })).data!.updateConversationLabels!.conversation!.labels).toEqual(['billing']);
-      const closed = await named(InboxClose, { id });
+      expect((await bare(InboxRead, { id })).data!.markConversationRead!.userErrors).toEqual([]);
+      expect((await bare(InboxLabels, { id, add: ['Billing'] })).data!.updateConversationLabels!.conversation!.labels).toEqual(['billing']);
+      const closed = await bare(InboxClose, { id });
       expect(closed.data!.closeConversation!.conversation!.stateChanges.at(-1)).toEqual({ type: 'closed', actor });
-      expect((await named(InboxReopen, { id })).data!.reopenConversation!.conversation).toMatchObject({ status: 'open' });
+      expect((await bare(InboxReopen, { id })).data!.reopenConversation!.conversation).toMatchObject({ status: 'open' });
       const events = await stream.waitFor(1);
       await stream.close();
       expect(events[0]).toEqual({ data: { conversationUpdated: { id, channelId: second.id } } });
 
-      // Naming the other channel, the conversation is not found.
+      // A send to the contact needs a channel: CHANNEL_REQUIRED without one, else the input's channelId.
+      const unnamed = await bare(InboxSendOn, { contactId: contact.id });
+      expect(codes(unnamed)).toEqual(['CHANNEL_REQUIRED']);
+      const sent = await bare(InboxSendOn, { contactId: contact.id, channelId: second.id });
+      expect(sent.errors, JSON.stringify(sent.errors)).toBeUndefined();
+      expect(sent.data!.sendMessage!.message).toEqual({ id: expect.any(String), conversationId: id });
+      const added = await messages.waitFor(1);
+      await messages.close();
+      expect(added[0]).toEqual({ data: { messageAdded: { id: sent.data!.sendMessage!.message!.id } } });
+      const elsewhere = await bare(InboxSendOn, { contactId: contact.id, channelId: third.channel.id });
+      expect(elsewhere.data!.sendMessage).toEqual({ message: null, userErrors: [{ field: ['input', 'channelId'], message: 'The channelId must be a channel this credential can act as.', code: 'INVALID' }] });
+      // So does a contact's channel link.
+      expect(codes(await bare(InboxCreateContactOn, { phone: phone() }))).toEqual(['CHANNEL_REQUIRED']);
+      const linked = await bare(InboxCreateContactOn, { phone: phone(), channelId: second.id });
+      expect(linked.data!.createContact!.userErrors).toEqual([]);
+      const links = await app.db.prisma.contactChannel.findMany({ where: { contactId: linked.data!.createContact!.contact!.id } });
+      expect(links.map((link) => link.channelId)).toEqual([second.id]);
+
+      // A conversation of a channel outside the credential is not there; naming the other channel hides this one.
+      expect((await bare(InboxConversation, { id: outside.conversationId })).data).toEqual({ conversation: null, messages: { edges: [] } });
+      expect((await bare(InboxAssign, { id: outside.conversationId, userId: s.user.id })).data!.assignConversation!.userErrors.map((e) => e.code)).toEqual(['NOT_FOUND']);
       const other = as({ 'X-Channel-Uuid': s.channel.id });
       expect((await other(InboxConversation, { id })).data).toEqual({ conversation: null, messages: { edges: [] } });
+      expect((await other(InboxRefetch, { id, ids: [onSecond.id] })).data).toEqual({ node: null, nodes: [null] });
 
       // Back as it was for the next credential.
-      await named(InboxAssign, { id, userId: null });
+      await bare(InboxAssign, { id, userId: null });
       await app.db.prisma.conversation.update({ where: { id }, data: { labels: [], lastReadAt: null } });
     }
   });

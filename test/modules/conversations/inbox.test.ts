@@ -251,83 +251,71 @@ describe('one conversation of a credential with several channels', () => {
         conversationId: string;
       };
     const first = await on(s.channel.id, 'on the first');
-    const onSecond = await on(second.id, 'on the second');
-    return { ...s, second, token, first, onSecond };
+    const onSecond = await on(second.id, 'on the second') as { id: string; conversationId: string; contactId: string };
+    // A channel of the same workspace the credential does not cover.
+    const third = await addChannel(app.db.prisma, s.workspace.id, 'Third channel');
+    const outside = (await restClient(app, s.host, third.apiKey).post('/messages', { to: contact.id, message: 'elsewhere' })).body.data.message as { conversationId: string };
+    return { ...s, second, token, first, onSecond, outside };
   }
 
   /**
-   * Every read and action on one conversation needs X-Channel-Uuid (400 naming the header, nothing
-   * changed); the list carries each conversation's channelId, and with it as the header they all work.
+   * Every read and action on one conversation takes its channel from the conversation: no
+   * X-Channel-Uuid needed, the change recorded as `actor`; a conversation of a channel outside the
+   * credential is 404, as is one of another channel when the header names one. Starting a send
+   * without a channel is still 400.
    */
-  async function needsTheHeader(token: string, w: Awaited<ReturnType<typeof twoChannels>>, actor: Record<string, unknown>) {
+  async function takesTheChannelFromTheConversation(token: string, w: Awaited<ReturnType<typeof twoChannels>>, actor: Record<string, unknown>) {
     const id = w.onSecond.conversationId;
     const bare = restClient(app, w.host, token);
-    const refusals = [
-      ['GET', `/conversations/${id}`, undefined],
-      ['GET', `/messages?conversation_id=${id}`, undefined],
-      ['POST', `/conversations/${id}/assign`, { user: w.user.id }],
-      ['POST', `/conversations/${id}/read`, {}],
-      ['POST', `/conversations/${id}/labels`, { add: ['billing'] }],
-      ['POST', `/conversations/${id}/close`, undefined],
-      ['POST', `/conversations/${id}/reopen`, undefined],
-    ] as const;
-    for (const [method, path, body] of refusals) {
-      const refused = method === 'GET' ? await bare.get(path) : await bare.post(path, body);
-      expect(refused.status, path).toBe(400);
-      expect(refused.body.status, path).toBe('error');
-      expect(refused.body.message, path).toContain('X-Channel-Uuid');
-    }
-    const untouched = await app.db.prisma.conversation.findUniqueOrThrow({ where: { id } });
-    expect(untouched).toMatchObject({ status: 'open', labels: [], assigneeId: null, lastReadAt: null });
-
-    // The list is one inbox across channels; each conversation names its channel.
-    const listed = await bare.get('/conversations');
-    expect(listed.status).toBe(200);
-    const item = listed.body.data.find((c: { id: string }) => c.id === id) as { channelId: string };
-    expect(item.channelId).toBe(w.second.id);
-    expect(listed.body.data.find((c: { id: string }) => c.id === w.first.conversationId).channelId).toBe(w.channel.id);
-
-    // With that channel as X-Channel-Uuid, the conversation reads and changes.
-    const named = restClient(app, w.host, token, { 'X-Channel-Uuid': item.channelId });
-    const got = await named.get(`/conversations/${id}`);
+    const got = await bare.get(`/conversations/${id}`);
     expect(got.status, JSON.stringify(got.body)).toBe(200);
     expect(got.body.data.conversation).toMatchObject({ id, channelId: w.second.id });
-    const messages = await named.get(`/messages?conversation_id=${id}`);
+    const messages = await bare.get(`/messages?conversation_id=${id}`);
     expect(messages.status).toBe(200);
     expect(messages.body.data.map((m: { id: string }) => m.id)).toEqual([w.onSecond.id]);
-    const assigned = await named.post(`/conversations/${id}/assign`, { user: w.user.id });
+    const assigned = await bare.post(`/conversations/${id}/assign`, { user: w.user.id });
     expect(assigned.status).toBe(200);
     expect(assigned.body.data.conversation.stateChanges.at(-1)).toMatchObject({ type: 'assigned', actor });
-    const read = await named.post(`/conversations/${id}/read`, { through: w.onSecond.id });
+    const read = await bare.post(`/conversations/${id}/read`, { through: w.onSecond.id });
     expect(read.status).toBe(200);
     expect(read.body.data.conversation.lastReadAt).not.toBeNull();
-    const labelled = await named.post(`/conversations/${id}/labels`, { add: ['Billing'] });
+    const labelled = await bare.post(`/conversations/${id}/labels`, { add: ['Billing'] });
     expect(labelled.status).toBe(200);
     expect(labelled.body.data.conversation.labels).toEqual(['billing']);
-    const closed = await named.post(`/conversations/${id}/close`);
+    const closed = await bare.post(`/conversations/${id}/close`);
     expect(closed.status).toBe(200);
     expect(closed.body.data.conversation.stateChanges.at(-1)).toMatchObject({ type: 'closed', actor });
-    const reopened = await named.post(`/conversations/${id}/reopen`);
+    const reopened = await bare.post(`/conversations/${id}/reopen`);
     expect(reopened.status).toBe(200);
     expect(reopened.body.data.conversation.status).toBe('open');
 
-    // Naming the other channel, the conversation is not found.
+    // Naming the other channel, the conversation is not found; so is one of a channel outside the credential.
     const other = restClient(app, w.host, token, { 'X-Channel-Uuid': w.channel.id });
     expect((await other.get(`/conversations/${id}`)).status).toBe(404);
     expect((await other.post(`/conversations/${id}/close`)).status).toBe(404);
     expect((await other.get(`/messages?conversation_id=${id}`)).body.data).toEqual([]);
+    const outside = w.outside.conversationId;
+    expect((await bare.get(`/conversations/${outside}`)).status).toBe(404);
+    expect((await bare.post(`/conversations/${outside}/assign`, { user: w.user.id })).status).toBe(404);
+    expect((await bare.get(`/messages?conversation_id=${outside}`)).body.data).toEqual([]);
+    expect(await app.db.prisma.conversation.findUniqueOrThrow({ where: { id: outside } })).toMatchObject({ assigneeId: null });
+
+    // Starting something on a channel without naming one still needs the header.
+    const send = await bare.post('/messages', { to: w.onSecond.contactId, message: 'which channel?' });
+    expect(send.status).toBe(400);
+    expect(send.body.message).toContain('X-Channel-Uuid');
   }
 
-  it('a connection token over two channels: 400 without X-Channel-Uuid; with the channel the list gives, the actor is that channel', async () => {
+  it('a connection token over two channels: no X-Channel-Uuid needed for one conversation; the actor is its channel', async () => {
     const w = await twoChannels();
-    await needsTheHeader(w.token, w, { type: 'channel', id: w.second.id, name: 'Second channel' });
+    await takesTheChannelFromTheConversation(w.token, w, { type: 'channel', id: w.second.id, name: 'Second channel' });
   });
 
   it('a session over two channels: the same, as its user', async () => {
     const w = await twoChannels();
     const { mintSession } = await import('../../helpers/sessions.js');
     const session = await mintSession(restClient(app, w.host, w.token), { user: w.user.email, channels: [w.channel.id, w.second.id] });
-    await needsTheHeader(session.token, w, { type: 'user', id: w.user.id, name: 'Agent Smith' });
+    await takesTheChannelFromTheConversation(session.token, w, { type: 'user', id: w.user.id, name: 'Agent Smith' });
   });
 });
 
