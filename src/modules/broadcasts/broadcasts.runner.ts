@@ -83,6 +83,7 @@ interface ClaimedRecipient {
   phone: string | null;
   is_group: boolean;
   in_window: boolean;
+  opted_out: boolean;
 }
 
 /**
@@ -333,7 +334,8 @@ export class BroadcastRunner {
     const claimed = await sql<ClaimedRecipient>(Prisma.sql`
       SELECT r.contact_id, c.name, c.email, c.phone, c.is_group,
              ${window ? Prisma.sql`EXISTS (SELECT 1 FROM messages AS i WHERE i.contact_id = c.id AND i.channel_id = ${channel.id}::uuid
-                                           AND i.direction = 'inbound' AND i.created_at > ${windowSince}::timestamptz)` : Prisma.sql`true`} AS in_window
+                                           AND i.direction = 'inbound' AND i.created_at > ${windowSince}::timestamptz)` : Prisma.sql`true`} AS in_window,
+             EXISTS (SELECT 1 FROM contact_opt_outs AS o WHERE o.contact_id = c.id AND o.channel_id = ${channel.id}::uuid) AS opted_out
         FROM broadcast_recipients AS r JOIN contacts AS c ON c.id = r.contact_id
        WHERE r.broadcast_id = ${broadcast.id}::uuid AND r.state = 'pending'
        ORDER BY r.contact_id
@@ -346,7 +348,13 @@ export class BroadcastRunner {
       : { type: 'channel', id: channel.id, name: channel.name };
     const failed: { contact: string; reason: string }[] = [];
     const ready: { contact: string; body: string; parameters: string[] | null }[] = [];
+    const skipped: string[] = [];
     for (const contact of claimed) {
+      // A contact who opted out of the channel's bulk messages is skipped: no message is made (docs/broadcasts.md).
+      if (contact.opted_out) {
+        skipped.push(contact.contact_id);
+        continue;
+      }
       let reason =
         (provider ? unreachable(provider, { isGroup: contact.is_group, phone: contact.phone, email: contact.email }) : null) ??
         (contact.in_window || !provider || !windowMs ? null : MESSAGE_RULES.outsideWindow(provider.label, windowMs / 3600_000)) ??
@@ -398,6 +406,7 @@ export class BroadcastRunner {
     const outcomes = [
       ...made.map((m) => ({ contact: m.contact, state: 'made', messageId: m.id as string | null, reason: null as string | null })),
       ...failed.map((f) => ({ contact: f.contact, state: 'failed', messageId: null, reason: f.reason })),
+      ...skipped.map((contact) => ({ contact, state: 'skipped', messageId: null, reason: null })),
     ];
     await sql(Prisma.sql`
       UPDATE broadcast_recipients AS r SET state = v.state::broadcast_recipient_state, message_id = v.message_id, failure_reason = v.reason

@@ -76,6 +76,30 @@ function busiestSecond(times: number[]): number {
 }
 
 describe('broadcasts over REST', () => {
+  it('skips a contact who opted out of the channel: no message, counted skipped', async () => {
+    const receiver = await startReceiver();
+    cleanups.push(receiver.close);
+    const { api, contactIds, channel } = await setup(4, receiver.url);
+    const [optedOut] = contactIds;
+    await app.db.prisma.contactOptOut.create({ data: { contactId: optedOut!, channelId: channel.id, at: new Date(), source: 'keyword' } });
+    startProcess();
+    const created = await api.post('/broadcasts', { name: 'Opt-outs', audience: { contacts: contactIds }, message: { type: 'text', message: 'Hello' }, rate_per_second: 10 });
+    expect(created.status).toBe(202);
+    const id = created.body.data.broadcast.id;
+    const done = await until(
+      async () => (await api.get(`/broadcasts/${id}`)).body.data.broadcast,
+      (view) => view.status === 'finished',
+      30_000,
+    );
+    expect(done.counts).toEqual({ total: 4, pending: 0, sent: 3, delivered: 0, read: 0, failed: 0, skipped: 1 });
+    const messages = await api.get('/messages?limit=100');
+    expect(messages.body.data.map((m: { contactId: string }) => m.contactId).sort()).toEqual(contactIds.slice(1).sort());
+    const skipped = await app.db.query<{ contact_id: string; message_id: string | null }>(
+      Prisma.sql`SELECT contact_id, message_id FROM broadcast_recipients WHERE broadcast_id = ${id}::uuid AND state = 'skipped'`,
+    );
+    expect(skipped).toEqual([{ contact_id: optedOut, message_id: null }]);
+  });
+
   it('sends one ordinary message per recipient at the rate asked, counts following the messages', async () => {
     const receiver = await startReceiver();
     cleanups.push(receiver.close);
