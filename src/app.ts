@@ -38,6 +38,7 @@ import { contactRoutes } from './modules/contacts/contacts.routes.js';
 import { userRoutes } from './modules/users/users.routes.js';
 import { conversationRoutes } from './modules/conversations/conversations.routes.js';
 import { messageRoutes } from './modules/messages/messages.routes.js';
+import { broadcastRoutes } from './modules/broadcasts/broadcasts.routes.js';
 import { templateRoutes } from './modules/templates/templates.routes.js';
 import { sessionRoutes } from './modules/sessions/sessions.routes.js';
 import { documentRoutes } from './modules/documents/documents.routes.js';
@@ -53,7 +54,7 @@ import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
 export const DOCUMENTED_ROUTES = {
-  rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...activityRoutes, ...userRoutes, ...sessionRoutes, ...documentRoutes],
+  rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...activityRoutes, ...userRoutes, ...sessionRoutes, ...documentRoutes, ...broadcastRoutes],
   webhooks: providerWebhooks(PROVIDERS),
 };
 

@@ -2,6 +2,7 @@ import http from 'node:http';
 import v8 from 'node:v8';
 import type { Database } from './db/database.js';
 import type { DeliveryWorker } from './modules/delivery/delivery.worker.js';
+import type { BroadcastRunner } from './modules/broadcasts/broadcasts.runner.js';
 import type { EventBus } from './realtime/bus.js';
 import type { RateLimiter } from './context/rate-limit.js';
 import { ConfigError, deliveryTimingProblem, loadEnv, privateTargets, publicUrl, seedDemoEnabled, type Env } from './env.js';
@@ -54,6 +55,7 @@ let db: Database | undefined;
 let server: http.Server | undefined;
 let yoga: { dispose(): Promise<void> | void } | undefined;
 let worker: DeliveryWorker | undefined;
+let broadcasts: BroadcastRunner | undefined;
 /** Closes the providers' HTTP connections (to provider APIs, webhook receivers, media hosts). */
 let closeProviders: (() => Promise<void>) | undefined;
 let events: EventBus | undefined;
@@ -73,7 +75,7 @@ async function shutdown(signal: string) {
   stopping = true;
   logger.info(`${signal} received, shutting down`);
   // The worker stops claiming at once and winds down while the open requests finish.
-  const workerStopped = worker?.stop();
+  const workerStopped = Promise.all([worker?.stop(), broadcasts?.stop()]);
   // The SMTP listener stops taking connections and lets the sessions in flight finish (at most 10 s), beside the HTTP drain.
   const smtpStopped = smtpListener?.close();
   if (server?.listening) {
@@ -141,6 +143,7 @@ async function start(env: Env) {
     { createEventBus },
     { createRateLimiter },
     { emailStore },
+    { BroadcastRunner },
   ] = await Promise.all([
     import('./app.js'),
     import('./db/database.js'),
@@ -156,6 +159,7 @@ async function start(env: Env) {
     import('./realtime/bus.js'),
     import('./context/rate-limit.js'),
     import('./modules/inbound/email.store.js'),
+    import('./modules/broadcasts/broadcasts.runner.js'),
   ]);
   logger.info(env.DATABASE_URL ? 'starting: connecting to PostgreSQL' : `starting: opening the embedded database in ${env.PGLITE_DIR}`);
   db = await step(() =>
@@ -222,11 +226,15 @@ async function start(env: Env) {
         maxBackoffMs: env.DELIVERY_MAX_BACKOFF_MS,
       })
     : undefined;
+  // Broadcasts' messages are made where deliveries are worked: the runner wakes its process's worker.
+  broadcasts = env.DELIVERY_WORKER
+    ? new BroadcastRunner({ prisma: db.prisma, sql: db.query, logger, events: bus, providers: providers.list, onMessagesMade: () => worker?.nudge() })
+    : undefined;
   rateLimiter = createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger });
   // Budgets are shared through Redis from the first request on: wait for it briefly before listening.
   if (rateLimiter && !(await rateLimiter.ready(3000))) logger.warn('rate limit store not reachable yet: counting in memory until it is');
   if (stopping) return;
-  const app = createApp({ db, env, logger, streams, events: bus, sealer, providers, rateLimiter, onMessageQueued: () => worker?.nudge() });
+  const app = createApp({ db, env, logger, streams, events: bus, sealer, providers, rateLimiter, onMessageQueued: () => worker?.nudge(), onBroadcastQueued: () => broadcasts?.nudge() });
   yoga = app;
   const listener = createHttpServer(app, logger, { keepAliveMs: env.HTTP_KEEP_ALIVE_MS });
 
@@ -263,6 +271,7 @@ async function start(env: Env) {
     else if (existing) process.stdout.write(`${demoReminder(existing, options)}\n`);
   }
   worker?.start();
+  broadcasts?.start();
   schedulePurge(db.prisma, logger);
 }
 

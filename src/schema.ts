@@ -13,6 +13,7 @@ import './modules/activity/activity.graphql.js';
 import './modules/sessions/sessions.graphql.js';
 import './modules/users/users.graphql.js';
 import './modules/nodes/nodes.graphql.js';
+import './modules/broadcasts/broadcasts.graphql.js';
 
 /**
  * The GraphQL schema, assembled above the domains whose types it gathers: each module's

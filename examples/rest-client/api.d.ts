@@ -470,6 +470,142 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/connect/broadcasts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List broadcasts
+         * @description Broadcasts of the channels the credential acts as, newest first, with their counts.
+         *
+         *     Scope: `read`.
+         */
+        get: operations["listBroadcasts"];
+        put?: never;
+        /**
+         * Create a broadcast
+         * @description One message to up to 100000 contacts of a channel (the acting one unless `channel_id` names another), made and sent at the channel's pace from `start_at`. Each recipient's message is an ordinary outbound message in its conversation. Bodies up to 8 MiB.
+         *
+         *     Scope: `broadcasts`.
+         */
+        post: operations["createBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/broadcasts/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a broadcast
+         * @description Scope: `read`.
+         */
+        get: operations["getBroadcast"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/broadcasts/{id}/recipients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a broadcast's recipients
+         * @description Keyset pages of the recipients in contact id order, optionally of one status: pending until their message leaves, then that message's status, or skipped.
+         *
+         *     Scope: `read`.
+         */
+        get: operations["listBroadcastRecipients"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/broadcasts/{id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a broadcast
+         * @description No further messages are made until it is resumed; those already made go on.
+         *
+         *     Scope: `broadcasts`.
+         */
+        post: operations["pauseBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/broadcasts/{id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a broadcast
+         * @description Carries on from the next recipient without a message.
+         *
+         *     Scope: `broadcasts`.
+         */
+        post: operations["resumeBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/connect/broadcasts/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel a broadcast
+         * @description Every recipient whose message is not made yet becomes skipped, and the broadcast ends.
+         *
+         *     Scope: `broadcasts`.
+         */
+        post: operations["cancelBroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/whatsapp/{channelId}": {
         parameters: {
             query?: never;
@@ -709,6 +845,8 @@ export interface components {
             sender: components["schemas"]["Actor"];
             silent: boolean;
             mediaUrls: string[];
+            /** @description The broadcast that made this message; null for any other message. */
+            broadcastId: string | null;
             /** @description Files received with an inbound message; fetch each from `/messages/{id}/media/{index}`. */
             media: components["schemas"]["MessageMedia"][];
             /**
@@ -801,7 +939,7 @@ export interface components {
             /** @description The session token (`cst_…`): shown only in this answer, stored as a hash. */
             token: string;
             user: components["schemas"]["SessionUser"];
-            scopes: ("read" | "send" | "contacts" | "conversations")[];
+            scopes: ("read" | "send" | "contacts" | "conversations" | "broadcasts")[];
             /** @description The channel ids the session may act as. */
             channels: string[];
             /** @description The origins the session may be used from; empty for any. */
@@ -833,7 +971,7 @@ export interface components {
              */
             id: string;
             user: components["schemas"]["SessionUser"];
-            scopes: ("read" | "send" | "contacts" | "conversations")[];
+            scopes: ("read" | "send" | "contacts" | "conversations" | "broadcasts")[];
             /** @description The channel ids the session may act as. */
             channels: string[];
             /** @description The origins the session may be used from; empty for any. */
@@ -848,6 +986,51 @@ export interface components {
              * @example 2026-01-31T09:30:00.000Z
              */
             createdAt: string;
+        };
+        Broadcast: {
+            /**
+             * Format: uuid
+             * @example 0b6f1a2e-7c3d-4e5f-8a9b-1c2d3e4f5a6b
+             */
+            id: string;
+            name: string;
+            /**
+             * Format: uuid
+             * @example 0b6f1a2e-7c3d-4e5f-8a9b-1c2d3e4f5a6b
+             */
+            channelId: string;
+            /** @enum {string} */
+            status: "scheduled" | "running" | "paused" | "finished" | "canceled";
+            ratePerSecond: number;
+            counts: components["schemas"]["BroadcastCounts"];
+            /**
+             * Format: date-time
+             * @example 2026-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+            startedAt: string | null;
+            finishedAt: string | null;
+        };
+        /** @description Recipients by status: pending until their message leaves, then their message's status, or skipped. */
+        BroadcastCounts: {
+            total: number;
+            pending: number;
+            sent: number;
+            delivered: number;
+            read: number;
+            failed: number;
+            skipped: number;
+        };
+        BroadcastRecipient: {
+            /**
+             * Format: uuid
+             * @example 0b6f1a2e-7c3d-4e5f-8a9b-1c2d3e4f5a6b
+             */
+            contactId: string;
+            messageId: string | null;
+            /** @enum {string} */
+            status: "pending" | "sent" | "delivered" | "read" | "failed" | "skipped";
+            failureReason: string | null;
         };
     };
     responses: {
@@ -2048,7 +2231,7 @@ export interface operations {
                     user: string;
                     /** @description How long the session lives, in seconds (60–86400, default 3600); never past the minting credential's own expiry. */
                     ttl_seconds?: number;
-                    /** @description What the session may do; default all of read, send, contacts, conversations. */
+                    /** @description What the session may do; default read, send, contacts, conversations (never broadcasts, which must be asked for). */
                     scopes?: unknown[];
                     /** @description Channel ids the session may act as, each one the minting credential can act as; default all of them. */
                     channels?: string[];
@@ -2197,6 +2380,340 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthenticated"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listBroadcasts: {
+        parameters: {
+            query?: {
+                limit?: number;
+                cursor?: string;
+            };
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of broadcasts. */
+            200: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Broadcast"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createBroadcast: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Channel-Uuid"?: string;
+                /** @description Makes the request safe to retry: the same key with the same body within 24 h replays the first answer, a refusal included (with `Idempotent-Replayed: true`); with another body it is a 422. A key is scoped to the credential, the channel it acts as and the route: a connection token sending the same key for another channel (`X-Channel-Uuid`) makes a new request. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @description The channel to send on; default the acting channel. */
+                    channel_id?: string;
+                    audience: {
+                        /** @description Contact UUIDs of the workspace, at most 100000; repeats count once. */
+                        contacts?: string[];
+                        /** @description The contacts of the channel’s conversations these filters of GET /conversations keep. */
+                        conversations?: {
+                            /** @enum {string} */
+                            status?: "open" | "closed";
+                            label?: string;
+                            assignee?: string;
+                            unread?: boolean;
+                        };
+                    };
+                    message: {
+                        /**
+                         * @default text
+                         * @enum {string}
+                         */
+                        type?: "text" | "template";
+                        /** @description The text when type is text, at most 4096 characters. */
+                        message?: string;
+                        /** @description An approved template of the channel; its parameters may use {{contact.name}}, {{contact.email}} and {{contact.phoneNumber}}. */
+                        template?: {
+                            name: string;
+                            language?: string;
+                            /** @default [] */
+                            parameters?: string[];
+                        };
+                        /** @default false */
+                        is_encrypted?: boolean;
+                        /** @default false */
+                        silent?: boolean;
+                    };
+                    /** @description Messages a second; at most, and by default, the channel's max_rate_per_second. */
+                    rate_per_second?: number;
+                    /**
+                     * Format: date-time
+                     * @description When to start; default now.
+                     */
+                    start_at?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The broadcast was stored with its recipients; its messages follow at its pace. */
+            202: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    /** @description Present when the answer is the replay of an earlier request with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            broadcast: components["schemas"]["Broadcast"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["RequestInFlight"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getBroadcast: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path: {
+                /** @description The broadcast UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The broadcast with its counts. */
+            200: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            broadcast: components["schemas"]["Broadcast"];
+                        };
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listBroadcastRecipients: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description The `next_cursor` of the previous page. */
+                cursor?: string;
+                status?: "pending" | "sent" | "delivered" | "read" | "failed" | "skipped";
+            };
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path: {
+                /** @description The broadcast UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of recipients. */
+            200: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["BroadcastRecipient"][];
+                        meta: components["schemas"]["PageMeta"];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pauseBroadcast: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path: {
+                /** @description The broadcast UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The broadcast after the change. */
+            200: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            broadcast: components["schemas"]["Broadcast"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resumeBroadcast: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path: {
+                /** @description The broadcast UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The broadcast after the change. */
+            200: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            broadcast: components["schemas"]["Broadcast"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["ValidationFailed"];
+            429: components["responses"]["RateLimited"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    cancelBroadcast: {
+        parameters: {
+            query?: never;
+            header?: {
+                "X-Channel-Uuid"?: string;
+            };
+            path: {
+                /** @description The broadcast UUID. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The broadcast after the change. */
+            200: {
+                headers: {
+                    "RateLimit-Limit"?: number;
+                    "RateLimit-Remaining"?: number;
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            broadcast: components["schemas"]["Broadcast"];
+                        };
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthenticated"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["ValidationFailed"];

@@ -57,6 +57,7 @@ export function requestContext(deps: AppDeps, auth: AuthContext): RequestContext
     auth,
     maxQueryCost: deps.env.GRAPHQL_MAX_COST,
     onMessageQueued: deps.onMessageQueued,
+    onBroadcastQueued: deps.onBroadcastQueued,
     events: deps.events,
     streams: deps.streams,
     eventLoads: deps.eventLoads,

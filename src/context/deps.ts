@@ -18,6 +18,8 @@ export interface AppDeps {
   logger: Logger;
   /** Wakes the delivery worker of this process, when it runs one. */
   onMessageQueued?: () => void;
+  /** Wakes the broadcast runner of this process, when it runs one. */
+  onBroadcastQueued?: () => void;
   /** Request budgets per credential; created from the settings by the app when not given (null: off). */
   rateLimiter?: RateLimiter | null;
   /** Domain events; created from REDIS_URL by the app when not given. */

@@ -3,10 +3,14 @@ import { ForbiddenError } from '../errors/domain.js';
 /**
  * What a session may be granted (docs/browser-apps.md): `read` — every GET, query and subscription; `send`
  * — sending messages; `contacts` — creating and updating contacts; `conversations` — closing,
- * reopening and the other changes to a conversation.
+ * reopening and the other changes to a conversation; `broadcasts` — creating and steering
+ * broadcasts, granted only when asked for (docs/broadcasts.md).
  */
-export const SESSION_SCOPES = ['read', 'send', 'contacts', 'conversations'] as const;
+export const SESSION_SCOPES = ['read', 'send', 'contacts', 'conversations', 'broadcasts'] as const;
 export type SessionScope = (typeof SESSION_SCOPES)[number];
+
+/** What a session is granted when its minting names no scopes: never `broadcasts`. */
+export const DEFAULT_SESSION_SCOPES: readonly SessionScope[] = ['read', 'send', 'contacts', 'conversations'];
 
 /**
  * The scope an operation needs, stated where it is declared (a REST route, a GraphQL root field).
@@ -19,7 +23,7 @@ export type Scope = SessionScope | 'credentials';
 export type Scopes = Readonly<Record<Scope, boolean>>;
 
 /** Channel keys and connection tokens: privileged, every scope. */
-export const BACKEND_SCOPES: Scopes = Object.freeze({ read: true, send: true, contacts: true, conversations: true, credentials: true });
+export const BACKEND_SCOPES: Scopes = Object.freeze({ read: true, send: true, contacts: true, conversations: true, broadcasts: true, credentials: true });
 
 /** A session's scopes from the names stored with it; names this version does not know grant nothing. */
 export function sessionScopes(names: readonly string[]): Scopes {
@@ -28,6 +32,7 @@ export function sessionScopes(names: readonly string[]): Scopes {
     send: names.includes('send'),
     contacts: names.includes('contacts'),
     conversations: names.includes('conversations'),
+    broadcasts: names.includes('broadcasts'),
     credentials: false,
   });
 }
@@ -37,6 +42,7 @@ const REFUSALS: Record<Scope, string> = {
   send: 'This session may not send messages: it lacks the send scope.',
   contacts: 'This session may not change contacts: it lacks the contacts scope.',
   conversations: 'This session may not change conversations: it lacks the conversations scope.',
+  broadcasts: 'This session may not create or change broadcasts: it lacks the broadcasts scope.',
   credentials: 'Only a backend credential (a channel key or a connection token) may do this: managing credentials, registering documents, importing contacts. A session never can.',
 };
 

@@ -58,6 +58,8 @@ export interface RequestContext {
   auth: AuthContext;
   /** Wakes the delivery worker after a message was committed to the outbox. */
   onMessageQueued?: () => void;
+  /** Called after a broadcast is created or resumed: the broadcast runner looks for work at once. */
+  onBroadcastQueued?: () => void;
   /** Where committed changes are announced (GraphQL subscriptions). */
   events?: EventBus;
   /** The subscription streams this process holds open, ended at once on shutdown. */

@@ -10,7 +10,7 @@ export const PageInfo = builder
   .objectRef<{ hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null }>('PageInfo')
   .implement({
     description:
-      'Relay page info. Pages are newest first. The far side of a page is known exactly (`hasNextPage` of a `first` page, `hasPreviousPage` of a `last` page); ' +
+      'Relay page info. Pages are newest first unless their field takes an order. The far side of a page is known exactly (`hasNextPage` of a `first` page, `hasPreviousPage` of a `last` page); ' +
       'the near side is true exactly when the page starts at a cursor (`after`, `before`).',
     fields: (t) => ({
       hasNextPage: t.exposeBoolean('hasNextPage'),
@@ -87,6 +87,29 @@ export function pageFromArgs(args: PageArgs): PageRequest {
     before: args.before ? decodeCursor(args.before, 'before') : undefined,
     backward,
   };
+}
+
+/** The order a connection lists its rows in: newest first (`desc`, every list's own), or oldest first (`asc`). */
+export type PageOrder = 'desc' | 'asc';
+
+/**
+ * The page `args` ask for in `order`, as the newest-first page that holds the same rows. Oldest
+ * first, the list's start is the newest-first list's end: `first` becomes `last`, and `after`
+ * (newer rows) becomes `before`. Cursors are positions, so one serves both orders. `inOrder`
+ * turns the page read back into `order`.
+ */
+export function orderedPageFromArgs(args: PageArgs, order: PageOrder | null | undefined): PageRequest {
+  const page = pageFromArgs(args);
+  if (order !== 'asc') return page;
+  return { limit: page.limit, cursor: page.before, before: page.cursor, backward: !page.backward };
+}
+
+/** A newest-first page read for `orderedPageFromArgs`, in `order`: oldest first, its rows and its two sides swapped. */
+export function inOrder<T extends Cursor>(page: Page<T>, order: PageOrder | null | undefined): Page<T> {
+  if (order !== 'asc') return page;
+  const items = [...page.items].reverse();
+  const last = items[items.length - 1];
+  return { ...page, items, hasMore: page.hasPrevious, hasPrevious: page.hasMore, nextCursor: page.hasPrevious && last ? encodeCursor(positionOf(last)) : null };
 }
 
 /** The page `args` ask for, or null when they are invalid (the field's resolver refuses them). */

@@ -29,7 +29,7 @@ declare global {
   }
 }
 
-const KNOWN: readonly Scope[] = ['read', 'send', 'contacts', 'conversations', 'credentials'];
+const KNOWN: readonly Scope[] = ['read', 'send', 'contacts', 'conversations', 'broadcasts', 'credentials'];
 
 function declaredScope(fieldConfig: PothosOutputFieldConfig<SchemaTypes>): Scope | null {
   if (fieldConfig.kind !== 'Query' && fieldConfig.kind !== 'Mutation' && fieldConfig.kind !== 'Subscription') return null;

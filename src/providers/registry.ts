@@ -87,3 +87,16 @@ export function createProviders(options: ProviderOptions, list: readonly Provide
     },
   };
 }
+
+/** A provider's broadcast pace when its descriptor states none, in messages a second (docs/broadcasts.md#pacing). */
+const FALLBACK_RATE_PER_SECOND = 1;
+
+/**
+ * A channel's broadcast pace: its own `max_rate_per_second`, else its provider's default
+ * (`limits.defaultRatePerSecond` in the descriptor); a provider not listed is paced as the default provider.
+ */
+export function maxRatePerSecond(channel: Pick<Channel, 'provider' | 'maxRatePerSecond'>, list: readonly ProviderDescriptor[] = PROVIDERS): number {
+  if (channel.maxRatePerSecond != null) return channel.maxRatePerSecond;
+  const descriptor = findProvider(channel.provider, list) ?? findProvider(DEFAULT_PROVIDER, list);
+  return descriptor?.limits?.defaultRatePerSecond ?? FALLBACK_RATE_PER_SECOND;
+}

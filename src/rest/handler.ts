@@ -63,7 +63,7 @@ function restRoute(deps: AppDeps, route: RouteDeclaration): HttpRoute {
         const params = route.params ? route.params.parse(matched) : {};
         // Validated after authentication: only a known caller learns what is wrong with its request.
         const query = route.query ? parseInput(route.query, queryObject(url.searchParams)) : {};
-        const body = () => readJson(request, Math.max(route.bodyLimit ?? 0, deps.env.BODY_LIMIT_BYTES));
+        const body = () => readJson(request, Math.max(route.bodyLimitBytes ?? 0, deps.env.BODY_LIMIT_BYTES));
         // A route that takes no body reads what was sent all the same: none or `{}` is ignored, anything else refused.
         if (!route.body && request.method !== 'GET' && request.method !== 'HEAD') expectNoBody(await body());
         return await whileDatabaseUp(deps, route.handler({ request, url, params, query, ctx: requestContext(deps, auth), body, endConnection: () => endConnection(state) }));

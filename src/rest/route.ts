@@ -58,8 +58,8 @@ export interface RouteDeclaration<Params extends z.ZodType = z.ZodType, Query ex
   query?: Query;
   /** The request body's schema: the one the service parses it with. */
   body?: z.ZodType;
-  /** The most bytes the body may hold, when the route takes more than BODY_LIMIT_BYTES (a bulk import). */
-  bodyLimit?: number;
+  /** A larger body limit than BODY_LIMIT_BYTES for this route (a bulk write), in bytes. */
+  bodyLimitBytes?: number;
   /** The successful answers, by status: JSON unless `contentType` says otherwise (a file); no schema for an answer without a body (204). */
   responses: { [status: number]: { description: string; schema?: z.ZodType; contentType?: string } };
   failures?: readonly RouteFailure[];

@@ -39,6 +39,15 @@ const PageMessages = graphql(`
   }
 `);
 
+const PageMessagesInOrder = graphql(`
+  query PageMessagesInOrder($conversationId: ID, $order: MessageOrder, $first: Int, $after: String, $last: Int, $before: String, $search: String) {
+    messages(conversationId: $conversationId, order: $order, first: $first, after: $after, last: $last, before: $before, search: $search) {
+      edges { cursor node { id } }
+      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+    }
+  }
+`);
+
 const PageMessagesWithSender = graphql(`
   query PageMessagesWithSender($conversationId: ID, $last: Int, $before: String) {
     messages(conversationId: $conversationId, last: $last, before: $before) {
@@ -245,6 +254,69 @@ describe('backward pages', () => {
     expect(end.edges[2]!.node).toMatchObject({ body: null, sender: { type: 'channel', name: s.channel.name } });
     expect(end.edges[0]!.node.body).toMatch(/^parcel/);
     expect(end.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
+  });
+
+  it('messages oldest first (order: asc): walked both ways, the newest ones in reading order, cursors shared with newest first', async () => {
+    const s = await setup();
+    const contact = await s.contact({ name: 'Reader', email: 'reader@example.com' });
+    const conversation = await app.db.prisma.conversation.create({ data: { workspaceId: s.workspace.id, channelId: s.channel.id, contactId: contact.id } });
+    const rows = await app.db.prisma.message.createManyAndReturn({
+      data: times(13).map((createdAt, i) => ({
+        workspaceId: s.workspace.id,
+        channelId: s.channel.id,
+        conversationId: conversation.id,
+        contactId: contact.id,
+        body: `line ${i % 2 ? 'odd' : 'even'} ${i}`,
+        senderType: 'channel' as const,
+        senderChannelId: s.channel.id,
+        createdAt,
+        updatedAt: createdAt,
+      })),
+    });
+    const newest = newestFirst(rows);
+    const oldest = [...newest].reverse();
+    const read = (order?: 'asc' | 'desc', search?: string) => async (variables: PageVariables) =>
+      (await s.ok(PageMessagesInOrder, { ...variables, conversationId: conversation.id, ...(order ? { order } : {}), ...(search ? { search } : {}) })).messages!;
+    const ids = (page: Connection) => page.edges.map((edge) => edge.node.id);
+
+    // `first`/`after` walk from the oldest, `last`/`before` from the newest, both in reading order.
+    await walkBothWays(read('asc'), oldest, 5);
+    await walkBothWays(read('asc', 'even'), newestFirst(rows.filter((row) => row.body.includes('even'))).reverse(), 2);
+    // The chat thread's first page: the newest ten, the oldest of them first, older ones before them.
+    const thread = await read('asc')({ last: 10 });
+    expect(ids(thread)).toEqual(oldest.slice(-10));
+    expect(thread.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
+    const older = await read('asc')({ last: 10, before: thread.pageInfo.startCursor! });
+    expect(ids(older)).toEqual(oldest.slice(0, 3));
+    expect(older.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
+
+    // The default is unchanged: newest first, the same as `order: desc`.
+    const byDefault = await read()({ first: 4 });
+    expect(ids(byDefault)).toEqual(newest.slice(0, 4));
+    expect(await read('desc')({ first: 4 })).toEqual(byDefault);
+    await walkBothWays(read('desc'), newest, 5);
+
+    // A cursor serves both orders: a newest-first edge's cursor continues oldest first, and back.
+    const desc = await read('desc')({ first: 100 });
+    const pivot = desc.edges[6]!; // newest[6] is oldest[6] of 13
+    const later = await read('asc')({ first: 3, after: pivot.cursor });
+    expect(ids(later)).toEqual(oldest.slice(7, 10));
+    expect(later.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: true });
+    const earlier = await read('asc')({ last: 3, before: pivot.cursor });
+    expect(ids(earlier)).toEqual(oldest.slice(3, 6));
+    expect(earlier.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: true });
+    const ascEdge = (await read('asc')({ first: 100 })).edges[2]!;
+    expect(ascEdge.cursor).toBe(desc.edges[10]!.cursor);
+    const back = await read('desc')({ first: 2, after: ascEdge.cursor });
+    expect(ids(back)).toEqual(newest.slice(11, 13));
+    expect(back.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
+
+    // An order that does not exist is refused, like any bad argument; so is a bad page size, named as asked.
+    const unknown = await s.gql(PageMessagesInOrder, { conversationId: conversation.id, order: 'sideways' as never, first: 1 });
+    expect(unknown.data ?? null).toBeNull();
+    expect(unknown.errors?.[0]?.message).toContain('MessageOrder');
+    const tooMany = await s.gql(PageMessagesInOrder, { conversationId: conversation.id, order: 'asc', first: 101 });
+    expect(tooMany.errors?.[0]).toMatchObject({ message: expect.stringContaining('first must be an integer between 1 and 100') });
   });
 
   it('first with last is refused at the connection, with a clear message; so is a bad last or before', async () => {

@@ -82,6 +82,7 @@ const messageView = z.strictObject({
   silent: z.boolean(),
   mediaUrls: z.array(z.string()),
   media: z.array(z.strictObject({ index: z.int(), contentType: z.string().nullable(), filename: z.string().nullable() })),
+  broadcastId: uuid.nullable(),
   createdAt: iso,
 });
 const conversationView = z.strictObject({

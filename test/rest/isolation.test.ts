@@ -16,6 +16,7 @@ import { createTestApp, type TestApp } from '../helpers/app.js';
 import { addChannel, bearer, createConnection, workspaceWithChannel } from '../helpers/factories.js';
 import { executeOperation } from '../helpers/graphql.js';
 import { subscribeSse } from '../helpers/sse.js';
+import { BROADCAST_MESSAGES } from '../../src/modules/broadcasts/broadcasts.schemas.js';
 
 /**
  * Tenant isolation (issue 9). The routes and GraphQL fields are enumerated from
@@ -221,7 +222,10 @@ const LIST_ROUTES: Record<string, { idFilters: Record<string, Resource>; search?
 };
 
 /** Routes without a path id that are not plain lists: each has its own test below. */
-const OTHER_ROUTES = ['GET /contacts/find', 'POST /contacts', 'POST /contacts/import', 'POST /messages', 'POST /sessions', 'GET /sessions', 'DELETE /sessions', 'DELETE /sessions/:id', 'POST /graphql/documents'];
+const OTHER_ROUTES = ['GET /contacts/find', 'POST /contacts', 'POST /contacts/import', 'POST /messages', 'POST /sessions', 'GET /sessions', 'DELETE /sessions', 'DELETE /sessions/:id', 'POST /graphql/documents',
+  // Broadcasts: another workspace's and another channel's are 404 (test/modules/broadcasts/broadcasts.test.ts).
+  'POST /broadcasts', 'GET /broadcasts', 'GET /broadcasts/:id', 'GET /broadcasts/:id/recipients', 'POST /broadcasts/:id/pause', 'POST /broadcasts/:id/resume',
+  'POST /broadcasts/:id/cancel'];
 
 const restRoutes = DOCUMENTED_ROUTES.rest
   .map((route) => `${route.method} ${route.path}`);
@@ -762,7 +766,56 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
     // Filtered after the workspace and channel check; test/graphql/live-statuses.test.ts streams it by id.
     cases: () => [],
   },
+  // Broadcasts: the world has none, so every id is another workspace's or channel's object or none at all;
+  // a broadcast of another workspace or channel is answered as unknown in test/modules/broadcasts/broadcasts.test.ts.
+  'Query.broadcast': {
+    idPaths: ['id'],
+    document: `query ($id: ID!) { broadcast(id: $id) { id } }`,
+    cases: (w) => broadcastIds(w).map((id) => ({ label: id, variables: { id }, expect: { kind: 'null' } as const })),
+  },
+  'Mutation.pauseBroadcast': broadcastMutation('pauseBroadcast'),
+  'Mutation.resumeBroadcast': broadcastMutation('resumeBroadcast'),
+  'Mutation.cancelBroadcast': broadcastMutation('cancelBroadcast'),
+  'Mutation.createBroadcast': {
+    idPaths: ['input.audience.contacts', 'input.channelId'],
+    document: `mutation ($input: CreateBroadcastInput!) { createBroadcast(input: $input) { broadcast { id } ${payloadErrors} } }`,
+    cases: (w) => [
+      // Ids in their stored (lower) case: the refusal names the ids it was sent, normalised.
+      ...w.ids.foreign.contact.flatMap((id) => [
+        {
+          label: `contact ${id}`,
+          variables: { input: { name: 'b', audience: { contacts: [id] }, message: { type: 'text', message: 'hi' } } },
+          expect: { kind: 'userError', object: 'broadcast', code: 'INVALID', field: ['input', 'audience', 'contacts'], message: BROADCAST_MESSAGES.contactsUnknown([id]) } as const,
+        },
+      ]),
+      ...each([w.b.channel.id, w.a2.channel.id], (id) => [
+        {
+          label: `channel ${id}`,
+          variables: { input: { name: 'b', channelId: id, audience: { contacts: [w.ids.own.contact] }, message: { type: 'text', message: 'hi' } } },
+          expect: { kind: 'userError', object: 'broadcast', code: 'INVALID', field: ['input', 'channelId'], message: BROADCAST_MESSAGES.channel } as const,
+        },
+      ]),
+    ],
+  },
 };
+
+/** Ids that are no broadcast the caller can see: other objects' of this and other workspaces. */
+function broadcastIds(w: World): string[] {
+  return each([...w.ids.foreign.message, ...w.ids.sibling.message, w.b.channel.id], (id) => [id]);
+}
+
+function broadcastMutation(name: string): FieldEntry {
+  return {
+    idPaths: ['id'],
+    document: `mutation ($id: ID!) { ${name}(id: $id) { broadcast { id } ${payloadErrors} } }`,
+    cases: (w) =>
+      broadcastIds(w).map((id) => ({
+        label: id,
+        variables: { id },
+        expect: { kind: 'userError', object: 'broadcast', code: 'NOT_FOUND', field: ['id'], message: 'Broadcast not found.' } as const,
+      })),
+  };
+}
 
 function conversationMutationCases(w: World): GraphQLCase[] {
   return [

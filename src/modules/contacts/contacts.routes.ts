@@ -77,7 +77,7 @@ export const contactRoutes = [
     description:
       'Up to 10,000 contacts (a body of up to 8 MiB), each with the rules of POST /contacts. A row whose email (any case) or phone (any stored form) a contact holds is `matched` and left as it is; a new one is `created` and linked to the acting channel; an invalid one `failed` with its field messages. A row is stored whole or not at all. Backend credentials only.',
     body: importContactsSchema,
-    bodyLimit: 8 * 1024 * 1024,
+    bodyLimitBytes: 8 * 1024 * 1024,
     responses: { 200: { description: 'Each row\'s outcome, in the order sent.', schema: z.object({ data: z.object({ results: z.array(importResultSchema) }) }) } },
     handler: async ({ ctx, body }) => {
       const { contacts } = parseInput(importContactsSchema, await body());

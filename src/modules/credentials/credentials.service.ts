@@ -152,6 +152,7 @@ interface CredentialRow {
   provider: Channel['provider'];
   provider_settings: Channel['providerSettings'];
   provider_secrets: string | null;
+  max_rate_per_second: number | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -177,7 +178,7 @@ export async function resolveCredential(
            w.id AS workspace_id, w.hostname AS workspace_hostname, w.name AS workspace_name,
            w.trusted_documents_only AS workspace_trusted_documents_only, w.created_at AS workspace_created_at, w.updated_at AS workspace_updated_at,
            c.id, c.name, c.type::text AS type, c.status::text AS status, c.webhook_url, c.webhook_secret,
-           c.provider::text AS provider, c.provider_settings, c.provider_secrets, c.created_at, c.updated_at
+           c.provider::text AS provider, c.provider_settings, c.provider_secrets, c.max_rate_per_second, c.created_at, c.updated_at
       FROM access_tokens t
       JOIN workspaces w ON w.id = t.workspace_id
       LEFT JOIN access_tokens p ON p.id = t.minted_by_id
@@ -223,6 +224,7 @@ export async function resolveCredential(
       provider: row.provider,
       providerSettings: row.provider_settings,
       providerSecrets: row.provider_secrets,
+      maxRatePerSecond: row.max_rate_per_second,
       createdAt: row.created_at,
       updatedAt: row.updated_at,
     })),

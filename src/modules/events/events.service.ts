@@ -6,7 +6,7 @@ export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
 /**
  * A change worth telling webhook endpoints about, queued in the outbox (the event bus's
- * `DomainEvent`, src/events/bus.ts, is what subscribers hear); `data` is the REST view of the
+ * `DomainEvent`, src/realtime/bus.ts, is what subscribers hear); `data` is the REST view of the
  * object after it — as a value, or as SQL yielding JSON when the statement that
  * makes the change is the one that knows the object (see `queueEventsSql`).
  */

@@ -2,7 +2,7 @@ import { builder } from '../../graphql/builder.js';
 import { NodeInterface } from '../../graphql/node.js';
 import type { RequestContext as Context } from '../../context/types.js';
 import { pageLoader, viewField } from '../../graphql/rows.js';
-import { connectionType, connectionComplexity, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
+import { connectionType, connectionComplexity, inOrder, orderedPageFromArgs, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { actingChannel, readableChannelIds } from '../../context/request.js';
@@ -60,6 +60,7 @@ export const MessageObject = builder.prismaObject('Message', {
     }),
     silent: t.exposeBoolean('silent'),
     mediaUrls: t.exposeStringList('mediaUrls'),
+    broadcastId: t.exposeID('broadcastId', { nullable: true, description: 'The broadcast that made this message; null for any other message.' }),
     media: t.field({
       type: [MessageMedia],
       description: 'Files received with an inbound message; REST serves each at /api/connect/messages/{id}/media/{index}.',
@@ -94,6 +95,14 @@ builder.prismaObjectField('Conversation', 'messages', (t) =>
   }),
 );
 
+const MessageOrderEnum = builder.enumType('MessageOrder', {
+  description: 'The order `messages` lists its rows in; the page arguments count from its start (`first`, `after`) or its end (`last`, `before`).',
+  values: {
+    desc: { description: 'Newest first (the default).' },
+    asc: { description: 'Oldest first, in reading order: `last: 20` is the newest twenty, the oldest of them first.' },
+  } as const,
+});
+
 /** How a page of `messages` loads its rows. */
 const messagesPage = pageLoader<MessageRow>();
 
@@ -101,22 +110,33 @@ builder.queryField('messages', (t) =>
   t.field({
     type: MessageConnection,
     nullable: true,
-    description: "The acting channel's messages, newest first. Search never matches encrypted messages.",
+    description:
+      "The acting channel's messages, newest first, or oldest first with `order: asc` (a cursor serves both orders). " +
+      'Search never matches encrypted messages.',
     scope: 'read',
-    args: { ...pageArgs, conversationId: t.arg.id(), contactId: t.arg.id(), search: t.arg.string() },
+    args: {
+      ...pageArgs,
+      conversationId: t.arg.id(),
+      contactId: t.arg.id(),
+      search: t.arg.string(),
+      order: t.arg({ type: MessageOrderEnum, defaultValue: 'desc', description: 'Newest first (`desc`, the default) or oldest first (`asc`).' }),
+    },
     complexity: connectionComplexity,
-    resolve: (_root, args, ctx, info) =>
-      listMessages(
-        ctx,
-        {
-          ...pageFromArgs(args),
-          filters: {
-            conversation_id: args.conversationId == null ? undefined : String(args.conversationId),
-            contact_id: args.contactId == null ? undefined : String(args.contactId),
-            search: args.search ?? undefined,
+    resolve: async (_root, args, ctx, info) =>
+      inOrder(
+        await listMessages(
+          ctx,
+          {
+            ...orderedPageFromArgs(args, args.order),
+            filters: {
+              conversation_id: args.conversationId == null ? undefined : String(args.conversationId),
+              contact_id: args.contactId == null ? undefined : String(args.contactId),
+              search: args.search ?? undefined,
+            },
           },
-        },
-        messagesPage(ctx, info),
+          messagesPage(ctx, info),
+        ),
+        args.order,
       ),
   }),
 );

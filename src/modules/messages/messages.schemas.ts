@@ -113,7 +113,7 @@ const templateParameterSchema = z
   .refine((value) => characterCount(value) <= MESSAGE_LIMITS.text, MESSAGES.templateParameterMax);
 
 /** A template reference; null fields inside it are absent too. */
-const templateSchema = z.preprocess(
+export const templateSchema = z.preprocess(
   (value) => (isRecord(value) ? withoutNulls(value) : value),
   z.object(
     {
@@ -214,6 +214,7 @@ export const messageViewSchema = z
     sender: actorViewSchema,
     silent: z.boolean(),
     mediaUrls: z.array(z.string()),
+    broadcastId: apiUuid.nullable().meta({ description: 'The broadcast that made this message; null for any other message.' }),
     media: z.array(mediaViewSchema).meta({ description: 'Files received with an inbound message; fetch each from `/messages/{id}/media/{index}`.' }),
     createdAt: apiDateTime,
   })

@@ -156,27 +156,42 @@ async function sendInTransaction(
 }
 
 /**
+ * Why the channel's provider cannot reach the contact (docs/providers.md, Outbound): a phone with
+ * an E.164 form or an email, as the provider's descriptor says it needs, never a group; null when it can.
+ */
+export function unreachable(provider: Pick<ProviderDescriptor, 'label' | 'reaches'>, contact: Pick<Contact, 'isGroup' | 'phone' | 'email'>): string | null {
+  const { label, reaches } = provider;
+  if (!reaches) return null;
+  if (contact.isGroup) return MESSAGES.recipientIsGroup(label);
+  if (reaches === 'phone' && !contact.phone) return MESSAGES.recipientNeedsPhone(label);
+  // A phone stored before numbers were checked may have no international form: the provider could not dial it.
+  if (reaches === 'phone' && !deriveE164(contact.phone!)) return MESSAGES.recipientNeedsE164(label);
+  if (reaches === 'email' && !contact.email) return MESSAGES.recipientNeedsEmail(label);
+  return null;
+}
+
+/** How recently the contact must have written for a message of this type to go (the provider's text window, in ms), or null when it need not have. */
+export function needsWindow(provider: Pick<ProviderDescriptor, 'textWindowMs'>, type: 'text' | 'template'): number | null {
+  return provider.textWindowMs && type === 'text' ? provider.textWindowMs : null;
+}
+
+/**
  * A recipient the channel's provider cannot reach is the caller's error (docs/providers.md,
  * Outbound): a phone with an E.164 form or an email, as the provider needs, never a group; and on
  * a provider with a text window, a text needs the contact to have written on this channel within
  * it (templates always go).
  */
 async function checkReachable(tx: Db, provider: ProviderDescriptor, channel: Channel, contact: Contact, field: string, type: SendMessageInput['type']): Promise<void> {
-  const { label, reaches, textWindowMs } = provider;
-  if (reaches) {
-    if (contact.isGroup) throw ValidationError.field(field, MESSAGES.recipientIsGroup(label));
-    if (reaches === 'phone' && !contact.phone) throw ValidationError.field(field, MESSAGES.recipientNeedsPhone(label));
-    // A phone stored before numbers were checked may have no international form: the provider could not dial it.
-    if (reaches === 'phone' && !deriveE164(contact.phone!)) throw ValidationError.field(field, MESSAGES.recipientNeedsE164(label));
-    if (reaches === 'email' && !contact.email) throw ValidationError.field(field, MESSAGES.recipientNeedsEmail(label));
-  }
-  if (!textWindowMs || type !== 'text') return;
-  const since = new Date(Date.now() - textWindowMs);
+  const problem = unreachable(provider, contact);
+  if (problem) throw ValidationError.field(field, problem);
+  const windowMs = needsWindow(provider, type);
+  if (!windowMs) return;
+  const since = new Date(Date.now() - windowMs);
   const [recent] = await tx.$queryRaw<unknown[]>`
     SELECT 1 FROM messages
      WHERE contact_id = ${contact.id}::uuid AND channel_id = ${channel.id}::uuid AND direction = 'inbound' AND created_at > ${since}::timestamptz
      LIMIT 1`;
-  if (!recent) throw ValidationError.field('type', MESSAGES.outsideWindow(label, textWindowMs / 3600_000));
+  if (!recent) throw ValidationError.field('type', MESSAGES.outsideWindow(provider.label, windowMs / 3600_000));
 }
 
 /**

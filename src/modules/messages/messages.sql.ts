@@ -96,6 +96,7 @@ export const messageTable = viewTable<MessageRow, MessageView>({
   }),
   silent: field.column('silent'),
   mediaUrls: field.column('mediaUrls'),
+  broadcastId: field.column('broadcastId'),
   media: field.derived(['media'], (message) => mediaView(message.media), {
     sql: (message) => Prisma.sql`CASE WHEN jsonb_typeof(${message}.media) = 'array' THEN coalesce((
       SELECT json_agg(json_build_object('index', item.position - 1, 'contentType', ${itemText('contentType')}, 'filename', ${itemText('filename')}) ORDER BY item.position)
@@ -116,6 +117,10 @@ export interface Outgoing {
   at: Date;
   /** Events of the send before the message's own (a contact created, a conversation reopened). */
   events: QueuedEvent[];
+  /** The broadcast making this message, if one is. */
+  broadcastId?: string | null;
+  /** When its delivery is due (a broadcast's turn for it); default at once. */
+  runAt?: Date;
 }
 
 /** The stored row of `message` on `conversationId`, as the statement storing it wrote it. */
@@ -148,6 +153,7 @@ export function messageRow(message: Outgoing, conversationId: string): MessageRo
     providerMeta: null,
     sentAt: null,
     failedAt: null,
+    broadcastId: message.broadcastId ?? null,
     createdAt: at,
     updatedAt: at,
     channel: { name: message.channel.name },
@@ -202,17 +208,18 @@ export async function storeMessage(
     message AS (
       INSERT INTO messages (id, workspace_id, channel_id, conversation_id, contact_id, direction, type, body, is_encrypted, silent,
                             template_id, template_parameters, media_urls, sender_type, sender_channel_id, sender_user_id, sender_name,
-                            status, created_at, updated_at)
+                            status, broadcast_id, created_at, updated_at)
       SELECT ${message.id}::uuid, ${workspaceId}::uuid, ${channel.id}::uuid, conversation.id, ${contactId}::uuid, 'outbound',
              ${input.type}::message_type, ${content.body}, ${input.is_encrypted}, ${input.silent},
              ${content.templateId}::uuid, ${content.templateParameters ? JSON.stringify(content.templateParameters) : null}::jsonb,
              ${input.media_urls}::text[], ${sender.type}::actor_type,
              ${sender.type === 'channel' ? sender.id : null}::uuid, ${sender.type === 'user' ? sender.id : null}::uuid, ${sender.name},
-             'queued', ${at}::timestamptz, ${at}::timestamptz
+             'queued', ${message.broadcastId ?? null}::uuid, ${at}::timestamptz, ${at}::timestamptz
         FROM conversation
       RETURNING id, conversation_id),
     delivery AS (
-      INSERT INTO deliveries (id, workspace_id, message_id) SELECT gen_random_uuid(), ${workspaceId}::uuid, id FROM message),
+      INSERT INTO deliveries (id, workspace_id, message_id, run_at)
+      SELECT gen_random_uuid(), ${workspaceId}::uuid, id, coalesce(${message.runAt ?? null}::timestamptz, now()) FROM message),
     link AS (
       INSERT INTO contact_channels (contact_id, channel_id) SELECT ${contactId}::uuid, ${channel.id}::uuid FROM message
       ON CONFLICT DO NOTHING),

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SESSION_SCOPES } from '../../context/scopes.js';
+import { DEFAULT_SESSION_SCOPES, SESSION_SCOPES } from '../../context/scopes.js';
 import { apiDateTime, apiUuid } from '../../rest/schemas.js';
 
 /*
@@ -71,7 +71,7 @@ export const createSessionSchema = z.object(
           if (unknown !== undefined) ctx.addIssue({ code: 'custom', message: MESSAGES.scopeUnknown(unknown) });
         })
         .transform((values) => SESSION_SCOPES.filter((scope) => values.includes(scope))),
-    ).meta({ description: `What the session may do; default all of ${SESSION_SCOPES.join(', ')}.` }),
+    ).meta({ description: `What the session may do; default ${DEFAULT_SESSION_SCOPES.join(', ')} (never broadcasts, which must be asked for).` }),
     channels: optional(
       z
         .array(z.string({ error: MESSAGES.channelsType }), { error: MESSAGES.channelsType })

@@ -1,6 +1,6 @@
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
 import type { RequestContext } from '../../context/types.js';
-import { SESSION_SCOPES, requireScope } from '../../context/scopes.js';
+import { DEFAULT_SESSION_SCOPES, SESSION_SCOPES, requireScope } from '../../context/scopes.js';
 import { NotFoundError, ValidationError } from '../../errors/domain.js';
 import { toPage, type Cursor, type Page } from '../../lib/pagination.js';
 import { TOKEN_PREFIX, displayPrefix, generateToken, hashToken } from '../../lib/tokens.js';
@@ -93,7 +93,7 @@ export async function mintSession(ctx: RequestContext, body: unknown): Promise<S
   const row: SessionRow = {
     id: uuid7(),
     user,
-    scopes: input.scopes ?? [...SESSION_SCOPES],
+    scopes: input.scopes ?? [...DEFAULT_SESSION_SCOPES],
     channelIds: channelIds ?? [...available],
     origins: input.origins ?? [],
     expiresAt,

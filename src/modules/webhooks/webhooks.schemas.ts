@@ -10,6 +10,8 @@ export const WEBHOOK_EVENTS = [
   'conversation.labels_changed',
   'contact.created',
   'contact.updated',
+  'broadcast.started',
+  'broadcast.finished',
 ] as const;
 
 export const webhookEventSchema = z.enum(WEBHOOK_EVENTS, {

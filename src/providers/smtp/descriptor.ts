@@ -34,6 +34,8 @@ export const smtp: ProviderDescriptor = {
   shown: (secrets) => ({ smtpUrl: maskSmtpUrl(secrets.smtpUrl ?? '') }),
   cliHelp: '--smtp-url smtp[s]://user:pass@host:port --from-address A --inbound-address B',
   reaches: 'email',
+  // A modest pace most SMTP relays accept without throttling.
+  limits: { defaultRatePerSecond: 10 },
   outbound: (tools) => smtpProvider({ timeoutMs: tools.timeoutMs, store: tools.email }),
   inbound: {
     parser: () => ({ parse: async (raw) => [{ events: await parseEmail({ ...raw, eventId: raw.eventId ?? '' }) }] }),

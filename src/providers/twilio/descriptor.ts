@@ -20,6 +20,8 @@ export const twilio: ProviderDescriptor = {
   },
   cliHelp: '--account-sid AC… --auth-token T --from +E164',
   reaches: 'phone',
+  // Twilio's rate for a long code number: one message a second.
+  limits: { defaultRatePerSecond: 1 },
   outbound: (tools) =>
     twilioProvider({
       baseUrl: setting(tools.settings, 'TWILIO_API_URL', 'https://api.twilio.com'),

@@ -12,5 +12,7 @@ export const webhook: ProviderDescriptor = {
   settings: {},
   secrets: {},
   cliHelp: '',
+  // A receiver of the gateway's own signed POSTs.
+  limits: { defaultRatePerSecond: 100 },
   outbound: (tools) => webhookProvider({ timeoutMs: tools.timeoutMs, client: tools.guarded }),
 };

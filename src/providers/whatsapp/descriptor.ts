@@ -30,6 +30,8 @@ export const whatsappCloud: ProviderDescriptor = {
   // Meta's customer-service window: free-form messages only within 24 hours of the contact's last message.
   textWindowMs: 24 * 3600_000,
   readReceipts: true,
+  // Meta's default throughput for a business phone number.
+  limits: { defaultRatePerSecond: 80 },
   outbound: (tools) => whatsappProvider({ ...graphApi(tools), http: { exchange: tools.api.exchange, timeoutMs: tools.timeoutMs } }),
   inbound: {
     parser(): InboundParser {

@@ -34,6 +34,7 @@ describe('POST /messages: recipients', () => {
           status: 'queued',
           failureReason: null,
           sender: { type: 'channel', id: s.channel.id, name: 'Main channel' },
+          broadcastId: null,
           silent: false,
           mediaUrls: [],
           media: [],

@@ -12,7 +12,7 @@ import { document } from '../../helpers/openapi.js';
  * where it is declared, so an operation without one cannot be forgotten.
  */
 
-const SCOPES = ['read', 'send', 'contacts', 'conversations', 'credentials'];
+const SCOPES = ['read', 'send', 'contacts', 'conversations', 'credentials', 'broadcasts'];
 
 describe('declared scopes', () => {
   it('every GraphQL root field carries a scope; queries and subscriptions need read, and no root field is left out', () => {
@@ -30,6 +30,8 @@ describe('declared scopes', () => {
       'Mutation.closeConversation': 'conversations',
       'Mutation.reopenConversation': 'conversations',
       'Mutation.createSession': 'credentials',
+      'Mutation.createBroadcast': 'broadcasts',
+      'Mutation.cancelBroadcast': 'broadcasts',
     });
   });
 

@@ -1,0 +1,289 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createChannel } from '../../../src/modules/channels/channels.service.js';
+import { createWorkspace } from '../../../src/modules/workspaces/workspaces.service.js';
+import { BroadcastRunner } from '../../../src/modules/broadcasts/broadcasts.runner.js';
+import { uuid7 } from '../../../src/lib/uuid.js';
+import { Prisma } from '../../../src/generated/prisma/client.js';
+import { appOnOwnDatabase } from '../../helpers/fresh-database.js';
+import { onPostgres } from '../../helpers/app.js';
+import { bearer, uniqueHost } from '../../helpers/factories.js';
+import { postOperation } from '../../helpers/graphql.js';
+import { restClient } from '../../helpers/rest.js';
+import { startReceiver } from '../../helpers/receiver.js';
+import { appWorker } from '../../helpers/worker.js';
+import { testSealer } from '../../helpers/secrets.js';
+
+// A database of its own: the runner and the worker take every due broadcast and delivery.
+let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
+beforeAll(async () => {
+  app = await appOnOwnDatabase();
+}, 120_000);
+afterAll(() => app.drop());
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()!();
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 15_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const value = await read();
+    if (done(value)) return value;
+    if (Date.now() > deadline) {
+      const debug = await app.db.query(Prisma.sql`SELECT r.state, m.status, d.status AS d_status, d.run_at, d.attempts, d.locked_by, d.last_error, now() FROM broadcast_recipients r LEFT JOIN messages m ON m.id = r.message_id LEFT JOIN deliveries d ON d.message_id = m.id WHERE m.status IS DISTINCT FROM 'sent'`);
+      console.log(JSON.stringify(debug, null, 1));
+      throw new Error(`condition not reached in time: ${JSON.stringify(value)}`);
+    }
+    await sleep(50);
+  }
+}
+
+/** A workspace with a webhook channel posting to `url`, `n` contacts, and a client acting as the channel. */
+async function setup(n: number, url?: string, maxRate?: number) {
+  const workspace = await createWorkspace(app.db.prisma, { hostname: uniqueHost('bc'), name: 'Broadcasts' });
+  const { channel, apiKey } = await createChannel(app.db.prisma, { workspaceId: workspace.id, name: 'Hooked', type: 'whatsapp', webhookUrl: url }, testSealer);
+  if (maxRate) await app.db.prisma.channel.update({ where: { id: channel.id }, data: { maxRatePerSecond: maxRate } });
+  const contacts = Array.from({ length: n }, (_, i) => ({ id: uuid7(), workspaceId: workspace.id, name: `Person ${i}`, email: `p${i}-${workspace.id}@example.com` }));
+  await app.db.prisma.contact.createMany({ data: contacts });
+  return { workspace, channel, apiKey, api: restClient(app, workspace.hostname, apiKey), contactIds: contacts.map((c) => c.id) };
+}
+
+/** The delivery worker and the broadcast runner of one process, started. */
+function startProcess() {
+  const worker = appWorker(app);
+  const runner = new BroadcastRunner({ prisma: app.db.prisma, sql: app.db.query, logger: app.logger, events: app.events, onMessagesMade: () => worker.nudge(), idleMs: 50 });
+  worker.start();
+  runner.start();
+  cleanups.push(async () => {
+    await runner.stop();
+    await worker.stop();
+  });
+  return { worker, runner };
+}
+
+/** The most requests `received` holds within any one second. */
+function busiestSecond(times: number[]): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i]! - sorted[j]! >= 1000) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+
+describe('broadcasts over REST', () => {
+  it('skips a contact who opted out of the channel: no message, counted skipped', async () => {
+    const receiver = await startReceiver();
+    cleanups.push(receiver.close);
+    const { api, contactIds, channel } = await setup(4, receiver.url);
+    const [optedOut] = contactIds;
+    await app.db.prisma.contactOptOut.create({ data: { contactId: optedOut!, channelId: channel.id, at: new Date(), source: 'keyword' } });
+    startProcess();
+    const created = await api.post('/broadcasts', { name: 'Opt-outs', audience: { contacts: contactIds }, message: { type: 'text', message: 'Hello' }, rate_per_second: 10 });
+    expect(created.status).toBe(202);
+    const id = created.body.data.broadcast.id;
+    const done = await until(
+      async () => (await api.get(`/broadcasts/${id}`)).body.data.broadcast,
+      (view) => view.status === 'finished',
+      30_000,
+    );
+    expect(done.counts).toEqual({ total: 4, pending: 0, sent: 3, delivered: 0, read: 0, failed: 0, skipped: 1 });
+    const messages = await api.get('/messages?limit=100');
+    expect(messages.body.data.map((m: { contactId: string }) => m.contactId).sort()).toEqual(contactIds.slice(1).sort());
+    const skipped = await app.db.query<{ contact_id: string; message_id: string | null }>(
+      Prisma.sql`SELECT contact_id, message_id FROM broadcast_recipients WHERE broadcast_id = ${id}::uuid AND state = 'skipped'`,
+    );
+    expect(skipped).toEqual([{ contact_id: optedOut, message_id: null }]);
+  });
+
+  it('sends one ordinary message per recipient at the rate asked, counts following the messages', async () => {
+    const receiver = await startReceiver();
+    cleanups.push(receiver.close);
+    const { api, contactIds, channel } = await setup(30, receiver.url);
+    startProcess();
+    const created = await api.post('/broadcasts', { name: 'Launch', audience: { contacts: contactIds }, message: { type: 'text', message: 'Hello all' }, rate_per_second: 10 });
+    expect(created.status).toBe(202);
+    const broadcast = created.body.data.broadcast;
+    expect(broadcast).toMatchObject({ name: 'Launch', channelId: channel.id, ratePerSecond: 10, counts: { total: 30, pending: 30, sent: 0, skipped: 0 } });
+    expect(['scheduled', 'running']).toContain(broadcast.status);
+
+    const done = await until(
+      async () => (await api.get(`/broadcasts/${broadcast.id}`)).body.data.broadcast,
+      (view) => view.status === 'finished',
+      30_000,
+    );
+    expect(done.counts).toEqual({ total: 30, pending: 0, sent: 30, delivered: 0, read: 0, failed: 0, skipped: 0 });
+        expect(receiver.received.length).toBeGreaterThanOrEqual(30);
+    // The turns the runner handed out (a delivery's first due time; a retry would move it): one every
+    // 1/rate s, so that the broadcast takes total / rate and no second holds more than 1.1 × the rate.
+    const turns = (await app.db.query<{ run_at: Date }>(Prisma.sql`
+      SELECT d.run_at FROM deliveries d JOIN messages m ON m.id = d.message_id
+       WHERE m.broadcast_id = ${broadcast.id}::uuid AND d.attempts = 1 ORDER BY d.run_at`)).map((row) => new Date(row.run_at).getTime());
+    expect(busiestSecond(turns)).toBeLessThanOrEqual(11);
+    if (turns.length === 30) {
+      const planned = (turns[turns.length - 1]! - turns[0]!) / 1000;
+      expect(planned).toBeGreaterThan(2.9 * 0.9);
+      expect(planned).toBeLessThan(2.9 * 1.1);
+    }
+    const recipients = new Set(receiver.received.map((request) => JSON.parse(request.body).contact.id));
+    expect(recipients.size).toBe(30);
+
+    const messages = await api.get('/messages?limit=100');
+    expect(messages.body.data).toHaveLength(30);
+    for (const message of messages.body.data) expect(message).toMatchObject({ broadcastId: broadcast.id, status: 'sent', direction: 'outbound', body: 'Hello all' });
+
+    const page = await api.get(`/broadcasts/${broadcast.id}/recipients?limit=15&status=sent`);
+    expect(page.body.data).toHaveLength(15);
+    expect(page.body.meta.has_more).toBe(true);
+    const rest = await api.get(`/broadcasts/${broadcast.id}/recipients?limit=15&status=sent&cursor=${page.body.meta.next_cursor}`);
+    expect(rest.body.data).toHaveLength(15);
+    expect(new Set([...page.body.data, ...rest.body.data].map((r: { contactId: string }) => r.contactId))).toEqual(new Set(contactIds));
+    expect(rest.body.data[0]).toMatchObject({ status: 'sent', failureReason: null, messageId: expect.any(String) });
+
+    const list = await api.get('/broadcasts');
+    expect(list.body.data.map((b: { id: string }) => b.id)).toEqual([broadcast.id]);
+  });
+
+  it('personalises template parameters and refuses unknown contacts, storing nothing', async () => {
+    const { api, contactIds, channel, workspace } = await setup(3);
+    await app.db.prisma.channelTemplate.create({
+      data: { workspaceId: workspace.id, channelId: channel.id, name: 'greeting', language: 'en', category: 'marketing', status: 'approved', body: 'Hi {{1}}, mail {{2}}', parameterCount: 2 },
+    });
+    const unknown = uuid7();
+    const refused = await api.post('/broadcasts', { name: 'Bad', audience: { contacts: [...contactIds, unknown] }, message: { type: 'text', message: 'x' } });
+    expect(refused.status).toBe(422);
+    expect(refused.body.errors['audience.contacts'][0]).toContain(unknown);
+    expect(await app.db.prisma.broadcast.count({ where: { workspaceId: workspace.id } })).toBe(0);
+
+    const badRate = await api.post('/broadcasts', { name: 'Fast', audience: { contacts: contactIds }, message: { type: 'text', message: 'x' }, rate_per_second: 101 });
+    expect(badRate.status).toBe(422);
+    expect(Object.keys(badRate.body.errors)).toEqual(['rate_per_second']);
+    const badPlaceholder = await api.post('/broadcasts', {
+      name: 'T',
+      audience: { contacts: contactIds },
+      message: { type: 'template', template: { name: 'greeting', parameters: ['{{contact.secret}}', 'x'] } },
+    });
+    expect(badPlaceholder.status).toBe(422);
+    expect(Object.keys(badPlaceholder.body.errors)).toEqual(['message.template.parameters.0']);
+
+    startProcess();
+    const created = await api.post('/broadcasts', {
+      name: 'Templated',
+      audience: { contacts: contactIds },
+      message: { type: 'template', template: { name: 'greeting', language: 'en', parameters: ['{{contact.name}}', '{{ contact.email }}'] } },
+    });
+    expect(created.status).toBe(202);
+    const id = created.body.data.broadcast.id;
+    await until(async () => (await api.get(`/broadcasts/${id}`)).body.data.broadcast.status, (status) => status === 'finished');
+    const messages = (await api.get('/messages')).body.data as { body: string; contactId: string; type: string }[];
+    expect(messages).toHaveLength(3);
+    const contacts = await app.db.prisma.contact.findMany({ where: { id: { in: contactIds } } });
+    for (const message of messages) {
+      const contact = contacts.find((c) => c.id === message.contactId)!;
+      expect(message).toMatchObject({ type: 'template', body: `Hi ${contact.name}, mail ${contact.email}` });
+    }
+  });
+
+  it('replays an idempotent create, and pause, resume and cancel steer it', async () => {
+    const { api, apiKey, workspace, contactIds } = await setup(40, undefined, 5);
+    const keyed = restClient(app, workspace.hostname, apiKey, { 'idempotency-key': 'bc-1' });
+    const body = { name: 'Slow', audience: { contacts: contactIds }, message: { type: 'text', message: 'Tick' } };
+    const first = await keyed.post('/broadcasts', body);
+    const again = await keyed.post('/broadcasts', body);
+    expect(first.status).toBe(202);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body.data.broadcast.id).toBe(first.body.data.broadcast.id);
+    expect(first.body.data.broadcast.ratePerSecond).toBe(5);
+    const id = first.body.data.broadcast.id;
+    startProcess();
+    await until(async () => (await api.get(`/broadcasts/${id}`)).body.data.broadcast.counts.sent, (sent) => sent >= 3);
+    const paused = await api.post(`/broadcasts/${id}/pause`);
+    expect(paused.status).toBe(200);
+    expect(paused.body.data.broadcast.status).toBe('paused');
+    // Messages already made (up to a few seconds ahead of their turns) still leave; then none.
+    await sleep(4000);
+    const held = (await api.get(`/broadcasts/${id}`)).body.data.broadcast.counts;
+    await sleep(700);
+    expect((await api.get(`/broadcasts/${id}`)).body.data.broadcast.counts.sent).toBe(held.sent);
+    expect((await api.post(`/broadcasts/${id}/resume`)).body.data.broadcast.status).toBe('running');
+    await until(async () => (await api.get(`/broadcasts/${id}`)).body.data.broadcast.counts.sent, (sent) => sent > held.sent);
+    const canceled = await api.post(`/broadcasts/${id}/cancel`);
+    expect(canceled.body.data.broadcast.status).toBe('canceled');
+    const counts = await until(
+      async () => (await api.get(`/broadcasts/${id}`)).body.data.broadcast.counts,
+      (c) => c.pending === 0,
+    );
+    expect(counts.sent + counts.skipped).toBe(40);
+    expect(counts.skipped).toBeGreaterThan(0);
+    const skipped = await api.get(`/broadcasts/${id}/recipients?status=skipped&limit=100`);
+    expect(skipped.body.data).toHaveLength(counts.skipped);
+    expect(skipped.body.data[0]).toMatchObject({ messageId: null, status: 'skipped' });
+    expect((await api.post(`/broadcasts/${id}/resume`)).status).toBe(422);
+  });
+});
+
+describe('broadcasts over GraphQL', () => {
+  const CREATE = `mutation($input: CreateBroadcastInput!) {
+    createBroadcast(input: $input) { broadcast { id name status ratePerSecond counts { total pending skipped } } userErrors { field message code } } }`;
+
+  it('creates, reads and cancels a broadcast, refusals as userErrors on the input path', async () => {
+    const { apiKey, workspace, contactIds } = await setup(4, undefined, 2);
+    const headers = bearer(apiKey);
+    const unknown = uuid7();
+    const refused = await postOperation(app, workspace.hostname, headers, {
+      query: CREATE,
+      variables: { input: { name: 'Bad', audience: { contacts: [unknown] }, message: { message: 'Hi' } } },
+    });
+    expect(refused.data.createBroadcast.broadcast).toBeNull();
+    expect(refused.data.createBroadcast.userErrors[0].field).toEqual(['input', 'audience', 'contacts']);
+    expect(refused.data.createBroadcast.userErrors[0].message).toContain(unknown);
+    const tooFast = await postOperation(app, workspace.hostname, headers, {
+      query: CREATE,
+      variables: { input: { name: 'Fast', audience: { contacts: contactIds }, message: { message: 'Hi' }, ratePerSecond: 3 } },
+    });
+    expect(tooFast.data.createBroadcast.userErrors[0].field).toEqual(['input', 'ratePerSecond']);
+
+    const created = await postOperation(app, workspace.hostname, headers, {
+      query: CREATE,
+      variables: { input: { name: 'Later', audience: { contacts: contactIds }, message: { message: 'Hi' }, startAt: '2099-01-01T00:00:00Z' } },
+    });
+    const broadcast = created.data.createBroadcast.broadcast;
+    expect(broadcast).toMatchObject({ name: 'Later', status: 'scheduled', ratePerSecond: 2, counts: { total: 4, pending: 4, skipped: 0 } });
+    const read = await postOperation(app, workspace.hostname, headers, {
+      query: `query($id: ID!) { broadcast(id: $id) { id status } broadcasts(first: 5) { edges { node { id } } } }`,
+      variables: { id: broadcast.id },
+    });
+    expect(read.data.broadcast).toEqual({ id: broadcast.id, status: 'scheduled' });
+    expect(read.data.broadcasts.edges.map((edge: { node: { id: string } }) => edge.node.id)).toEqual([broadcast.id]);
+    const canceled = await postOperation(app, workspace.hostname, headers, {
+      query: `mutation($id: ID!) { cancelBroadcast(id: $id) { broadcast { status counts { pending skipped } } userErrors { field message } } }`,
+      variables: { id: broadcast.id },
+    });
+    expect(canceled.data.cancelBroadcast).toEqual({ broadcast: { status: 'canceled', counts: { pending: 0, skipped: 4 } }, userErrors: [] });
+  });
+});
+
+describe('broadcasts are seen by their channel only', () => {
+  it("answers 404 for another workspace's or another channel's broadcast, changing nothing", async () => {
+    const home = await setup(2);
+    const other = await setup(1);
+    const { apiKey: siblingKey } = await createChannel(app.db.prisma, { workspaceId: home.workspace.id, name: 'Sibling', type: 'whatsapp' }, testSealer);
+    const sibling = restClient(app, home.workspace.hostname, siblingKey);
+    const created = await home.api.post('/broadcasts', { name: 'Mine', audience: { contacts: home.contactIds }, message: { message: 'Hi' }, start_at: '2099-01-01T00:00:00Z' });
+    const id = created.body.data.broadcast.id;
+    for (const client of [other.api, sibling]) {
+      for (const path of [`/broadcasts/${id}`, `/broadcasts/${id}/recipients`]) {
+        expect(await client.get(path)).toMatchObject({ status: 404, body: { message: 'Broadcast not found.' } });
+      }
+      for (const action of ['pause', 'resume', 'cancel']) expect((await client.post(`/broadcasts/${id}/${action}`)).status).toBe(404);
+      expect((await client.get('/broadcasts')).body.data).toEqual([]);
+    }
+    expect((await other.api.post('/broadcasts', { name: 'Theirs', audience: { contacts: home.contactIds }, message: { message: 'Hi' } })).status).toBe(422);
+    expect((await home.api.get(`/broadcasts/${id}`)).body.data.broadcast.status).toBe('scheduled');
+    expect((await home.api.get('/broadcasts/not-a-uuid')).status).toBe(404);
+  });
+});
