@@ -1,5 +1,11 @@
 /** Expected failures. Each transport maps them in exactly one place. */
-export abstract class DomainError extends Error {}
+export abstract class DomainError extends Error {
+  /**
+   * Set on a failure that refuses a whole request although it is raised inside the operation (a
+   * subscription refused before its stream starts): HTTP answers it with its status (docs/graphql.md).
+   */
+  refusesRequest = false;
+}
 
 /** Credentials missing, invalid, revoked or unavailable; also an unknown workspace host. */
 export class AuthenticationError extends DomainError {

@@ -36,14 +36,15 @@ function codeOf(error: DomainError): { code: string; http?: { status: number; he
 
 /**
  * A domain error as a GraphQL error, keeping the location of `at` when given. Only an error that
- * refuses a whole HTTP request (thrown before execution, `at` absent) keeps the HTTP status and
+ * refuses a whole HTTP request (thrown before execution, `at` absent, or a subscription refused
+ * before its stream starts, `refusesRequest`) keeps the HTTP status and
  * headers yoga answers it with (`extensions.http`, which yoga never writes out); an error located
  * in a result, or sent over a transport that is not HTTP (`transport: false`), carries no
  * transport details: its `extensions` are its code (docs/graphql.md).
  */
 export function domainGraphQLError(error: DomainError, at?: GraphQLError, options: { transport?: boolean } = {}): GraphQLError {
   const { code, http } = codeOf(error);
-  const transport = options.transport ?? !at;
+  const transport = options.transport ?? (!at || error.refusesRequest);
   return new GraphQLError(error.message, {
     ...(at ? { nodes: at.nodes, path: at.path } : {}),
     extensions: transport && http ? { code, http } : { code },

@@ -183,8 +183,10 @@ export async function subscribeWhileValid<T>(ctx: StreamContext, source: () => A
     settleLapsed(lapse);
   });
   if (!(await hold.verify())) {
-    if (why === 'unchecked') throw new ServiceUnavailableError();
-    throw why === 'expired' ? new TokenExpiredError() : new AuthenticationError();
+    // Before the stream starts: the whole request is refused, with its HTTP status over HTTP.
+    const refusal = why === 'unchecked' ? new ServiceUnavailableError() : why === 'expired' ? new TokenExpiredError() : new AuthenticationError();
+    refusal.refusesRequest = true;
+    throw refusal;
   }
   try {
     return whileCredentialValid(ctx, await source(), hold, lapsed);

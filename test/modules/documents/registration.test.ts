@@ -155,7 +155,7 @@ describe('POST /api/connect/graphql/documents', () => {
     const session = await sessionCaller(app, ws.host, ws.apiKey);
     expect(await register(app, ws.host, session, manifestOf(A))).toEqual({
       status: 403,
-      body: { status: 'error', message: 'Only a backend credential (a channel key or a connection token) may do this: managing credentials, registering documents. A session never can.' },
+      body: { status: 'error', message: 'Only a backend credential (a channel key or a connection token) may do this: managing credentials, registering documents, importing contacts. A session never can.' },
     });
     expect(await storedDocuments(db, ws.workspace.id)).toEqual({});
   });
