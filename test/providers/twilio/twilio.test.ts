@@ -412,6 +412,7 @@ describe('inbound messages', () => {
       silent: false,
       mediaUrls: [],
       media: [],
+      broadcastId: null,
       createdAt: expect.any(String),
     });
     // Twilio sends no time: the message is dated when the gateway received it.

@@ -516,6 +516,7 @@ describe('inbound messages', () => {
       silent: false,
       mediaUrls: [],
       media: [],
+      broadcastId: null,
       // WhatsApp's second, at its last millisecond: the webhook came a minute later.
       createdAt: new Date(at.getTime() + 999).toISOString(),
     });
