@@ -417,6 +417,8 @@ describe('webhooks', () => {
       'conversation.labels_changed',
       'contact.created',
       'contact.updated',
+      'broadcast.started',
+      'broadcast.finished',
     ]);
     expect(all.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     expect(Buffer.from(all.secret.slice(6), 'base64')).toHaveLength(24);
