@@ -95,7 +95,7 @@ describe.skipIf(onPostgres)('production build', () => {
       expect(code, output).toBe(0);
       // Production logs are JSON lines: the migrations were found and applied from the compiled code.
       const lines = output.trim().split('\n').map((line) => JSON.parse(line) as { msg: string });
-      expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining([expect.stringMatching(/^applied migrations: \d+_init/), 'stopped']));
+      expect(lines.map((l) => l.msg)).toEqual(expect.arrayContaining([expect.stringMatching(/^migration 1 of \d+ applied: \d+_init$/), 'stopped']));
     } finally {
       if (child.exitCode === null) child.kill('SIGKILL');
     }
