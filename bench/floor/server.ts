@@ -169,6 +169,10 @@ async function inTransaction<T>(db: pg.PoolClient, work: () => Promise<T>): Prom
   }
 }
 
+/** The contact view's `optOuts`, built by PostgreSQL for the contact row `contacts`. */
+const OPT_OUTS = `coalesce((SELECT json_agg(json_build_object('channelId', o.channel_id, 'at', to_char(o.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'source', o.source)
+                            ORDER BY o.at, o.channel_id) FROM contact_opt_outs o WHERE o.contact_id = contacts.id), '[]'::json) AS opt_outs`;
+
 interface ContactRow {
   id: string;
   name: string;
@@ -177,6 +181,8 @@ interface ContactRow {
   is_group: boolean;
   created_at: Date;
   updated_at: Date;
+  /** Absent where the answer does not show it (GraphQL's documents select no `optOuts`). */
+  opt_outs?: unknown[];
 }
 
 const contactView = (row: ContactRow) => ({
@@ -187,6 +193,7 @@ const contactView = (row: ContactRow) => ({
   isGroup: row.is_group,
   createdAt: iso(row.created_at),
   updatedAt: iso(row.updated_at),
+  ...(row.opt_outs ? { optOuts: row.opt_outs } : {}),
 });
 
 function contactName(input: unknown): string {
@@ -220,7 +227,7 @@ async function updateContactName(db: pg.PoolClient, auth: Auth, id: string, inpu
     if (!current.rows[0]) throw notFound('Contact');
     const at = new Date();
     const { rows } = await db.query<ContactRow>(
-      `UPDATE contacts SET name = $2, updated_at = $3 WHERE id = $1 RETURNING id, name, email, phone, is_group, created_at, updated_at`,
+      `UPDATE contacts SET name = $2, updated_at = $3 WHERE id = $1 RETURNING id, name, email, phone, is_group, created_at, updated_at, ${OPT_OUTS}`,
       [id.toLowerCase(), name, at],
     );
     const updated = rows[0]!;
@@ -252,6 +259,7 @@ const messageView = (auth: Auth, m: SentMessage) => ({
   silent: false,
   mediaUrls: [] as string[],
   media: [] as unknown[],
+  broadcastId: null,
   createdAt: m.createdAt.toISOString(),
 });
 
@@ -388,11 +396,11 @@ function pageParams(query: URLSearchParams): { limit: number; cursor: Cursor | u
  * GET /contacts and GraphQL contacts — 2 statements: authenticate; one keyset
  * page (LIMIT n + 1 tells whether there is more).
  */
-async function listContacts(db: pg.PoolClient, auth: Auth, limit: number, cursor: Cursor | undefined) {
+async function listContacts(db: pg.PoolClient, auth: Auth, limit: number, cursor: Cursor | undefined, optOuts = true) {
   const params: unknown[] = [auth.workspaceId, limit + 1];
   if (cursor) params.push(cursor.createdAt, cursor.id);
   const { rows } = await db.query<ContactRow>(
-    `SELECT id, name, email, phone, is_group, created_at, updated_at FROM contacts
+    `SELECT id, name, email, phone, is_group, created_at, updated_at${optOuts ? `, ${OPT_OUTS}` : ''} FROM contacts
       WHERE workspace_id = $1 AND deleted_at IS NULL ${cursor ? 'AND (created_at, id) < ($3, $4)' : ''}
       ORDER BY created_at DESC, id DESC LIMIT $2`,
     params,
@@ -418,6 +426,7 @@ interface MessageRow {
   media_urls: string[];
   failure_reason: string | null;
   media: unknown[];
+  broadcast_id: string | null;
   created_at: Date;
   channel_name: string;
   user_name: string | null;
@@ -442,7 +451,7 @@ async function searchMessages(db: pg.PoolClient, auth: Auth, search: string | nu
   const { rows } = await db.query<MessageRow>(
     `SELECT m.*, ch.name AS channel_name, u.name AS user_name
        FROM (SELECT id, conversation_id, contact_id, channel_id, direction, type, body, is_encrypted, status, sender_type,
-                    sender_channel_id, sender_user_id, sender_name, silent, media_urls, failure_reason, media, created_at
+                    sender_channel_id, sender_user_id, sender_name, silent, media_urls, failure_reason, media, broadcast_id, created_at
                FROM messages WHERE ${where.join(' AND ')}
               ORDER BY created_at DESC, id DESC LIMIT $2) AS m
        JOIN channels ch ON ch.id = m.channel_id
@@ -478,6 +487,7 @@ const listedMessageView = (m: MessageRow) => ({
     contentType: item.contentType ?? null,
     filename: item.filename ?? null,
   })),
+  broadcastId: m.broadcast_id,
   createdAt: iso(m.created_at),
 });
 
@@ -552,6 +562,8 @@ const INBOX_VIEW = `json_build_object(
   'id', p.id, 'status', p.status, 'contactId', p.contact_id, 'channelId', p.channel_id,
   'assignee', CASE WHEN u.id IS NULL THEN NULL ELSE json_build_object('id', u.id, 'name', u.name, 'email', u.email) END,
   'labels', p.labels, 'unreadCount', p.unread_count, 'lastReadAt', ${isoSql('p.last_read_at')},
+  -- the floor's inbox is read by backend credentials, never assigned anything
+  'assignedToMe', false,
   'lastMessage', CASE WHEN m.id IS NULL THEN NULL ELSE json_build_object(
     'id', m.id, 'conversationId', m.conversation_id, 'contactId', m.contact_id, 'channelId', m.channel_id,
     'direction', m.direction, 'type', m.type, 'body', CASE WHEN m.is_encrypted THEN NULL ELSE m.body END,
@@ -561,7 +573,7 @@ const INBOX_VIEW = `json_build_object(
       WHEN 'user' THEN json_build_object('type', 'user', 'id', m.sender_user_id, 'name', coalesce(su.name, m.sender_name))
       WHEN 'contact' THEN json_build_object('type', 'contact', 'id', m.sender_contact_id, 'name', coalesce(sc.name, m.sender_name))
       ELSE json_build_object('type', 'external', 'id', NULL, 'name', m.sender_name) END,
-    'silent', m.silent, 'mediaUrls', m.media_urls, 'media', '[]'::json, 'createdAt', ${isoSql('m.created_at')}) END,
+    'silent', m.silent, 'mediaUrls', m.media_urls, 'media', '[]'::json, 'broadcastId', m.broadcast_id, 'createdAt', ${isoSql('m.created_at')}) END,
   'lastMessageAt', ${isoSql('p.last_message_at')}, 'closedAt', ${isoSql('p.closed_at')}, 'createdAt', ${isoSql('p.created_at')},
   'stateChanges', coalesce((
     SELECT json_agg(json_build_object('type', sc2.type, 'at', ${isoSql('sc2.created_at')},
@@ -774,7 +786,7 @@ const FINISH = `
              'sender', json_build_object('type', sent.sender_type,
                                          'id', CASE sent.sender_type WHEN 'channel' THEN sent.sender_channel_id WHEN 'user' THEN sent.sender_user_id END,
                                          'name', CASE sent.sender_type WHEN 'channel' THEN channel.name WHEN 'user' THEN coalesce(u.name, sent.sender_name) ELSE sent.sender_name END),
-             'silent', sent.silent, 'mediaUrls', sent.media_urls, 'media', '[]'::json,
+             'silent', sent.silent, 'mediaUrls', sent.media_urls, 'media', '[]'::json, 'broadcastId', sent.broadcast_id,
              'createdAt', to_char(sent.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))
     FROM sent
     JOIN channels AS channel ON channel.id = sent.channel_id
@@ -881,7 +893,7 @@ async function graphql(db: pg.PoolClient, auth: Auth, text: string): Promise<unk
     case 'BenchContacts': {
       const first = Number(variables.first ?? 25);
       const after = variables.after ? decodeCursor(String(variables.after), 'after') : undefined;
-      const page = await listContacts(db, auth, first, after);
+      const page = await listContacts(db, auth, first, after, false);
       const last = page.rows[page.rows.length - 1];
       return {
         data: {
