@@ -8,6 +8,7 @@ import { createEventBus } from './realtime/bus.js';
 import { createPresence } from './modules/activity/presence.js';
 import { OpenStreams } from './lib/streams.js';
 import { createEventLoads } from './realtime/event-loads.js';
+import { subscribeWhileValid } from './realtime/subscriptions.js';
 import { domainGraphQLError, graphqlErrorResponse, maskGraphQLError } from './graphql/errors.js';
 import { DomainError } from './errors/domain.js';
 import { restErrorResponse } from './rest/errors.js';
@@ -245,6 +246,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     events: appDeps.events ?? createEventBus({ redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger, maxPending: env.SUBSCRIPTION_MAX_PENDING }),
     streams: appDeps.streams ?? new OpenStreams(),
     eventLoads: createEventLoads(),
+    holdStream: subscribeWhileValid,
     rateLimiter: ownsRateLimiter
       ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger })
       : appDeps.rateLimiter,

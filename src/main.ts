@@ -3,7 +3,7 @@ import v8 from 'node:v8';
 import type { Database } from './db/database.js';
 import type { DeliveryWorker } from './modules/delivery/delivery.worker.js';
 import type { BroadcastRunner } from './modules/broadcasts/broadcasts.runner.js';
-import type { EventBus } from './realtime/bus.js';
+import type { EventBus } from './context/services.js';
 import type { RateLimiter } from './context/rate-limit.js';
 import { ConfigError, deliveryTimingProblem, loadEnv, privateTargets, publicUrl, seedDemoEnabled, type Env } from './env.js';
 import { createLogger } from './logger.js';

@@ -63,6 +63,7 @@ export function requestContext(deps: AppDeps, auth: AuthContext): RequestContext
     eventLoads: deps.eventLoads,
     credentialWatch: deps.credentialWatch,
     presence: deps.presence,
+    holdStream: deps.holdStream,
     providers: deps.providers?.list ?? PROVIDERS,
     openMedia: deps.openMedia,
     documentProblem: deps.documentProblem,

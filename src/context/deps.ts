@@ -1,15 +1,13 @@
 import type { Logger } from 'pino';
 import type { Database } from '../db/database.js';
 import type { Env } from '../env.js';
-import type { EventBus } from '../realtime/bus.js';
-import type { EventLoads } from '../realtime/event-loads.js';
+import type { EventBus, EventLoads, Presence } from './services.js';
 import type { RateLimiter } from './rate-limit.js';
 import type { CredentialCache } from './credential-cache.js';
-import type { CredentialLookup, CredentialWatch, RequestContext } from './types.js';
+import type { CredentialLookup, CredentialWatch, HoldStream, RequestContext } from './types.js';
 import type { OpenStreams } from '../lib/streams.js';
 import type { Sealer } from '../lib/sealed.js';
 import type { Providers } from '../providers/registry.js';
-import type { Presence } from '../modules/activity/presence.js';
 
 /** What the whole process shares: built once at start, passed explicitly. */
 export interface AppDeps {
@@ -38,6 +36,8 @@ export interface AppDeps {
   providers?: Providers;
   /** Who views and types in which conversation (docs/inbox.md); created by the app when not given. */
   presence?: Presence;
+  /** Holds a subscription's stream by its credential; the realtime engine's, supplied by the app. */
+  holdStream?: HoldStream;
   /** Looks credentials up; supplied by the app from the credentials module when not given. */
   lookupCredential?: CredentialLookup;
   /** What is wrong with a GraphQL document against the schema, or null; supplied by the app. */

@@ -1,13 +1,11 @@
 import type { Logger } from 'pino';
-import type { EventBus } from '../realtime/bus.js';
-import type { EventLoads } from '../realtime/event-loads.js';
+import type { EventBus, EventLoads, Presence, StreamEnd } from './services.js';
 import type { OpenStreams } from '../lib/streams.js';
 import type { OpenedMedia, ProviderDescriptor } from '../providers/provider.js';
 import type { Channel, PrismaClient, Workspace } from '../generated/prisma/client.js';
 import type { RunSql } from '../db/database.js';
 import type { Scopes } from './scopes.js';
 import type { CredentialInvalidation } from './credential-invalidation.js';
-import type { Presence } from '../modules/activity/presence.js';
 
 /** Backend credentials (channel keys, connection tokens) and the sessions they mint for browsers. */
 export type CredentialKind = 'channel_key' | 'connection' | 'session';
@@ -70,6 +68,8 @@ export interface RequestContext {
   credentialWatch?: CredentialWatch;
   /** Who views and types in which conversation, across processes. */
   presence?: Presence;
+  /** Holds a subscription's stream by the caller's credential (src/realtime/subscriptions.ts). */
+  holdStream?: HoldStream;
   /** What is wrong with a GraphQL document against the schema, or null: supplied by the app, which assembles the schema. */
   documentProblem?: (text: string) => string | null;
   /** The providers channels can have: what a send needs of a recipient, which take read receipts. */
@@ -144,3 +144,13 @@ export interface CredentialWatch {
   readonly size: number;
   dispose(): void;
 }
+
+/**
+ * Holds a subscription's stream by the caller's credential (src/realtime/subscriptions.ts): the
+ * credential is checked before `source` is subscribed, and once it lapses the stream yields one
+ * StreamEnd and completes.
+ */
+export type HoldStream = <T>(
+  ctx: Pick<RequestContext, 'auth' | 'streams' | 'credentialWatch'>,
+  source: () => AsyncIterable<T> | Promise<AsyncIterable<T>>,
+) => Promise<AsyncIterableIterator<T | StreamEnd>>;

@@ -5,11 +5,24 @@ import type PrismaTypes from '../generated/pothos-prisma-types.js';
 import { getDatamodel } from '../generated/pothos-prisma-types.js';
 import type { RequestContext } from '../context/types.js';
 import type { RequestState } from '../http/state.js';
-import type { StreamSink } from '../realtime/delivery.js';
 import type { ResponsePaths } from './response-paths.js';
 import { tooComplexError } from './limits.js';
 import { DECLARED_SCOPES } from './scopes.js';
 import { CALLER_READS } from './caller-reads.js';
+
+/**
+ * Where a subscriber's results may be written as they are, by the transport's framing: its
+ * WebSocket (a `next` message with its subscription's id) or its event-stream answer (an `event:
+ * next` block). `written` is called once the bytes have left for the client or the connection is
+ * gone, so that what a client has not taken can be counted.
+ */
+export interface StreamSink {
+  write(json: string, written: () => void): void;
+  /** Writes at once what the sink gathered to write later, if it gathers: before anything else is sent on the stream. */
+  flush?(): void;
+  /** How many results wait for its connection's next turn to be written (never the client's to take yet). */
+  readonly gathered?: number;
+}
 
 /**
  * The context of a GraphQL request: what services take, on the request's own state (yoga makes

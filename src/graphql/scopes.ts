@@ -2,7 +2,7 @@ import SchemaBuilder, { BasePlugin, PothosSchemaError, type FieldNullability, ty
 import type { GraphQLFieldResolver } from 'graphql';
 import { requireScope, type Scope } from '../context/scopes.js';
 import type { RequestContext } from '../context/types.js';
-import { StreamEnd, subscribeWhileValid } from '../realtime/subscriptions.js';
+import { StreamEnd } from '../context/services.js';
 
 /*
  * Every root field states the scope it needs where it is declared (docs/browser-apps.md, Scopes), the way
@@ -86,7 +86,8 @@ export class DeclaredScopesPlugin<Types extends SchemaTypes> extends BasePlugin<
     return (parent, args, context, info) => {
       const ctx = context as RequestContext;
       requireScope(ctx.auth.credential, scope);
-      return subscribeWhileValid(ctx, () => subscribe(parent, args, context, info) as AsyncIterable<unknown> | Promise<AsyncIterable<unknown>>);
+      if (!ctx.holdStream) throw new Error('a subscription needs the stream hold of its app');
+      return ctx.holdStream(ctx, () => subscribe(parent, args, context, info) as AsyncIterable<unknown> | Promise<AsyncIterable<unknown>>);
     };
   }
 }

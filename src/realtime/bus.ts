@@ -3,13 +3,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { describeError } from '../errors/log.js';
 import { closeRedis, DEFAULT_REDIS_PREFIX, logRedisOutages } from '../lib/redis.js';
-
-/** What happened, by id only: subscribers load the current state themselves. */
-export type DomainEvent =
-  | { type: 'message.created'; messageId: string; conversationId: string; workspaceId: string; channelId: string }
-  /** A message's status changed (sent, delivered, read, failed), once committed. */
-  | { type: 'message.updated'; messageId: string; conversationId: string; workspaceId: string; channelId: string }
-  | { type: 'conversation.updated'; conversationId: string; workspaceId: string; channelId: string };
+import type { DomainEvent, EventBus } from '../context/services.js';
 
 /** Every topic: each process listens to all of them on Redis. */
 const TOPICS: readonly DomainEvent['type'][] = ['message.created', 'message.updated', 'conversation.updated'];
@@ -19,52 +13,6 @@ const ANNOUNCE_TIMEOUT_MS = 1000;
 
 /** Events a subscriber may leave unread before it is cut off (SUBSCRIPTION_MAX_PENDING). */
 export const DEFAULT_MAX_PENDING = 1000;
-
-/** A stream that can hand its events on as they come rather than be read (the bus's subscriptions, and streams built on them). */
-export interface Listenable<E, End = void> {
-  /** `event` for each event, synchronously as it arrives; `end` once, when the stream ends. */
-  listen(event: (event: E) => void, end: (last: End) => void): void;
-}
-
-/** Whether `stream` can hand its events on as they come. */
-export const isListenable = <E, End = void>(stream: object): stream is Listenable<E, End> => typeof (stream as Partial<Listenable<E, End>>).listen === 'function';
-
-export interface EventBus {
-  publish(event: DomainEvent): void;
-  /**
-   * The events of one type, as this process hears them. Each subscriber has its own queue of at
-   * most `maxPending` unread events: one that falls further behind (a client that does not read)
-   * is cut off — its iteration ends — rather than held in memory. With `accept`, only the events
-   * it accepts are queued (tested as each is published: a subscriber's filter costs no iteration).
-   */
-  subscribe<T extends DomainEvent['type']>(
-    type: T,
-    accept?: (event: Extract<DomainEvent, { type: T }>) => boolean,
-  ): AsyncIterableIterator<Extract<DomainEvent, { type: T }>> & Listenable<Extract<DomainEvent, { type: T }>>;
-  /**
-   * Listens on a channel of announcements beside the domain events (credential changes), named
-   * without the prefix. The listener is called synchronously as each message arrives, over the
-   * same Redis connection as the events: by the time an event published after an announcement
-   * reaches a subscriber, every listener has heard that announcement. Announcements made in this
-   * process are heard at once.
-   */
-  listen(channel: string, listener: (message: string) => void): () => void;
-  /**
-   * Tells every listener of `channel`, in this process at once and in the others through Redis
-   * (this one may hear it a second time from there). Resolves once Redis has taken the message,
-   * or after a short wait without it (logged): an outage of Redis never fails the change being
-   * announced.
-   */
-  announce(channel: string, message: string): Promise<void>;
-  /**
-   * Whether announcements made by other processes reach this one: Redis is configured and this
-   * process is subscribed to it. `onHearing` is told each time that changes; announcements made
-   * while it was false are lost.
-   */
-  readonly hearing: boolean;
-  onHearing(listener: (hearing: boolean) => void): () => void;
-  dispose(): Promise<void>;
-}
 
 /** What travels on Redis: the event and the process that published it (which heard it already). */
 interface Envelope {

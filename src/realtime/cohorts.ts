@@ -1,11 +1,10 @@
 import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
 import type { WriteCoalescer } from './coalesce.js';
-import type { GraphQLContext } from '../graphql/builder.js';
 import { operationReads, type CallerRead } from '../graphql/caller-reads.js';
-import { isListenable } from './bus.js';
-import { DirectStream, eventStreamSink, FanOut, SharedResult, Turns, type StreamSink, type StreamSource } from './delivery.js';
-import { StreamEnd } from './subscriptions.js';
+import { isListenable, StreamEnd } from '../context/services.js';
+import type { GraphQLContext, StreamSink } from '../graphql/builder.js';
+import { DirectStream, eventStreamSink, FanOut, SharedResult, Turns, type StreamSource } from './delivery.js';
 
 /** What is told of each event: whether its result was executed or shared, and how many subscribers receive it. */
 export type ExecutionObserver = (executed: boolean, subscribers: number) => void;

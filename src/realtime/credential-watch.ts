@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { EventBus } from './bus.js';
+import type { EventBus } from '../context/services.js';
 import { describeError } from '../errors/log.js';
 import type { CredentialCache } from '../context/credential-cache.js';
 import type { LiveCredential } from '../context/types.js';

@@ -1,23 +1,10 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import type { ExecutionResult } from 'graphql';
-import { isListenable, type Listenable } from './bus.js';
+import { isListenable, type Listenable, type StreamEnd } from '../context/services.js';
+import type { StreamSink } from '../graphql/builder.js';
 import type { WriteCoalescer } from './coalesce.js';
-import type { StreamEnd } from './subscriptions.js';
 
-/**
- * Where a subscriber's results may be written as they are, by the transport's framing: its
- * WebSocket (a `next` message with its subscription's id) or its event-stream answer (an `event:
- * next` block). `written` is called once the bytes have left for the client or the connection is
- * gone, so that what a client has not taken can be counted.
- */
-export interface StreamSink {
-  write(json: string, written: () => void): void;
-  /** Writes at once what the sink gathered to write later, if it gathers: before anything else is sent on the stream. */
-  flush?(): void;
-  /** How many results wait for its connection's next turn to be written (never the client's to take yet). */
-  readonly gathered?: number;
-}
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 

@@ -1,3 +1,5 @@
+import type { EventLoads } from '../context/services.js';
+
 /**
  * What subscriptions load for an event, shared by every subscriber of one app. The bus hands the
  * same event object to each subscriber (src/realtime/bus.ts), so the row an event is resolved to is
@@ -10,11 +12,6 @@
  * for each subscriber by the schema as for any query (an encrypted message's content stays
  * hidden), after the subscriber's own filter has checked the event is of its workspace and channel.
  */
-export interface EventLoads {
-  /** The row `load` gives for `event` and `query`, loaded by the first subscriber to ask. */
-  load<T>(event: object, query: unknown, load: () => Promise<T>): Promise<T>;
-}
-
 export function createEventLoads(): EventLoads {
   const loads = new WeakMap<object, Map<string, Promise<unknown>>>();
   return {

@@ -1,17 +1,8 @@
 import type { CredentialHold, Lapse, RequestContext } from '../context/types.js';
 import { AuthenticationError, ServiceUnavailableError, TokenExpiredError } from '../errors/domain.js';
-import { isListenable, type Listenable } from './bus.js';
+import { isListenable, StreamEnd, type Listenable } from '../context/services.js';
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
-
-/**
- * What a stream yields once its credential has lapsed, in place of an event: the subscription
- * field's resolver throws its error (src/graphql/scopes.ts), so the client receives one result
- * whose `errors` carry TOKEN_EXPIRED or UNAUTHENTICATED, and then the stream completes.
- */
-export class StreamEnd {
-  constructor(readonly error: AuthenticationError) {}
-}
 
 function lapseError(lapse: Lapse): AuthenticationError | null {
   if (lapse === 'expired') return new TokenExpiredError();

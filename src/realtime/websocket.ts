@@ -13,8 +13,8 @@ import type { WriteCoalescer } from './coalesce.js';
 import { operationState, type RequestState } from '../http/state.js';
 import type { OpenStreams } from '../lib/streams.js';
 import { domainGraphQLError } from '../graphql/errors.js';
-import type { GraphQLContext } from '../graphql/builder.js';
-import { gatherForFlush, tellAll, type StreamSink } from './delivery.js';
+import type { GraphQLContext, StreamSink } from '../graphql/builder.js';
+import { gatherForFlush, tellAll } from './delivery.js';
 import type { PrepareOperation } from '../graphql/operation.js';
 
 /** The codes of the error a stream ends with when its credential lapses. */

@@ -9,7 +9,8 @@ import { checkAgainstDocument } from './openapi.js';
 import { TEST_SECRETS_KEY, testSealer } from './secrets.js';
 import { testProviders } from './worker.js';
 import type { Providers } from '../../src/providers/registry.js';
-import { createEventBus, type EventBus } from '../../src/realtime/bus.js';
+import { createEventBus } from '../../src/realtime/bus.js';
+import type { EventBus } from '../../src/context/services.js';
 import type { Logger } from 'pino';
 
 export const dbKind = inject('dbKind');

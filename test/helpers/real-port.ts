@@ -9,7 +9,7 @@ import { createHttpServer } from '../../src/http/server.js';
 import { testSealer } from './secrets.js';
 import { testProviders } from './worker.js';
 import type { Providers } from '../../src/providers/registry.js';
-import type { EventBus } from '../../src/realtime/bus.js';
+import type { EventBus } from '../../src/context/services.js';
 
 export interface ServedApp {
   port: number;

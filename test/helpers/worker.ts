@@ -4,7 +4,7 @@ import { DeliveryWorker, type DeliveryWorkerOptions } from '../../src/modules/de
 import { PROVIDERS, createProviders, type ProviderOptions, type Providers } from '../../src/providers/registry.js';
 import type { ProviderDescriptor } from '../../src/providers/provider.js';
 import { testSealer } from './secrets.js';
-import type { EventBus } from '../../src/realtime/bus.js';
+import type { EventBus } from '../../src/context/services.js';
 import { processInboundEvent } from '../../src/modules/inbound/inbound.worker.js';
 
 /** Providers as a test process builds them: private targets allowed, provider APIs at a local port nothing answers unless a test gives its fake. */

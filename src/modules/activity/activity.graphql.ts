@@ -2,7 +2,7 @@ import { builder } from '../../graphql/builder.js';
 import { toUserErrors } from '../../graphql/errors.js';
 import { UserError, type UserErrorShape } from '../../graphql/user-errors.js';
 import { reportActivity, watchActivity } from './activity.service.js';
-import type { ActivityEvent, ActivityUser } from './presence.js';
+import type { ActivityEvent, ActivityUser } from '../../context/services.js';
 
 const ActivityUserObject = builder.objectRef<ActivityUser>('ActivityUser').implement({
   description: 'The workspace user an activity is about.',

@@ -3,7 +3,7 @@ import { ForbiddenError, ServiceUnavailableError, ValidationError } from '../../
 import { parseInput } from '../../lib/validation.js';
 import { findWorkspaceUser, getConversation } from '../conversations/conversations.service.js';
 import { ACTIVITY_MESSAGES, reportActivitySchema } from './activity.schemas.js';
-import type { ActivityEvent, ActivityUser } from './presence.js';
+import type { ActivityEvent, ActivityUser } from '../../context/services.js';
 
 /**
  * Who reports activity: a session's own user (`from` may name that user only: 403), or for a

@@ -1,22 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { EventBus } from '../../realtime/bus.js';
-
-/** A workspace user as an activity names them. */
-export interface ActivityUser {
-  id: string;
-  name: string;
-}
-
-/** What one user is doing in one conversation, as `conversationActivity` streams it (docs/inbox.md). */
-export interface ActivityEvent {
-  conversationId: string;
-  workspaceId: string;
-  user: ActivityUser;
-  typing: boolean;
-  viewing: boolean;
-  at: Date;
-}
+import type { ActivityEvent, ActivityUser, EventBus, Presence } from '../../context/services.js';
 
 /** How long a `typing: true` lasts unless renewed. */
 export const TYPING_LAPSE_MS = 6000;
@@ -90,17 +74,6 @@ class Feed implements AsyncIterableIterator<ActivityEvent> {
   [Symbol.asyncIterator]() {
     return this;
   }
-}
-
-export interface Presence {
-  /** A user typing (or no longer) in a conversation: told to every process's subscribers of it. */
-  reportTyping(input: { workspaceId: string; conversationId: string; user: ActivityUser; typing: boolean }): void;
-  /**
-   * The activity of a conversation, starting with what is known of it now; while it is read, `viewer`
-   * (a session's user; none for a backend credential) counts as viewing it on every process.
-   */
-  watch(input: { workspaceId: string; conversationId: string; viewer: ActivityUser | null }): AsyncIterableIterator<ActivityEvent>;
-  dispose(): void;
 }
 
 /**

@@ -5,7 +5,7 @@ import { Prisma, type Channel, type PrismaClient } from '../../generated/prisma/
 import type { RunSql } from '../../db/database.js';
 import { sqlOn } from '../../db/types.js';
 import { describeError } from '../../errors/log.js';
-import type { EventBus } from '../../realtime/bus.js';
+import type { EventBus } from '../../context/services.js';
 import { uuid7 } from '../../lib/uuid.js';
 import { characterCount } from '../../lib/validation.js';
 import type { ProviderDescriptor } from '../../providers/provider.js';

@@ -16,7 +16,7 @@ import { storedProviderId } from '../inbound/inbound.service.js';
 import { messageTable, senderJoins } from '../messages/messages.sql.js';
 import { messageOptOutSql } from '../contacts/opt-outs.js';
 import type { RunSql } from '../../db/database.js';
-import type { EventBus } from '../../realtime/bus.js';
+import type { EventBus } from '../../context/services.js';
 
 export interface DeliveryWorkerOptions {
   prisma: PrismaClient;

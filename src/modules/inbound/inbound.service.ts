@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import { Prisma, type PrismaClient } from '../../generated/prisma/client.js';
-import type { EventBus } from '../../realtime/bus.js';
+import type { EventBus } from '../../context/services.js';
 import { isUniqueViolation } from '../../db/errors.js';
 import { deriveE164 } from '../../lib/phone.js';
 import { uuid7 } from '../../lib/uuid.js';
