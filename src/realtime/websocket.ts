@@ -62,7 +62,7 @@ function webSocketSink(socket: WebSocket, connection: Socket, id: string, maxBuf
   const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
   const message = (json: string) => `${head}${json}}`;
   /** Whether nothing can be sent: the socket is closing, or cut off now for not reading. */
-  const unwritable = () => socket.readyState !== socket.OPEN || cutOffUnread(socket, maxBufferedBytes, logger);
+  const unwritable = () => cutOffUnread(socket, maxBufferedBytes, logger);
   const gathered = gatherForFlush(coalescer, connection, (jsons, told) => {
     if (unwritable()) return tellAll(told);
     for (let index = 0; index < jsons.length; index++) socket.send(message(jsons[index]!), told[index]);
@@ -79,14 +79,15 @@ function webSocketSink(socket: WebSocket, connection: Socket, id: string, maxBuf
   };
 }
 
-/** Sockets cut off for not reading: each is logged once, however many results were still on their way to it. */
-const cutOffSockets = new WeakSet<WebSocket>();
-
-/** Terminates a socket whose unread output passes `maxBufferedBytes` (logged once), rather than buffering for it: whether it did. */
+/**
+ * Terminates a socket whose unread output passes `maxBufferedBytes`, rather than buffering for it:
+ * whether nothing more may be sent to it. A socket already closing (cut off by an earlier result,
+ * whose output it still counts) is not cut off again, so each is logged once, however many results
+ * were on their way to it.
+ */
 function cutOffUnread(socket: WebSocket, maxBufferedBytes: number, logger: Logger): boolean {
-  if (cutOffSockets.has(socket)) return true;
+  if (socket.readyState !== socket.OPEN) return true;
   if (socket.bufferedAmount <= maxBufferedBytes) return false;
-  cutOffSockets.add(socket);
   logger.warn({ buffered: socket.bufferedAmount }, 'graphql websocket cut off: the client does not read');
   socket.terminate();
   return true;

@@ -9,6 +9,7 @@ import { socketClient } from '../helpers/websocket.js';
 import { sessionSetup } from '../helpers/sessions.js';
 import { runAdminOn } from '../helpers/admin.js';
 import { graphql } from '../gql/index.js';
+import { createConnection } from '../../src/modules/credentials/credentials.service.js';
 
 /** GraphQL over WebSocket (docs/graphql.md): the graphql-transport-ws protocol on /graphql, on a real port. */
 
@@ -294,6 +295,31 @@ describe('GraphQL over WebSocket', () => {
   });
 
   /**
+   * A raw graphql-transport-ws connection on `port`: the handshake and connection_init done (and
+   * acknowledged); `send` writes messages as a client's frames, in one write.
+   */
+  async function rawConnection(port: number, host: string, apiKey: string) {
+    const socket = net.connect(port, '127.0.0.1');
+    onTestFinished(() => void socket.destroy());
+    await new Promise((r) => socket.once('connect', r));
+    const key = Buffer.from('0123456789abcdef').toString('base64');
+    socket.write(
+      `GET /graphql HTTP/1.1\r\nHost: ${host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n`,
+    );
+    const frame = (message: object) => {
+      const payload = Buffer.from(JSON.stringify(message));
+      const mask = Buffer.from([1, 2, 3, 4]);
+      const masked = Buffer.from(payload.map((byte, i) => byte ^ mask[i % 4]!));
+      const header = payload.length < 126 ? Buffer.from([0x81, 0x80 | payload.length]) : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
+      return Buffer.concat([header, mask, masked]);
+    };
+    const send = (...messages: object[]) => socket.write(Buffer.concat(messages.map(frame)));
+    send({ type: 'connection_init', payload: { Authorization: `Bearer ${apiKey}` } });
+    await new Promise((r) => setTimeout(r, 300));
+    return { socket, send };
+  }
+
+  /**
    * A raw socket on a server of its own with `env`: it completes the handshake and connection_init,
    * subscribes `subscriptions` times, then never reads while REST sends of 4 KB arrive until
    * `enough()` (or 200 sends): what the server did meanwhile, and what the socket reads once it
@@ -303,23 +329,8 @@ describe('GraphQL over WebSocket', () => {
     const small = await serveOnPort(app.db, { ...app.env, ...env }, { providers: app.providers });
     onTestFinished(() => small.close());
     const ws = await messagingSetup(app);
-    const socket = net.connect(small.port, '127.0.0.1');
-    onTestFinished(() => void socket.destroy());
-    await new Promise((r) => socket.once('connect', r));
-    const key = Buffer.from('0123456789abcdef').toString('base64');
-    socket.write(
-      `GET /graphql HTTP/1.1\r\nHost: ${ws.host}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Protocol: graphql-transport-ws\r\n\r\n`,
-    );
-    const frame = (text: string) => {
-      const payload = Buffer.from(text);
-      const mask = Buffer.from([1, 2, 3, 4]);
-      const masked = Buffer.from(payload.map((byte, i) => byte ^ mask[i % 4]!));
-      const header = payload.length < 126 ? Buffer.from([0x81, 0x80 | payload.length]) : Buffer.from([0x81, 0x80 | 126, payload.length >> 8, payload.length & 0xff]);
-      return Buffer.concat([header, mask, masked]);
-    };
-    socket.write(frame(JSON.stringify({ type: 'connection_init', payload: { Authorization: `Bearer ${ws.apiKey}` } })));
-    await new Promise((r) => setTimeout(r, 300));
-    for (let id = 1; id <= subscriptions; id++) socket.write(frame(JSON.stringify({ id: String(id), type: 'subscribe', payload: { query: 'subscription { messageAdded { id body } }' } })));
+    const { socket, send: write } = await rawConnection(small.port, ws.host, ws.apiKey);
+    for (let id = 1; id <= subscriptions; id++) write({ id: String(id), type: 'subscribe', payload: { query: 'subscription { messageAdded { id body } }' } });
     await new Promise((r) => setTimeout(r, 500));
     socket.pause();
     const c = await ws.contact({ email: 'never-reads@example.com' });
@@ -371,5 +382,32 @@ describe('GraphQL over WebSocket', () => {
     // Once the client reads what the kernel held, the connection ends: the server holds nothing more for it.
     expect(await seen.closed).toBe(true);
     expect(seen.completes()).toBe(0);
+  });
+
+  it('logs a socket cut off for not reading once, however many answers were on their way to it', { timeout: 60_000 }, async () => {
+    const small = await serveOnPort(app.db, { ...app.env, WS_MAX_BUFFERED_BYTES: 1024 * 1024 }, { providers: app.providers });
+    onTestFinished(() => small.close());
+    const ws = await messagingSetup(app);
+    // A connection to 200 channels named with 255 characters: each answer below is 500 KB, and none
+    // reads the database, so the queries are answered together, far past what the kernel and the limit hold.
+    const names = Array.from({ length: 200 }, (_, i) => `${i}`.padEnd(255, 'n'));
+    await app.db.prisma.channel.createMany({ data: names.map((name) => ({ workspaceId: ws.workspace.id, name })) });
+    const channels = await app.db.prisma.channel.findMany({ where: { workspaceId: ws.workspace.id }, select: { id: true } });
+    const { token } = await createConnection(app.db.prisma, { workspaceId: ws.workspace.id, name: 'Wide', channelIds: channels.map((c) => c.id) });
+    const { socket, send } = await rawConnection(small.port, ws.host, token);
+    socket.pause();
+    const query = `{ ${Array.from({ length: 10 }, (_, i) => `a${i}: viewer { channels { name } }`).join(' ')} }`;
+    const queries = (from: number, count: number) => Array.from({ length: count }, (_, i) => ({ id: String(from + i), type: 'subscribe', payload: { query } }));
+    // Answers checked while nothing waits to be written are all sent: far more than the kernel takes.
+    send(...queries(1, 60));
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(socketsCutOff(small.logs)).toBe(0);
+    // The next answers find the socket's output past its limit: the first cuts it off, and the others, on
+    // their way at the same moment, find it cut off.
+    send(...queries(61, 20));
+    const deadline = Date.now() + 20_000;
+    while (socketsCutOff(small.logs) === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(socketsCutOff(small.logs)).toBe(1);
   });
 });
