@@ -16,7 +16,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     reporters: ['default', './test/setup/summary-reporter.ts'],
     projects: [
-      { extends: true, test: { name: 'pglite', provide: { dbKind: 'pglite' } } },
+      { extends: true, test: { name: 'pglite', provide: { dbKind: 'pglite' }, globalSetup: ['test/setup/pglite.ts'] } },
       {
         extends: true,
         test: { name: 'postgres', provide: { dbKind: 'postgres' }, globalSetup: ['test/setup/postgres.ts'] },
