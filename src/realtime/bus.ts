@@ -20,8 +20,12 @@ interface Envelope {
   event: DomainEvent;
 }
 
-/** One subscriber's queue: events pushed as published, taken as it reads — or handed on at once once it listens. */
-class Subscription<E> implements AsyncIterableIterator<E> {
+/**
+ * One subscriber's queue: events pushed as published, taken as it reads — or handed on at once once
+ * it listens. At most `maxPending` wait unread; one more ends it (cut off). Presence's subscribers
+ * use it too (src/modules/activity/presence.ts).
+ */
+export class Subscription<E> implements AsyncIterableIterator<E> {
   private readonly queue: E[] = [];
   private waiting: ((result: IteratorResult<E>) => void) | undefined;
   private listener: { event: (event: E) => void; end: () => void } | undefined;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { ActivityEvent, ActivityUser, EventBus, Presence } from '../../context/services.js';
+import { Subscription } from '../../realtime/bus.js';
 
 /** How long a `typing: true` lasts unless renewed. */
 export const TYPING_LAPSE_MS = 6000;
@@ -32,50 +33,6 @@ interface UserState {
   told: { typing: boolean; viewing: boolean };
 }
 
-/** One activity subscriber's queue (bounded), read as an async iterator. */
-class Feed implements AsyncIterableIterator<ActivityEvent> {
-  private readonly queue: ActivityEvent[] = [];
-  private waiting: ((result: IteratorResult<ActivityEvent>) => void) | undefined;
-  private ended = false;
-
-  constructor(private readonly onEnd: () => void) {}
-
-  push(event: ActivityEvent): void {
-    if (this.ended) return;
-    if (this.waiting) {
-      const resolve = this.waiting;
-      this.waiting = undefined;
-      resolve({ done: false, value: event });
-      return;
-    }
-    if (this.queue.length >= MAX_PENDING) return void this.return();
-    this.queue.push(event);
-  }
-
-  next(): Promise<IteratorResult<ActivityEvent>> {
-    const event = this.queue.shift();
-    if (event !== undefined) return Promise.resolve({ done: false, value: event });
-    if (this.ended) return Promise.resolve({ done: true, value: undefined });
-    return new Promise((resolve) => (this.waiting = resolve));
-  }
-
-  return(): Promise<IteratorResult<ActivityEvent>> {
-    if (!this.ended) {
-      this.ended = true;
-      this.queue.length = 0;
-      this.onEnd();
-      const resolve = this.waiting;
-      this.waiting = undefined;
-      resolve?.({ done: true, value: undefined });
-    }
-    return Promise.resolve({ done: true, value: undefined });
-  }
-
-  [Symbol.asyncIterator]() {
-    return this;
-  }
-}
-
 /**
  * Presence and typing (docs/inbox.md): state of this app instance only, nothing stored. Each
  * process holds its own viewers and tells the others over the bus's announcements (Redis; in the
@@ -89,7 +46,7 @@ export function createPresence(options: { bus: EventBus; logger: Logger; now?: (
   const origin = randomUUID();
   /** By conversation, then user. */
   const states = new Map<string, Map<string, UserState>>();
-  const feeds = new Map<string, Set<Feed>>();
+  const feeds = new Map<string, Set<Subscription<ActivityEvent>>>();
 
   const stateOf = (workspaceId: string, conversationId: string, user: ActivityUser): UserState => {
     let users = states.get(conversationId);
@@ -189,7 +146,7 @@ export function createPresence(options: { bus: EventBus; logger: Logger; now?: (
     watch({ workspaceId, conversationId, viewer }) {
       let set = feeds.get(conversationId);
       if (!set) feeds.set(conversationId, (set = new Set()));
-      const feed: Feed = new Feed(() => {
+      const feed: Subscription<ActivityEvent> = new Subscription<ActivityEvent>(MAX_PENDING, () => {
         set.delete(feed);
         if (set.size === 0) feeds.delete(conversationId);
         if (!viewer) return;
@@ -197,7 +154,7 @@ export function createPresence(options: { bus: EventBus; logger: Logger; now?: (
         state.local = Math.max(0, state.local - 1);
         if (state.local === 0) send({ origin, kind: 'left', workspaceId, conversationId, user: viewer });
         settle(conversationId, state);
-      });
+      }, undefined);
       // What is known now, first: every user typing or viewing.
       const at = now();
       for (const state of states.get(conversationId)?.values() ?? []) {
