@@ -156,12 +156,22 @@ describe('reportActivity and conversationActivity over GraphQL', () => {
 });
 
 describe('across processes over Redis', () => {
-  it('viewing and typing reach a subscriber of another server instance; a viewer ending there is told within 5 s', async () => {
+  /** Two server instances on one database, hearing each other over Redis under a prefix of their own. */
+  async function twoProcesses(run: (one: TestApp, two: TestApp) => Promise<void>) {
     const redis = { REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', REDIS_PREFIX: `activity-${randomUUID()}:` };
     const db = await openTestDatabase();
     const one = await createTestApp(redis, db);
     const two = await createTestApp(redis, db);
     try {
+      await run(one, two);
+    } finally {
+      await two.close();
+      await one.close();
+    }
+  }
+
+  it('viewing and typing reach a subscriber of another server instance; a viewer ending there is told within 5 s', async () => {
+    await twoProcesses(async (one, two) => {
       const w = await world(one);
       const watcher = await watch(two, w.host, w.otherSession.token, w.conversationId);
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -180,18 +190,11 @@ describe('across processes over Redis', () => {
         await watcher.close();
         await agent.close().catch(() => {});
       }
-    } finally {
-      await two.close();
-      await one.close();
-    }
+    });
   });
 
   it('a process that dies without a word stops counting its viewers within 5 s', async () => {
-    const redis = { REDIS_URL: process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379', REDIS_PREFIX: `activity-${randomUUID()}:` };
-    const db = await openTestDatabase();
-    const one = await createTestApp(redis, db);
-    const two = await createTestApp(redis, db);
-    try {
+    await twoProcesses(async (one, two) => {
       const w = await world(one);
       const watcher = await watch(one, w.host, w.otherSession.token, w.conversationId);
       const agent = await watch(two, w.host, w.session.token, w.conversationId);
@@ -206,9 +209,6 @@ describe('across processes over Redis', () => {
         await watcher.close();
         await agent.close().catch(() => {});
       }
-    } finally {
-      await two.close();
-      await one.close();
-    }
+    });
   });
 });
