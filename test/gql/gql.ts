@@ -85,6 +85,7 @@ type Documents = {
     "\n  mutation SessionSend($input: SendMessageInput!) {\n    sendMessage(input: $input) { message { id sender { type id name } } userErrors { field message } }\n  }\n": typeof types.SessionSendDocument,
     "\n  mutation SessionCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id } userErrors { field message } }\n  }\n": typeof types.SessionCreateContactDocument,
     "\n  mutation SessionClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id name } } } userErrors { field message } }\n  }\n": typeof types.SessionCloseDocument,
+    "\n  subscription RefreshMessageAdded {\n    messageAdded { id body }\n  }\n": typeof types.RefreshMessageAddedDocument,
 };
 const documents: Documents = {
     "\n  query PageContacts($first: Int, $after: String, $last: Int, $before: String, $search: String) {\n    contacts(first: $first, after: $after, last: $last, before: $before, search: $search) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.PageContactsDocument,
@@ -158,6 +159,7 @@ const documents: Documents = {
     "\n  mutation SessionSend($input: SendMessageInput!) {\n    sendMessage(input: $input) { message { id sender { type id name } } userErrors { field message } }\n  }\n": types.SessionSendDocument,
     "\n  mutation SessionCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id } userErrors { field message } }\n  }\n": types.SessionCreateContactDocument,
     "\n  mutation SessionClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id name } } } userErrors { field message } }\n  }\n": types.SessionCloseDocument,
+    "\n  subscription RefreshMessageAdded {\n    messageAdded { id body }\n  }\n": types.RefreshMessageAddedDocument,
 };
 
 /**
@@ -458,6 +460,10 @@ export function graphql(source: "\n  mutation SessionCreateContact($input: Creat
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation SessionClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id name } } } userErrors { field message } }\n  }\n"): (typeof documents)["\n  mutation SessionClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id name } } } userErrors { field message } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription RefreshMessageAdded {\n    messageAdded { id body }\n  }\n"): (typeof documents)["\n  subscription RefreshMessageAdded {\n    messageAdded { id body }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};
