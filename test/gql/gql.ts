@@ -21,6 +21,7 @@ type Documents = {
     "\n  query PageMessagesWithSender($conversationId: ID, $last: Int, $before: String) {\n    messages(conversationId: $conversationId, last: $last, before: $before) {\n      edges { cursor node { id body sender { type name } } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.PageMessagesWithSenderDocument,
     "\n  query PageConversationMessages($id: ID!, $first: Int, $after: String, $last: Int, $before: String) {\n    conversation(id: $id) {\n      messages(first: $first, after: $after, last: $last, before: $before) {\n        edges { cursor node { id } }\n        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      }\n    }\n  }\n": typeof types.PageConversationMessagesDocument,
     "\n  query PageTemplates($first: Int, $after: String, $last: Int, $before: String) {\n    templates(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.PageTemplatesDocument,
+    "\n  subscription WideMessageAdded {\n    messageAdded { id body channelId }\n  }\n": typeof types.WideMessageAddedDocument,
     "\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.EdgeSendMessageDocument,
     "\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n": typeof types.EdgeCreateContactDocument,
     "\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n": typeof types.EdgeUpdateContactDocument,
@@ -95,6 +96,7 @@ const documents: Documents = {
     "\n  query PageMessagesWithSender($conversationId: ID, $last: Int, $before: String) {\n    messages(conversationId: $conversationId, last: $last, before: $before) {\n      edges { cursor node { id body sender { type name } } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.PageMessagesWithSenderDocument,
     "\n  query PageConversationMessages($id: ID!, $first: Int, $after: String, $last: Int, $before: String) {\n    conversation(id: $id) {\n      messages(first: $first, after: $after, last: $last, before: $before) {\n        edges { cursor node { id } }\n        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      }\n    }\n  }\n": types.PageConversationMessagesDocument,
     "\n  query PageTemplates($first: Int, $after: String, $last: Int, $before: String) {\n    templates(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.PageTemplatesDocument,
+    "\n  subscription WideMessageAdded {\n    messageAdded { id body channelId }\n  }\n": types.WideMessageAddedDocument,
     "\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeSendMessageDocument,
     "\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n": types.EdgeCreateContactDocument,
     "\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n": types.EdgeUpdateContactDocument,
@@ -204,6 +206,10 @@ export function graphql(source: "\n  query PageConversationMessages($id: ID!, $f
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query PageTemplates($first: Int, $after: String, $last: Int, $before: String) {\n    templates(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"): (typeof documents)["\n  query PageTemplates($first: Int, $after: String, $last: Int, $before: String) {\n    templates(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription WideMessageAdded {\n    messageAdded { id body channelId }\n  }\n"): (typeof documents)["\n  subscription WideMessageAdded {\n    messageAdded { id body channelId }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
