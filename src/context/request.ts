@@ -37,6 +37,19 @@ export function readableChannelIds(auth: AuthContext): string[] {
   return readableChannels(auth).map((channel) => channel.id);
 }
 
+/**
+ * The channels a subscription follows: `named` (a `channelId` argument), which must be one of the
+ * readable channels — an error otherwise, never a stream that stays silent — else every readable
+ * channel: a credential of several channels that named none follows all of them (docs/inbox.md).
+ */
+export function followedChannelIds(auth: AuthContext, named: string | null | undefined): string[] {
+  const readable = readableChannelIds(auth);
+  if (named == null) return readable;
+  const wanted = named.toLowerCase();
+  if (!readable.includes(wanted)) throw ValidationError.field('channelId', 'The channelId must be a channel this credential can act as.');
+  return [wanted];
+}
+
 /** The channel an operation that starts something acts on: `named` (an input's channelId), else the acting channel. */
 export function startingChannel(auth: AuthContext, named: string | null | undefined) {
   if (named == null) return actingChannel(auth);

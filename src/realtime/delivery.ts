@@ -118,7 +118,7 @@ export type StreamSource = AsyncIterator<unknown> & Partial<Listenable<unknown, 
  * and the subscribers waiting on one execution are written to together when it settles. What the
  * transport's pipeline must see still goes through it, in order: a result with errors (masked
  * there), the end of a stream whose credential lapsed (its error, then completion; a WebSocket
- * then closes with 4403), and completion. The transport iterates this stream as any other; it
+ * then closes: 4401 when it expired, 4403 otherwise), and completion. The transport iterates this stream as any other; it
  * yields only those.
  *
  * What reaches it is decided by a source — its filter, its credential hold: its own (`read`:

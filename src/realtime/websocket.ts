@@ -1,13 +1,13 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import type { ExecutionArgs } from 'graphql';
-import { CloseCode } from 'graphql-ws';
+import { parse, type ExecutionArgs, type ExecutionResult, type GraphQLError, type GraphQLFormattedError } from 'graphql';
+import { CloseCode, type Context as SocketContext } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AuthContext } from '../context/types.js';
-import { AuthenticationError, DomainError } from '../errors/domain.js';
+import { AuthenticationError, DomainError, TokenExpiredError } from '../errors/domain.js';
 import { describeError } from '../errors/log.js';
 import type { WriteCoalescer } from './coalesce.js';
 import { operationState, type RequestState } from '../http/state.js';
@@ -17,13 +17,90 @@ import type { GraphQLContext, StreamSink } from '../graphql/builder.js';
 import { gatherForFlush, tellAll } from './delivery.js';
 import type { PrepareOperation } from '../graphql/operation.js';
 
-/** The codes of the error a stream ends with when its credential lapses. */
-const LAPSED = new Set(['TOKEN_EXPIRED', 'UNAUTHENTICATED']);
+/**
+ * How a socket closes once its credential lapsed, by the code of the error each of its operations
+ * ended with (docs/browser-apps.md): expired, 4401 (refresh and reconnect); anything else —
+ * revoked, unknown, its channel gone — 4403 (do not retry with the same credential).
+ */
+const LAPSE_CLOSE: Readonly<Record<string, { code: number; reason: string }>> = {
+  TOKEN_EXPIRED: { code: CloseCode.Unauthorized, reason: 'Unauthorized' },
+  UNAUTHENTICATED: { code: CloseCode.Forbidden, reason: 'Forbidden' },
+};
 
-/** What a socket learned at `connection_init`: the headers its operations authenticate with. */
+/** How long a socket whose credential lapsed waits for its operations' last results before it closes regardless. */
+const LAST_RESULTS_WITHIN_MS = 5_000;
+
+/**
+ * The document of an operation refused because its credential lapsed: an operation to identify,
+ * never executed (its result is the refusal). Parsed once; it depends on nothing else.
+ */
+const REFUSED_OPERATION = parse('{ __typename }');
+
+/** What a socket learned at `connection_init` (the headers its operations authenticate with), and how it closes once its credential lapsed. */
 type SocketExtra = {
   headers?: Headers;
+  closing?: { code: number; reason: string };
+  /**
+   * Operations whose `complete` is on its way: graphql-ws lets go of an operation once that
+   * message has left, which a held socket (src/realtime/coalesce.ts) delays.
+   */
+  completing?: Set<string>;
 };
+
+/** How the socket closes, when `result` is an operation's end for its lapsed credential. */
+function lapseOf(result: ExecutionResult): { code: number; reason: string } | undefined {
+  for (const error of result.errors ?? []) {
+    const close = LAPSE_CLOSE[error.extensions?.code as string];
+    if (close) return close;
+  }
+  return undefined;
+}
+
+/** An error as sent over the socket: without `extensions.http`, which only an HTTP answer uses. */
+function withoutTransport(error: GraphQLError): GraphQLFormattedError {
+  const { http: _http, ...extensions } = error.extensions ?? {};
+  return { ...error.toJSON(), extensions };
+}
+
+type WebSocketContext = SocketContext<Record<string, unknown> | undefined, SocketExtra & { socket: WebSocket; request: http.IncomingMessage }>;
+
+/**
+ * The socket's credential lapsed (an operation ended with its error): the socket closes once
+ * every open operation has sent its last result and `complete` (`closeWhenDone`), or after
+ * LAST_RESULTS_WITHIN_MS regardless. The first lapse decides the code.
+ */
+function lapsed(ctx: WebSocketContext, close: { code: number; reason: string }): void {
+  if (ctx.extra.closing) return;
+  ctx.extra.closing = close;
+  const socket = ctx.extra.socket;
+  setTimeout(() => socket.close(close.code, close.reason), LAST_RESULTS_WITHIN_MS).unref();
+}
+
+/**
+ * Closes a socket whose credential lapsed once its operation `id` — about to send its `complete` —
+ * was the last open one. graphql-ws sends that `complete` once this hook has returned, in the same
+ * turn of the event loop: the close frame goes after it.
+ */
+function closeWhenDone(ctx: WebSocketContext, id: string): void {
+  const completing = (ctx.extra.completing ??= new Set());
+  completing.add(id);
+  for (const done of completing) if (!(done in ctx.subscriptions)) completing.delete(done);
+  const close = ctx.extra.closing;
+  if (!close || Object.keys(ctx.subscriptions).some((open) => !completing.has(open))) return;
+  const socket = ctx.extra.socket;
+  setImmediate(() => socket.close(close.code, close.reason));
+}
+
+/**
+ * An operation refused because its credential no longer holds, answered as a stream that ends
+ * then: one result with the error (TOKEN_EXPIRED or UNAUTHENTICATED), then `complete`; the socket
+ * then closes (`lapsed`).
+ */
+function refusedOperation(error: AuthenticationError): ExecutionArgs {
+  const result: ExecutionResult = { errors: [domainGraphQLError(error, undefined, { transport: false })] };
+  const answer = () => result;
+  return { document: REFUSED_OPERATION, rootValue: { execute: answer, subscribe: answer } } as unknown as ExecutionArgs;
+}
 
 export interface WebSocketOptions {
   /** Prepares each operation as yoga's HTTP pipeline would (src/graphql/operation.ts). */
@@ -119,10 +196,13 @@ function refuseUpgrade(socket: Duplex, status: number, message: string): void {
 /**
  * GraphQL over WebSocket (the `graphql-transport-ws` protocol of the graphql-ws library, as yoga's
  * documentation integrates it with `ws`), on the same path as HTTP. Credentials travel in
- * `connection_init`'s payload; a missing or bad one closes the socket with 4403. Every operation
- * is authenticated and counted again (a revoked credential closes the socket with 4403, a spent
- * budget is that operation's RATE_LIMITED error), then parsed, validated, costed and run by the
- * same envelop plugins as an HTTP request: the same limits, masking and compiled queries. A socket
+ * `connection_init`'s payload; an expired one closes the socket with 4401, a missing or bad one
+ * with 4403. Every operation is authenticated and counted again (a spent budget is that
+ * operation's RATE_LIMITED error), then parsed, validated, costed and run by the
+ * same envelop plugins as an HTTP request: the same limits, masking and compiled queries. Once the
+ * credential lapses, every open operation — and any started after — ends with one result carrying
+ * TOKEN_EXPIRED or UNAUTHENTICATED, then `complete`, and after the last the socket closes with
+ * 4401 (expired) or 4403 (docs/browser-apps.md). A socket
  * whose unread output passes `maxBufferedBytes` is cut off; keep-alive pings find dead peers; a
  * shutdown closes every socket at once (1001), so clients reconnect elsewhere.
  */
@@ -141,6 +221,8 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
         } catch (error) {
           if (error instanceof DomainError) {
             logger.info({ reason: error.constructor.name }, 'graphql websocket refused');
+            // An expired credential is told apart (4401: refresh it); any other refusal is graphql-ws's 4403.
+            if (error instanceof TokenExpiredError) ctx.extra.socket.close(LAPSE_CLOSE.TOKEN_EXPIRED!.code, LAPSE_CLOSE.TOKEN_EXPIRED!.reason);
             return false;
           }
           throw error;
@@ -155,14 +237,14 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
         return true;
       },
       async onSubscribe(ctx, id, payload) {
+        // An id used again names a new operation.
+        ctx.extra.completing?.delete(id);
         const state = operationState(options.path, ctx.extra.headers!, logger, 'graphql');
         try {
           state.caller = await options.authenticate(ctx.extra.headers!, state);
         } catch (error) {
-          if (error instanceof AuthenticationError) {
-            ctx.extra.socket.close(CloseCode.Forbidden, 'Forbidden');
-            return [];
-          }
+          // The credential lapsed since the socket opened: this operation ends with its error, as the open ones do.
+          if (error instanceof AuthenticationError) return refusedOperation(error);
           if (error instanceof DomainError) return [domainGraphQLError(error, undefined, { transport: false })];
           throw error;
         }
@@ -181,13 +263,17 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
         return { ...args, rootValue: { execute, subscribe } };
       },
       onNext(ctx, _id, _payload, _args, result) {
-        const socket = ctx.extra.socket;
-        if (cutOffUnread(socket, options.maxBufferedBytes, logger)) return;
-        // A stream whose credential lapsed ends with that error (src/realtime/subscriptions.ts); the
-        // socket, whose credential it is, closes with 4403 once the error is on its way (docs/browser-apps.md).
-        if (result.errors?.some((error) => LAPSED.has(error.extensions?.code as string))) {
-          setTimeout(() => socket.close(CloseCode.Forbidden, 'Forbidden'), 10).unref();
-        }
+        if (cutOffUnread(ctx.extra.socket, options.maxBufferedBytes, logger)) return;
+        // A stream whose credential lapsed ends with that error (src/realtime/subscriptions.ts), then
+        // `complete`; the socket, whose credential it is, closes after the last one (docs/browser-apps.md).
+        const close = lapseOf(result);
+        if (close) lapsed(ctx, close);
+        // What tells yoga's HTTP answer its status is not part of a result sent over the socket.
+        if (result.errors?.some((error) => error.extensions?.http)) return { ...result, errors: result.errors.map(withoutTransport) };
+        return undefined;
+      },
+      onComplete(ctx, id) {
+        closeWhenDone(ctx, id);
       },
     },
     wss,

@@ -21,6 +21,7 @@ type Documents = {
     "\n  query PageMessagesWithSender($conversationId: ID, $last: Int, $before: String) {\n    messages(conversationId: $conversationId, last: $last, before: $before) {\n      edges { cursor node { id body sender { type name } } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.PageMessagesWithSenderDocument,
     "\n  query PageConversationMessages($id: ID!, $first: Int, $after: String, $last: Int, $before: String) {\n    conversation(id: $id) {\n      messages(first: $first, after: $after, last: $last, before: $before) {\n        edges { cursor node { id } }\n        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      }\n    }\n  }\n": typeof types.PageConversationMessagesDocument,
     "\n  query PageTemplates($first: Int, $after: String, $last: Int, $before: String) {\n    templates(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": typeof types.PageTemplatesDocument,
+    "\n  subscription WideMessageAdded {\n    messageAdded { id body channelId }\n  }\n": typeof types.WideMessageAddedDocument,
     "\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n": typeof types.EdgeSendMessageDocument,
     "\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n": typeof types.EdgeCreateContactDocument,
     "\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n": typeof types.EdgeUpdateContactDocument,
@@ -85,6 +86,7 @@ type Documents = {
     "\n  mutation SessionSend($input: SendMessageInput!) {\n    sendMessage(input: $input) { message { id sender { type id name } } userErrors { field message } }\n  }\n": typeof types.SessionSendDocument,
     "\n  mutation SessionCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id } userErrors { field message } }\n  }\n": typeof types.SessionCreateContactDocument,
     "\n  mutation SessionClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id name } } } userErrors { field message } }\n  }\n": typeof types.SessionCloseDocument,
+    "\n  subscription RefreshMessageAdded {\n    messageAdded { id body }\n  }\n": typeof types.RefreshMessageAddedDocument,
 };
 const documents: Documents = {
     "\n  query PageContacts($first: Int, $after: String, $last: Int, $before: String, $search: String) {\n    contacts(first: $first, after: $after, last: $last, before: $before, search: $search) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.PageContactsDocument,
@@ -94,6 +96,7 @@ const documents: Documents = {
     "\n  query PageMessagesWithSender($conversationId: ID, $last: Int, $before: String) {\n    messages(conversationId: $conversationId, last: $last, before: $before) {\n      edges { cursor node { id body sender { type name } } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.PageMessagesWithSenderDocument,
     "\n  query PageConversationMessages($id: ID!, $first: Int, $after: String, $last: Int, $before: String) {\n    conversation(id: $id) {\n      messages(first: $first, after: $after, last: $last, before: $before) {\n        edges { cursor node { id } }\n        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n      }\n    }\n  }\n": types.PageConversationMessagesDocument,
     "\n  query PageTemplates($first: Int, $after: String, $last: Int, $before: String) {\n    templates(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n": types.PageTemplatesDocument,
+    "\n  subscription WideMessageAdded {\n    messageAdded { id body channelId }\n  }\n": types.WideMessageAddedDocument,
     "\n  mutation EdgeSendMessage($input: SendMessageInput!) {\n    sendMessage(input: $input) {\n      message { id sender { name } contact { id name } conversation { id contact { id } stateChanges { type } } }\n      userErrors { field message code }\n    }\n  }\n": types.EdgeSendMessageDocument,
     "\n  mutation EdgeCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id name email } userErrors { field message code } }\n  }\n": types.EdgeCreateContactDocument,
     "\n  mutation EdgeUpdateContact($id: ID!, $input: UpdateContactInput!) {\n    updateContact(id: $id, input: $input) { contact { id name } userErrors { field message code } }\n  }\n": types.EdgeUpdateContactDocument,
@@ -158,6 +161,7 @@ const documents: Documents = {
     "\n  mutation SessionSend($input: SendMessageInput!) {\n    sendMessage(input: $input) { message { id sender { type id name } } userErrors { field message } }\n  }\n": types.SessionSendDocument,
     "\n  mutation SessionCreateContact($input: CreateContactInput!) {\n    createContact(input: $input) { contact { id } userErrors { field message } }\n  }\n": types.SessionCreateContactDocument,
     "\n  mutation SessionClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id name } } } userErrors { field message } }\n  }\n": types.SessionCloseDocument,
+    "\n  subscription RefreshMessageAdded {\n    messageAdded { id body }\n  }\n": types.RefreshMessageAddedDocument,
 };
 
 /**
@@ -202,6 +206,10 @@ export function graphql(source: "\n  query PageConversationMessages($id: ID!, $f
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  query PageTemplates($first: Int, $after: String, $last: Int, $before: String) {\n    templates(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"): (typeof documents)["\n  query PageTemplates($first: Int, $after: String, $last: Int, $before: String) {\n    templates(first: $first, after: $after, last: $last, before: $before) {\n      edges { cursor node { id } }\n      pageInfo { hasNextPage hasPreviousPage startCursor endCursor }\n    }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription WideMessageAdded {\n    messageAdded { id body channelId }\n  }\n"): (typeof documents)["\n  subscription WideMessageAdded {\n    messageAdded { id body channelId }\n  }\n"];
 /**
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
@@ -458,6 +466,10 @@ export function graphql(source: "\n  mutation SessionCreateContact($input: Creat
  * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
  */
 export function graphql(source: "\n  mutation SessionClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id name } } } userErrors { field message } }\n  }\n"): (typeof documents)["\n  mutation SessionClose($id: ID!) {\n    closeConversation(id: $id) { conversation { id status stateChanges { type actor { type id name } } } userErrors { field message } }\n  }\n"];
+/**
+ * The graphql function is used to parse GraphQL queries into a document that can be used by GraphQL clients.
+ */
+export function graphql(source: "\n  subscription RefreshMessageAdded {\n    messageAdded { id body }\n  }\n"): (typeof documents)["\n  subscription RefreshMessageAdded {\n    messageAdded { id body }\n  }\n"];
 
 export function graphql(source: string) {
   return (documents as any)[source] ?? {};

@@ -151,7 +151,7 @@ describe('operations on a reserved stream', () => {
   });
 });
 
-describe('a reserved stream whose credential is revoked', () => {
+describe('a reserved stream whose credential is revoked or expires', () => {
   it('ends, after its subscriptions’ last errors', async () => {
     const s = await sessionSetup(app);
     const token = await (await reserve(s.host, s.session.token)).text();
@@ -169,6 +169,29 @@ describe('a reserved stream whose credential is revoked', () => {
         const mine = events.filter((e) => e.data.id === id);
         expect(mine.map((e) => e.event)).toEqual(['next', 'complete']);
         expect(mine[0]!.data.payload).toMatchObject({ data: null, errors: [{ message: 'Unauthenticated.', extensions: { code: 'UNAUTHENTICATED' } }] });
+      }
+    } finally {
+      stream.close();
+    }
+  });
+
+  it('ends at its expiry, after each subscription’s one TOKEN_EXPIRED error and complete', async () => {
+    const s = await sessionSetup(app);
+    // Minted for 60 s at least: brought forward in the database before the token is first used.
+    await app.db.prisma.accessToken.update({ where: { id: s.session.id }, data: { expiresAt: new Date(Date.now() + 2000) } });
+    const token = await (await reserve(s.host, s.session.token)).text();
+    const stream = await connect(s.host, s.session.token, token);
+    try {
+      for (const id of ['a', 'b']) {
+        const started = await operate(s.host, s.session.token, token, { query: 'subscription { conversationUpdated { id } }', extensions: { operationId: id } });
+        expect(started.status).toBe(202);
+      }
+      await until(() => stream.ended, 5000, 'the stream ends');
+      const events = eventsOf(stream.text);
+      for (const id of ['a', 'b']) {
+        const mine = events.filter((e) => e.data.id === id);
+        expect(mine.map((e) => e.event)).toEqual(['next', 'complete']);
+        expect(mine[0]!.data.payload).toMatchObject({ data: null, errors: [{ message: 'Unauthenticated.', extensions: { code: 'TOKEN_EXPIRED' } }] });
       }
     } finally {
       stream.close();

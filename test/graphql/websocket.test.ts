@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vites
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { messagingSetup } from '../helpers/messaging.js';
 import { requestOnPort, serveOnPort, type ServedApp } from '../helpers/real-port.js';
-import { socketClient } from '../helpers/websocket.js';
-import { sessionSetup } from '../helpers/sessions.js';
+import { recordingSocket, socketClient, type RecordingSocket } from '../helpers/websocket.js';
+import { mintSession, sessionSetup } from '../helpers/sessions.js';
 import { runAdminOn } from '../helpers/admin.js';
 import { graphql } from '../gql/index.js';
 import { createConnection } from '../../src/modules/credentials/credentials.service.js';
@@ -94,6 +94,24 @@ afterAll(async () => {
 
 const auth = () => ({ Authorization: `Bearer ${s.apiKey}` });
 
+/** Starts each subscription on the socket, and resolves once the server has subscribed them (a query sent after is answered after). */
+async function live(socket: RecordingSocket, subscriptions: Record<string, string>) {
+  for (const [id, query] of Object.entries(subscriptions)) socket.subscribe(id, query);
+  socket.subscribe('ready', '{ viewer { workspace { name } } }');
+  await socket.until((messages) => messages.some((message) => message.id === 'ready' && message.type === 'complete'));
+  await new Promise((r) => setTimeout(r, 100));
+}
+
+/** The last messages of an operation whose credential lapsed: one result with the error, then complete. */
+const endedWith = (id: string, code: string) => [
+  { id, type: 'next', payload: { data: null, errors: [expect.objectContaining({ message: 'Unauthenticated.', extensions: { code } })] } },
+  { id, type: 'complete' },
+];
+
+/** `promise`, or a failure after `ms`. */
+const within = <T,>(promise: Promise<T>, ms: number) =>
+  Promise.race([promise, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not within ${ms} ms`)), ms))]);
+
 describe('GraphQL over WebSocket', () => {
   it('runs queries and mutations with the credential of connection_init, header names in any case', async () => {
     const socket = socketClient(served.port, s.host, { authorization: `Bearer ${s.apiKey}` });
@@ -143,25 +161,80 @@ describe('GraphQL over WebSocket', () => {
     }
   });
 
-  it('runs as a session, and closes with 4403 after one UNAUTHENTICATED error once the session is revoked', async () => {
+  it('runs as a session; once it is revoked, each open operation gets one UNAUTHENTICATED error then complete, and the socket then closes with 4403', async () => {
     const ss = await sessionSetup(app);
-    const socket = socketClient(served.port, ss.host, { Authorization: `Bearer ${ss.session.token}` });
+    const socket = await recordingSocket(served.port, ss.host, { Authorization: `Bearer ${ss.session.token}` });
     try {
-      expect((await socket.run(Viewer)).data?.viewer?.channel?.id).toBe(ss.channel.id);
-      const subscription = socket.subscribe(Added, {});
-      await socket.run(Viewer);
-      await new Promise((r) => setTimeout(r, 100));
+      await live(socket, { a: 'subscription { messageAdded { id body } }', b: 'subscription { conversationUpdated { id } }' });
       expect((await ss.api.delete(`/sessions/${ss.session.id}`)).status).toBe(204);
-      const closed = await Promise.race([socket.closed, new Promise<null>((r) => setTimeout(() => r(null), 5000))]);
-      expect(closed?.code).toBe(4403);
-      expect(JSON.stringify(subscription.received)).toContain('UNAUTHENTICATED');
+      const closed = await within(socket.closed, 5000).catch((error: Error) => expect.fail(`${error.message}: ${JSON.stringify(socket.messages)}`));
+      expect(closed.code).toBe(4403);
+      for (const id of ['a', 'b']) expect(socket.of(id)).toEqual(endedWith(id, 'UNAUTHENTICATED'));
       // A message sent after the revocation answered never reaches it.
       const c = await ss.contact({ email: 'after-revocation@example.com' });
       await ss.send({ to: c.id, message: 'too late' });
       await new Promise((r) => setTimeout(r, 200));
-      expect(JSON.stringify(subscription.received)).not.toContain('too late');
+      expect(JSON.stringify(socket.messages)).not.toContain('too late');
     } finally {
-      await socket.dispose();
+      socket.close();
+    }
+  });
+
+  it('once a session expires, each open operation gets one TOKEN_EXPIRED error then complete, and the socket then closes with 4401', async () => {
+    const ss = await sessionSetup(app);
+    // Minted for 60 s at least: brought forward in the database before the token is first used.
+    await app.db.prisma.accessToken.update({ where: { id: ss.session.id }, data: { expiresAt: new Date(Date.now() + 2500) } });
+    const socket = await recordingSocket(served.port, ss.host, { Authorization: `Bearer ${ss.session.token}` });
+    try {
+      await live(socket, { a: 'subscription { messageAdded { id body } }', b: 'subscription { messageUpdated { id status } }', c: 'subscription { conversationUpdated { id } }' });
+      const c = await ss.contact({ email: 'before-expiry@example.com' });
+      expect((await ss.send({ to: c.id, message: 'before expiry' })).status).toBe(202);
+      await socket.until((messages) => messages.some((message) => message.id === 'a'));
+      const closed = await within(socket.closed, 5000);
+      expect(closed.code).toBe(4401);
+      expect(socket.of('a')).toEqual([{ id: 'a', type: 'next', payload: { data: { messageAdded: expect.objectContaining({ body: 'before expiry' }) } } }, ...endedWith('a', 'TOKEN_EXPIRED')]);
+      for (const id of ['b', 'c']) expect(socket.of(id).slice(-2)).toEqual(endedWith(id, 'TOKEN_EXPIRED'));
+      for (const id of ['b', 'c']) expect(JSON.stringify(socket.of(id).slice(0, -2))).not.toContain('errors');
+    } finally {
+      socket.close();
+    }
+  });
+
+  it('answers an operation sent once the session has expired with TOKEN_EXPIRED then complete, then closes with 4401; a revoked one with UNAUTHENTICATED and 4403', async () => {
+    for (const [lapse, code, close] of [
+      ['expired', 'TOKEN_EXPIRED', 4401],
+      ['revoked', 'UNAUTHENTICATED', 4403],
+    ] as const) {
+      const ss = await sessionSetup(app);
+      if (lapse === 'expired') await app.db.prisma.accessToken.update({ where: { id: ss.session.id }, data: { expiresAt: new Date(Date.now() + 1500) } });
+      const socket = await recordingSocket(served.port, ss.host, { Authorization: `Bearer ${ss.session.token}` });
+      try {
+        // Nothing is open on the socket when the session lapses: the next operation learns it.
+        if (lapse === 'expired') await new Promise((r) => setTimeout(r, 2000));
+        else expect((await ss.api.delete(`/sessions/${ss.session.id}`)).status).toBe(204);
+        socket.subscribe('late', 'subscription { messageAdded { id } }');
+        const closed = await within(socket.closed, 5000);
+        expect(closed.code, lapse).toBe(close);
+        expect(socket.of('late'), lapse).toEqual([{ id: 'late', type: 'next', payload: { errors: [expect.objectContaining({ message: 'Unauthenticated.', extensions: { code } })] } }, { id: 'late', type: 'complete' }]);
+      } finally {
+        socket.close();
+      }
+    }
+  });
+
+  it('closes a socket whose connection_init carries an expired session with 4401, a revoked one with 4403', async () => {
+    const ss = await sessionSetup(app);
+    const expired = await mintSession(ss.api, { user: ss.user.id });
+    await app.db.prisma.accessToken.update({ where: { id: expired.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    const revoked = await mintSession(ss.api, { user: ss.user.id });
+    expect((await ss.api.delete(`/sessions/${revoked.id}`)).status).toBe(204);
+    for (const [session, code] of [
+      [expired, 4401],
+      [revoked, 4403],
+    ] as const) {
+      const socket = await recordingSocket(served.port, ss.host, { Authorization: `Bearer ${session.token}` });
+      expect((await socket.closed).code).toBe(code);
+      expect(socket.messages).toEqual([]);
     }
   });
 

@@ -90,3 +90,59 @@ export function socketClient(port: number, host: string, connectionParams: Recor
     dispose: () => client.dispose() as Promise<void>,
   };
 }
+
+/** A message of the graphql-transport-ws protocol as a socket received it. */
+export interface ProtocolMessage {
+  id?: string;
+  type: string;
+  payload?: any;
+}
+
+export interface RecordingSocket {
+  /** Every message received, in order, until the socket closed. */
+  messages: ProtocolMessage[];
+  /** How the socket closed, and how many messages had arrived before. */
+  closed: Promise<{ code: number; reason: string; after: number }>;
+  /** The messages of one operation, in order. */
+  of(id: string): ProtocolMessage[];
+  /** Starts operation `id` (a subscribe message). */
+  subscribe(id: string, query: string, variables?: Record<string, unknown>): void;
+  /** Resolves once `condition` holds of the messages so far (fails after `ms`). */
+  until(condition: (messages: ProtocolMessage[]) => boolean, ms?: number): Promise<void>;
+  close(): void;
+}
+
+/**
+ * A plain `ws` socket speaking graphql-transport-ws by hand on `port`, acknowledged before it is
+ * returned: it records every message and the close in the order they arrived, which a library
+ * client would not show (it neither retries nor answers on its own).
+ */
+export async function recordingSocket(port: number, host: string, connectionParams: Record<string, unknown>): Promise<RecordingSocket> {
+  const socket = new WebSocket(`ws://127.0.0.1:${port}/graphql`, 'graphql-transport-ws', { headers: { host } });
+  const messages: ProtocolMessage[] = [];
+  const closed = new Promise<{ code: number; reason: string; after: number }>((resolve) =>
+    socket.on('close', (code, reason) => resolve({ code, reason: reason.toString(), after: messages.length })),
+  );
+  socket.on('message', (data) => messages.push(JSON.parse(String(data)) as ProtocolMessage));
+  await new Promise((resolve, reject) => {
+    socket.once('open', resolve);
+    socket.once('error', reject);
+  });
+  socket.send(JSON.stringify({ type: 'connection_init', payload: connectionParams }));
+  const until = async (condition: (messages: ProtocolMessage[]) => boolean, ms = 5000) => {
+    const deadline = Date.now() + ms;
+    while (!condition(messages)) {
+      if (Date.now() > deadline) throw new Error(`not within ${ms} ms; received ${JSON.stringify(messages)}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  await Promise.race([until((received) => received.some((message) => message.type === 'connection_ack')), closed]);
+  return {
+    messages,
+    closed,
+    of: (id) => messages.filter((message) => message.id === id),
+    subscribe: (id, query, variables) => socket.send(JSON.stringify({ id, type: 'subscribe', payload: { query, ...(variables ? { variables } : {}) } })),
+    until,
+    close: () => socket.close(1000),
+  };
+}

@@ -7,6 +7,7 @@ import { restClient } from '../helpers/rest.js';
 import { mintSession, sessionSetup } from '../helpers/sessions.js';
 import { subscribeSse } from '../helpers/sse.js';
 import { socketClient } from '../helpers/websocket.js';
+import { addChannel, createConnection } from '../helpers/factories.js';
 import { createUser } from '../../src/modules/users/users.service.js';
 import { schema } from '../../src/schema.js';
 import { operationReads } from '../../src/graphql/caller-reads.js';
@@ -23,6 +24,7 @@ const MINE = parse('subscription CohortMine($id: ID) { conversationUpdated(id: $
 const THROUGH_FRAGMENT = parse(
   'subscription CohortFragment($id: ID) { conversationUpdated(id: $id) { id ...Mine } } fragment Mine on Node { ... on Conversation { assignedToMe } }',
 ) as TypedDocumentNode<Updated, { id: string }>;
+const CHANNEL_WIDE = parse('subscription CohortChannelWide { messageAdded { id } }') as TypedDocumentNode<{ messageAdded: { id: string } }, Record<string, never>>;
 const PLAIN = parse('subscription CohortPlain($id: ID) { conversationUpdated(id: $id) { id } }') as TypedDocumentNode<Updated, { id: string }>;
 
 let app: TestApp;
@@ -115,5 +117,36 @@ describe('cohorts keyed from declarations', () => {
     for (const stream of [subscribers.meThroughFragment, subscribers.themOverSse, subscribers.backend, plain[1] as { close(): Promise<void> }]) await (stream as { close(): Promise<void> }).close();
     await mineSocket.dispose();
     await theirsSocket.dispose();
+  });
+
+  it('never shares a result between credentials of different channel sets; two of one set share one execution', { timeout: 60_000 }, async () => {
+    const s = await sessionSetup(app);
+    const b = (await addChannel(app.db.prisma, s.workspace.id, 'Cohort B')).channel;
+    const c = (await addChannel(app.db.prisma, s.workspace.id, 'Cohort C')).channel;
+    const over = async (channelIds: string[]) => {
+      const { token } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: channelIds.join('+'), channelIds });
+      return (await mintSession(restClient(app, s.host, token), { user: s.user.email })).token;
+    };
+    // The same user, none naming a channel: what tells them apart is the set of channels alone.
+    const tokens = { ab: await over([s.channel.id, b.id]), abAgain: await over([s.channel.id, b.id]), ac: await over([s.channel.id, c.id]) };
+    const onPort = (path: string, init: RequestInit) => fetchAs(s.host)(`http://127.0.0.1:${served.port}${path}`, init);
+    const sockets = Object.values(tokens).map((token) => socketClient(served.port, s.host, { Authorization: `Bearer ${token}` }));
+    const streams = [...sockets.map((socket) => socket.subscribe(CHANNEL_WIDE)), await subscribeSse(onPort, { authorization: `Bearer ${tokens.ac}` }, CHANNEL_WIDE)];
+    try {
+      await sleep(500);
+      const before = await counts();
+      const contact = await s.contact({ email: 'cohort-channels@example.com' });
+      const sent = await s.send({ to: contact.id, message: 'on A' });
+      expect(sent.status).toBe(202);
+      for (const stream of streams) expect((await stream.waitFor(1, 10_000))[0]!.data).toEqual({ messageAdded: { id: sent.body.data.message.id } });
+      await sleep(300);
+      // One execution for A+B (both sessions), one for A+C (over the socket and over SSE).
+      const after = await counts();
+      expect(after.executions - before.executions).toBe(2);
+      expect(after.results - before.results).toBe(4);
+    } finally {
+      for (const stream of streams) await ('close' in stream ? stream.close() : stream.stop());
+      for (const socket of sockets) await socket.dispose();
+    }
   });
 });

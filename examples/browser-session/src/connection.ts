@@ -33,12 +33,12 @@ export class GatewayError extends Error {
   }
 }
 
-/** `graphql-ws`'s close code for a missing, bad, revoked or expired credential (docs/graphql.md). */
+/** The gateway's close code for a missing, bad or revoked credential, or one that lost its channel (docs/browser-apps.md). */
 const FORBIDDEN = 4403;
+/** The gateway's close code for an expired session: mint a new one and reconnect. */
+const EXPIRED = 4401;
 /** The close code the client uses to reconnect with a new token. */
 const RESTART = 4205;
-/** The codes of the error a stream ends with when its session lapsed. */
-const LAPSED = new Set(['TOKEN_EXPIRED', 'UNAUTHENTICATED']);
 
 export interface ConnectionOptions {
   /** Mints a session through the page's backend (its own sign-in decides who the agent is). */
@@ -53,8 +53,10 @@ export interface ConnectionOptions {
  * One WebSocket to the gateway for every operation (graphql-ws, the `graphql-transport-ws`
  * protocol), acting with a session token that the page's backend mints. The token travels in
  * `connection_init`; before it expires a new one is minted and the socket reconnects with it, and
- * the client resubscribes the open subscriptions. When the gateway ends the session — an error
- * `UNAUTHENTICATED` on a stream, then close code 4403 — nothing is retried: the page is told.
+ * the client resubscribes the open subscriptions. A session that expired anyway (the tab slept past
+ * the refresh: `TOKEN_EXPIRED` on each stream, then close code 4401) is replaced by a new one, and
+ * its streams subscribed again. When the gateway ends the session — an error `UNAUTHENTICATED` on a
+ * stream, then close code 4403 — nothing is retried: the page is told.
  */
 export class GatewayConnection {
   private session: MintedSession | undefined;
@@ -63,8 +65,9 @@ export class GatewayConnection {
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
   private ended = false;
   private refreshing: Promise<void> | undefined;
-  /** A stream reported TOKEN_EXPIRED (the tab slept past the refresh): the 4403 that follows is retried with a new token. */
-  private expired = false;
+  /** Resolves once the current socket has closed. */
+  private gone: Promise<void> = Promise.resolve();
+  private closed = () => {};
 
   constructor(private readonly options: ConnectionOptions) {}
 
@@ -83,15 +86,19 @@ export class GatewayConnection {
       onNonLazyError: () => {},
       retryAttempts: 5,
       retryWait: (retries) => new Promise((resolve) => setTimeout(resolve, Math.min(250 * 2 ** retries, 5000))),
-      // 4403 is final: the credential was refused, and the same one would be refused again
-      // (unless it merely expired, and a new one is on its way).
-      shouldRetry: (event) => !this.ended && (this.expired || !(isCloseEvent(event) && event.code === FORBIDDEN)),
+      // 4403 is final: the credential was refused, and the same one would be refused again. graphql-ws
+      // never retries 4401 (expired): the streams it ended start again on a new session (request()).
+      shouldRetry: (event) => !this.ended && !(isCloseEvent(event) && event.code === FORBIDDEN),
       on: {
-        opened: (socket) => (this.socket = socket as WebSocket),
+        opened: (socket) => {
+          this.socket = socket as WebSocket;
+          this.gone = new Promise((resolve) => (this.closed = resolve));
+        },
         connected: () => this.options.onState({ kind: 'connected' }),
         closed: (event) => {
+          this.closed();
           if (this.ended) return;
-          if (isCloseEvent(event) && event.code === FORBIDDEN && !this.expired) return this.end('revoked', 'The gateway ended this session.');
+          if (isCloseEvent(event) && event.code === FORBIDDEN) return this.end('revoked', 'The gateway ended this session.');
           this.options.onState({ kind: 'reconnecting' });
         },
       },
@@ -143,22 +150,26 @@ export class GatewayConnection {
     const start = () => {
       // The run that reported the lapse ends; its end is not the stream's.
       let lapsed = false;
+      // On a new session and a new socket: the expired one closes after its last operation's end.
+      const expired = () => {
+        if (lapsed) return;
+        lapsed = true;
+        void Promise.all([this.refresh(), this.gone]).then(() => {
+          if (!this.ended && !stopped) start();
+        });
+      };
       stop = client.subscribe(operation, {
         next: (result) => {
           const code = result.errors?.[0]?.extensions?.code as string | undefined;
-          if (code && LAPSED.has(code)) {
+          if (code === 'UNAUTHENTICATED') {
             lapsed = true;
-            if (code === 'UNAUTHENTICATED') return this.end('revoked', 'The gateway ended this session.');
-            this.expired = true;
-            void this.refresh().then(() => {
-              this.expired = false;
-              if (!this.ended && !stopped) start();
-            });
-            return;
+            return this.end('revoked', 'The gateway ended this session.');
           }
+          if (code === 'TOKEN_EXPIRED') return expired();
           sink.next(result as FormattedExecutionResult);
         },
-        error: (error) => !lapsed && sink.error(error),
+        // A socket refused or closed for the expiry before this run's own end.
+        error: (error) => (isCloseEvent(error) && error.code === EXPIRED ? expired() : !lapsed && sink.error(error)),
         complete: () => !lapsed && sink.complete(),
       });
     };

@@ -6,7 +6,7 @@ import { accepted, asPayload, orNull } from '../../graphql/results.js';
 import { toUserErrors } from '../../graphql/errors.js';
 import { payloadType, type Payload } from '../../graphql/user-errors.js';
 import { UserObject } from '../users/users.graphql.js';
-import { actingChannel, readableChannelIds } from '../../context/request.js';
+import { followedChannelIds } from '../../context/request.js';
 import { ActorType, ConversationStateChangeType, ConversationStatus } from '../../generated/prisma/enums.js';
 import {
   assignConversation,
@@ -198,16 +198,20 @@ builder.mutationFields((t) => ({
   }),
 }));
 
+/** The argument that narrows a subscription to one channel (src/context/request.ts `followedChannelIds`). */
+export const CHANNEL_FILTER = 'Only the events of this channel, one the credential can act as (an error otherwise).';
+
 builder.subscriptionField('conversationUpdated', (t) =>
   t.prismaField({
     type: 'Conversation',
-    description: 'A conversation of the acting channel changed: a message, a close or a reopen. With `id`, only that conversation.',
+    description:
+      'A conversation changed (a message, a close, a reopen, an assignment, a label…) on any channel the credential can act as (with X-Channel-Uuid, that channel); `channelId` narrows to one of them, `id` to one conversation.',
     scope: 'read',
-    args: { id: t.arg.id() },
+    args: { id: t.arg.id(), channelId: t.arg.id({ description: CHANNEL_FILTER }) },
     subscribe: (_root, args, ctx) => {
       const id = args.id == null ? null : String(args.id).toLowerCase();
-      // A conversation named by id brings its own channel; without one, the acting channel's (docs/inbox.md).
-      const channelIds = new Set(id === null ? [actingChannel(ctx.auth).id] : readableChannelIds(ctx.auth));
+      // Every channel the credential can act as, or the one `channelId` names (docs/inbox.md).
+      const channelIds = new Set(followedChannelIds(ctx.auth, args.channelId == null ? null : String(args.channelId)));
       const workspaceId = ctx.auth.workspace.id;
       return ctx.events!.subscribe(
         'conversation.updated',

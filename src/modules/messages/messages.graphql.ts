@@ -5,10 +5,10 @@ import { pageLoader, viewField } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, inOrder, orderedPageFromArgs, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
 import { payloadType } from '../../graphql/user-errors.js';
-import { actingChannel, readableChannelIds } from '../../context/request.js';
+import { followedChannelIds } from '../../context/request.js';
 import { MessageDirection, MessageStatus, MessageType } from '../../generated/prisma/enums.js';
 import { keysetOrder, keysetWhere, toPage } from '../../lib/pagination.js';
-import { Actor } from '../conversations/conversations.graphql.js';
+import { Actor, CHANNEL_FILTER } from '../conversations/conversations.graphql.js';
 import { listMessages, sendMessage } from './messages.service.js';
 import { ENCRYPTED_PLACEHOLDER, MESSAGE_RELATIONS, messageSender, messageTable, type MessageRow } from './messages.sql.js';
 import type { MediaView } from './messages.schemas.js';
@@ -225,13 +225,15 @@ builder.mutationField('sendMessage', (t) =>
   }),
 );
 
-/** A message event heard on the bus, of the acting channel and, when given, of one conversation. */
+/** A message event heard on the bus: of one of the followed channels and, when given, of one conversation. */
 type MessageEvent = { messageId: string; conversationId: string; workspaceId: string; channelId: string };
 
-function messageEvents(ctx: Context, type: 'message.created' | 'message.updated', conversationIdArg: string | number | null | undefined) {
-  const conversationId = conversationIdArg == null ? null : String(conversationIdArg).toLowerCase();
-  // A conversation named by id brings its own channel; without one, the acting channel's (docs/inbox.md).
-  const channelIds = new Set(conversationId === null ? [actingChannel(ctx.auth).id] : readableChannelIds(ctx.auth));
+type EventArgs = { conversationId?: string | number | null; channelId?: string | number | null };
+
+function messageEvents(ctx: Context, type: 'message.created' | 'message.updated', args: EventArgs) {
+  const conversationId = args.conversationId == null ? null : String(args.conversationId).toLowerCase();
+  // Every channel the credential can act as, or the one `channelId` names (docs/inbox.md).
+  const channelIds = new Set(followedChannelIds(ctx.auth, args.channelId == null ? null : String(args.channelId)));
   const workspaceId = ctx.auth.workspace.id;
   return ctx.events!.subscribe(
     type,
@@ -246,13 +248,16 @@ const eventMessage = (query: object, event: unknown, ctx: Context) => {
   return ctx.eventLoads ? ctx.eventLoads.load(event as object, query, load) : load();
 };
 
+const MESSAGE_EVENTS = (what: string) =>
+  `${what} on any channel the credential can act as (with X-Channel-Uuid, that channel); \`channelId\` narrows to one of them, \`conversationId\` to one conversation.`;
+
 builder.subscriptionField('messageAdded', (t) =>
   t.prismaField({
     type: 'Message',
-    description: 'Messages sent on the acting channel, optionally of one conversation.',
+    description: MESSAGE_EVENTS('Each new message'),
     scope: 'read',
-    args: { conversationId: t.arg.id() },
-    subscribe: (_root, args, ctx) => messageEvents(ctx, 'message.created', args.conversationId),
+    args: { conversationId: t.arg.id(), channelId: t.arg.id({ description: CHANNEL_FILTER }) },
+    subscribe: (_root, args, ctx) => messageEvents(ctx, 'message.created', args),
     resolve: (query, event, _args, ctx) => eventMessage(query, event, ctx),
   }),
 );
@@ -260,11 +265,10 @@ builder.subscriptionField('messageAdded', (t) =>
 builder.subscriptionField('messageUpdated', (t) =>
   t.prismaField({
     type: 'Message',
-    description:
-      "A message of the acting channel, optionally of one conversation, each time its status changes: sent, delivered, read, or failed (with its failureReason).",
+    description: MESSAGE_EVENTS('A message, each time its status changes (sent, delivered, read, or failed with its failureReason),'),
     scope: 'read',
-    args: { conversationId: t.arg.id() },
-    subscribe: (_root, args, ctx) => messageEvents(ctx, 'message.updated', args.conversationId),
+    args: { conversationId: t.arg.id(), channelId: t.arg.id({ description: CHANNEL_FILTER }) },
+    subscribe: (_root, args, ctx) => messageEvents(ctx, 'message.updated', args),
     resolve: (query, event, _args, ctx) => eventMessage(query, event, ctx),
   }),
 );
