@@ -20,6 +20,7 @@ import { GRAPHIQL_OPTIONS, graphiqlRenderer } from './graphql/graphiql.js';
 import { createCredentialWatch } from './realtime/credential-watch.js';
 import { documentLimitsPlugin } from './graphql/limits.js';
 import { compiledQueriesPlugin, costLimitPlugin } from './graphql/jit.js';
+import { incrementalDeliveryPlugin } from './graphql/incremental.js';
 import { pageArgumentsPlugin } from './graphql/connection.js';
 import { graphqlOverWebSocket } from './realtime/websocket.js';
 import { singleConnectionSse, SSE_STREAM_PATH } from './realtime/sse.js';
@@ -307,6 +308,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
       }),
       operationLabelPlugin(metrics),
       documentLimitsPlugin({ hideSuggestions: !introspectionEnabled(deps.env) }),
+      incrementalDeliveryPlugin(),
       costLimitPlugin(),
       pageArgumentsPlugin(),
       compiledQueriesPlugin(),

@@ -36,6 +36,9 @@ const httpUrl = z
   }, 'expected an http(s) URL')
   .transform((value) => value.replace(/\/+$/, ''));
 
+/** OTLP over HTTP, as protobuf (the standard's default) or JSON; gRPC is not served. */
+const otlpProtocol = z.enum(['http/protobuf', 'http/json'], { error: 'expected http/protobuf or http/json (OTLP over HTTP)' });
+
 const secretsKey = z
   .string()
   .refine((value) => parseKey(value) !== null, 'expected base64 of 32 random bytes, e.g. the output of `openssl rand -base64 32`')
@@ -130,6 +133,17 @@ const envSchema = z.object({
   SECRETS_KEY: secretsKey.optional(),
   /** The key being rotated away from: values sealed with it can still be opened. */
   SECRETS_KEY_PREVIOUS: secretsKey.optional(),
+  /**
+   * OpenTelemetry (docs/operations.md#tracing): spans are exported only when an OTLP endpoint is
+   * set. The SDK reads these and the other standard OTEL_* variables itself; the ones the server
+   * decides by are checked here, so that a bad value stops the start with its rule.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl.optional(),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.optional(),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.optional(),
+  OTEL_SDK_DISABLED: flag.default(false),
+  OTEL_SERVICE_NAME: z.string().trim().min(1).default('connect-gateway'),
 });
 
 export type Env = z.infer<typeof envSchema>;
@@ -170,6 +184,14 @@ export function deliveryTimingProblem(env: Pick<Env, 'DELIVERY_TIMEOUT_MS' | 'DE
     `DELIVERY_TIMEOUT_MS (${env.DELIVERY_TIMEOUT_MS}) must be shorter than DELIVERY_LEASE_MS (${env.DELIVERY_LEASE_MS}): ` +
     'an attempt still waiting for its provider when its lease ends could be sent again by another worker'
   );
+}
+
+/**
+ * Whether spans are exported (docs/operations.md#tracing): an OTLP endpoint is set (for all
+ * signals or for traces) and the SDK is not disabled. Otherwise the SDK is never loaded.
+ */
+export function tracingEnabled(env: Pick<Env, 'OTEL_EXPORTER_OTLP_ENDPOINT' | 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' | 'OTEL_SDK_DISABLED'>): boolean {
+  return Boolean(env.OTEL_EXPORTER_OTLP_ENDPOINT ?? env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) && !env.OTEL_SDK_DISABLED;
 }
 
 export function introspectionEnabled(env: Env): boolean {

@@ -4,8 +4,9 @@ import type { Database } from './db/database.js';
 import type { DeliveryWorker } from './modules/delivery/delivery.worker.js';
 import type { BroadcastRunner } from './modules/broadcasts/broadcasts.runner.js';
 import type { EventBus } from './context/services.js';
+import type { Telemetry } from './telemetry.js';
 import type { RateLimiter } from './context/rate-limit.js';
-import { ConfigError, deliveryTimingProblem, loadEnv, privateTargets, publicUrl, seedDemoEnabled, type Env } from './env.js';
+import { ConfigError, deliveryTimingProblem, loadEnv, privateTargets, publicUrl, seedDemoEnabled, tracingEnabled, type Env } from './env.js';
 import { createLogger } from './logger.js';
 import { OpenStreams } from './lib/streams.js';
 import { describeError } from './errors/log.js';
@@ -61,6 +62,8 @@ let closeProviders: (() => Promise<void>) | undefined;
 let events: EventBus | undefined;
 let rateLimiter: RateLimiter | null | undefined;
 let smtpListener: { readonly port: number; close(): Promise<void> } | undefined;
+/** OpenTelemetry, when an OTLP endpoint is set (docs/operations.md#tracing). */
+let telemetry: Telemetry | undefined;
 let stopping = false;
 /** The subscription streams the app holds open, ended at once on shutdown. */
 const streams = new OpenStreams();
@@ -104,6 +107,8 @@ async function shutdown(signal: string) {
   await events?.dispose();
   await rateLimiter?.dispose();
   await db?.close();
+  // The spans still buffered are exported, for at most a few seconds.
+  await Promise.race([telemetry?.shutdown().catch(() => {}), new Promise((resolve) => setTimeout(resolve, 5000).unref())]);
   logger.info('stopped');
   process.exit(0);
 }
@@ -127,6 +132,9 @@ function listenError(error: NodeJS.ErrnoException, host: string, port: number): 
 async function start(env: Env) {
   // One line per phase of the start (docs/operations.md, Start-up), so that no start is silent for long.
   logger.info('starting: loading the server');
+  // Before anything that uses pg or serves HTTP is loaded, so that the SDK's instrumentations
+  // patch them; without an endpoint the SDK is never loaded.
+  if (tracingEnabled(env)) telemetry = await step(async () => (await import('./telemetry.js')).startTelemetry(env, logger), 'OpenTelemetry: ');
   // Loaded only once the settings are valid, so that a bad setting is reported at once.
   const [
     { createApp },
@@ -224,6 +232,7 @@ async function start(env: Env) {
         pollMs: env.DELIVERY_POLL_MS,
         backoffMs: env.DELIVERY_BACKOFF_MS,
         maxBackoffMs: env.DELIVERY_MAX_BACKOFF_MS,
+        tracing: telemetry?.tracing,
       })
     : undefined;
   // Broadcasts' messages are made where deliveries are worked: the runner wakes its process's worker.
@@ -234,7 +243,10 @@ async function start(env: Env) {
   // Budgets are shared through Redis from the first request on: wait for it briefly before listening.
   if (rateLimiter && !(await rateLimiter.ready(3000))) logger.warn('rate limit store not reachable yet: counting in memory until it is');
   if (stopping) return;
-  const app = createApp({ db, env, logger, streams, events: bus, sealer, providers, rateLimiter, onMessageQueued: () => worker?.nudge(), onBroadcastQueued: () => broadcasts?.nudge() });
+  const app = createApp(
+    { db, env, logger, streams, events: bus, sealer, providers, rateLimiter, onMessageQueued: () => worker?.nudge(), onBroadcastQueued: () => broadcasts?.nudge(), tracing: telemetry?.tracing },
+    { plugins: telemetry?.plugins ?? [] },
+  );
   yoga = app;
   const listener = createHttpServer(app, logger, { keepAliveMs: env.HTTP_KEEP_ALIVE_MS });
 

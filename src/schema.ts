@@ -1,6 +1,7 @@
 import { builder } from './graphql/builder.js';
 import { internResponsePaths } from './graphql/jit.js';
 import { checkRowColumns } from './graphql/rows.js';
+import { SCHEMA_DIRECTIVES } from './graphql/incremental.js';
 import './graphql/scalars.js';
 import './modules/workspaces/workspaces.graphql.js';
 import './modules/channels/channels.graphql.js';
@@ -23,4 +24,4 @@ builder.queryType({});
 builder.mutationType({});
 builder.subscriptionType({});
 
-export const schema = internResponsePaths(checkRowColumns(builder.toSchema({ sortSchema: true })));
+export const schema = internResponsePaths(checkRowColumns(builder.toSchema({ sortSchema: true, directives: SCHEMA_DIRECTIVES })));

@@ -8,6 +8,7 @@ import type { CredentialLookup, CredentialWatch, HoldStream, RequestContext } fr
 import type { OpenStreams } from '../lib/streams.js';
 import type { Sealer } from '../lib/sealed.js';
 import type { Providers } from '../providers/registry.js';
+import type { Tracing } from '../lib/tracing.js';
 
 /** What the whole process shares: built once at start, passed explicitly. */
 export interface AppDeps {
@@ -44,4 +45,6 @@ export interface AppDeps {
   documentProblem?: (text: string) => string | null;
   /** Opens an inbound message's file through its channel's provider; supplied by the app from the providers. */
   openMedia?: RequestContext['openMedia'];
+  /** Spans for REST handlers, when OpenTelemetry is on (src/telemetry.ts); absent, nothing is traced. */
+  tracing?: Tracing;
 }

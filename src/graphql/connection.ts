@@ -112,21 +112,22 @@ export function inOrder<T extends Cursor>(page: Page<T>, order: PageOrder | null
   return { ...page, items, hasMore: page.hasPrevious, hasPrevious: page.hasMore, nextCursor: page.hasPrevious && last ? encodeCursor(positionOf(last)) : null };
 }
 
-/** The page `args` ask for, or null when they are invalid (the field's resolver refuses them). */
-function pageOrNull(args: PageArgs): PageRequest | null {
+/** The page `args` ask for (in `order`), or null when they are invalid (the field's resolver refuses them). */
+function pageOrNull(args: PageArgs, order?: PageOrder | null): PageRequest | null {
   try {
-    return pageFromArgs(args);
+    return orderedPageFromArgs(args, order);
   } catch {
     return null;
   }
 }
 
 /**
- * The page to load ahead of a connection's resolver (a relation selected with its parent): an
- * invalid one loads the default page, which the resolver then refuses at its own field.
+ * The page to load ahead of a connection's resolver (a relation selected with its parent), as
+ * `orderedPageFromArgs` reads it: an invalid one loads the default page, which the resolver then
+ * refuses at its own field.
  */
-export function pageToLoad(args: PageArgs): PageRequest {
-  return pageOrNull(args) ?? { limit: DEFAULT_PAGE_SIZE };
+export function pageToLoad(args: PageArgs, order?: PageOrder | null): PageRequest {
+  return pageOrNull(args, order) ?? { limit: DEFAULT_PAGE_SIZE };
 }
 
 /**

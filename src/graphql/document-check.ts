@@ -2,6 +2,7 @@ import { parse, specifiedRules, validate, type GraphQLSchema } from 'graphql';
 import { isGraphQLError } from '../errors/graphql-error.js';
 import { envelop, type Plugin } from 'graphql-yoga';
 import { documentLimitsPlugin } from './limits.js';
+import { incrementalValidationPlugin } from './incremental.js';
 
 /** graphql-js's parser and validation, as yoga's own engine sets them up. */
 const engine: Plugin = {
@@ -13,10 +14,11 @@ const engine: Plugin = {
 };
 
 /**
- * Parsing and validation with the same document limits (depth, aliases, tokens, directives) as a
- * request's, through the same plugin, so that a document accepted here is one the server runs.
+ * Parsing and validation with the same document limits (depth, aliases, tokens, directives) and
+ * the same rules for `@defer` and `@stream` as a request's, through the same plugins, so that a
+ * document accepted here is one the server runs.
  */
-const checker = envelop({ plugins: [engine, documentLimitsPlugin({ hideSuggestions: false })] });
+const checker = envelop({ plugins: [engine, documentLimitsPlugin({ hideSuggestions: false }), incrementalValidationPlugin()] });
 
 /**
  * What is wrong with a GraphQL document against `schema` and the document limits, or null when

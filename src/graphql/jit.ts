@@ -99,7 +99,8 @@ const names = (args: ExecutionArgs, operation: OperationDefinitionNode) => args.
  * caches its code by document alone, so a document of several operations would run whichever
  * was compiled first. It also writes the conditions of `@skip` and `@include` onto the
  * document's shared fragment nodes, so a condition on one spread of a fragment would apply to
- * every other spread of it.
+ * every other spread of it. And it knows nothing of `@defer` and `@stream`: it would answer such
+ * a query whole, in one part, where the interpreter delivers it incrementally.
  */
 function compilableQuery(document: DocumentNode): boolean {
   const facts = factsOf(document);
@@ -108,7 +109,7 @@ function compilableQuery(document: DocumentNode): boolean {
   if (verdict) {
     visit(document, {
       Directive(node) {
-        if (node.name.value === 'skip' || node.name.value === 'include') {
+        if (INTERPRETER_ONLY.has(node.name.value)) {
           verdict = false;
           return BREAK;
         }
@@ -119,6 +120,9 @@ function compilableQuery(document: DocumentNode): boolean {
   facts.compilable = verdict;
   return verdict;
 }
+
+/** Directives that keep a query on the interpreter (`compilableQuery`). */
+const INTERPRETER_ONLY = new Set(['skip', 'include', 'defer', 'stream']);
 
 /** Variables longer than this as JSON are costed afresh; a document keeps at most this many costs. */
 const COST_KEY_LIMIT = 512;
@@ -202,7 +206,8 @@ export function costLimitPlugin(): Plugin {
  * executing a list (no per-field argument, info and completion machinery of the interpreter).
  * Mutations keep the interpreter, which runs their root fields one after another as the
  * specification requires and whose error semantics the payloads were built on; subscriptions
- * keep it too, and so does any query `compilableQuery` or the cost refuses.
+ * keep it too, and so does any query `compilableQuery` or the cost refuses (one with `@defer` or
+ * `@stream` among them: only the interpreter delivers it incrementally).
  */
 export function compiledQueriesPlugin(): Plugin {
   return useGraphQlJit({}, { enableIf: runsCompiled }) as Plugin;

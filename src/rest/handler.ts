@@ -66,7 +66,9 @@ function restRoute(deps: AppDeps, route: RouteDeclaration): HttpRoute {
         const body = () => readJson(request, Math.max(route.bodyLimitBytes ?? 0, deps.env.BODY_LIMIT_BYTES));
         // A route that takes no body reads what was sent all the same: none or `{}` is ignored, anything else refused.
         if (!route.body && request.method !== 'GET' && request.method !== 'HEAD') expectNoBody(await body());
-        return await whileDatabaseUp(deps, route.handler({ request, url, params, query, ctx: requestContext(deps, auth), body, endConnection: () => endConnection(state) }));
+        const run = () => whileDatabaseUp(deps, route.handler({ request, url, params, query, ctx: requestContext(deps, auth), body, endConnection: () => endConnection(state) }));
+        // The handler's span beneath the HTTP server span, named by its route (docs/operations.md#tracing).
+        return await (deps.tracing ? deps.tracing.span(`${route.method} ${API_PREFIX}${route.path}`, { 'http.route': `${API_PREFIX}${route.path}` }, run) : run());
       } catch (error) {
         return refuse(error, state.log);
       }
@@ -77,13 +79,15 @@ function restRoute(deps: AppDeps, route: RouteDeclaration): HttpRoute {
 /** A provider webhook as an entry of the route table: no credential, its signature checked by its handler. */
 function webhookRoute<Parts>(deps: AppDeps, route: WebhookDeclaration<Parts>, parts: Parts): HttpRoute {
   const refuse = (error: unknown, log: Logger) => restErrorResponse(error, log);
+  const label = `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`;
+  const run = (call: Parameters<HttpRoute['handle']>[0]) => whileDatabaseUp(deps, route.handler(call, parts));
   return {
     method: route.method,
     path: route.path,
-    label: `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`,
+    label,
     auth: 'signature',
     refuse,
-    handle: (call) => whileDatabaseUp(deps, route.handler(call, parts)).catch((error: unknown) => refuse(error, call.state.log)),
+    handle: (call) => (deps.tracing ? deps.tracing.span(label, { 'http.route': route.path }, () => run(call)) : run(call)).catch((error: unknown) => refuse(error, call.state.log)),
   };
 }
 

@@ -68,6 +68,25 @@ const PageConversationMessages = graphql(`
   }
 `);
 
+const PageConversationMessagesInOrder = graphql(`
+  query PageConversationMessagesInOrder($id: ID!, $order: MessageOrder, $first: Int, $after: String, $last: Int, $before: String) {
+    conversation(id: $id) {
+      messages(order: $order, first: $first, after: $after, last: $last, before: $before) {
+        edges { cursor node { id } }
+        pageInfo { hasNextPage hasPreviousPage startCursor endCursor }
+      }
+    }
+  }
+`);
+
+const InboxThreads = graphql(`
+  query InboxThreads($order: MessageOrder, $last: Int) {
+    conversations(first: 10) {
+      edges { node { id messages(order: $order, last: $last) { edges { node { id } } pageInfo { hasNextPage hasPreviousPage } } } }
+    }
+  }
+`);
+
 const PageTemplates = graphql(`
   query PageTemplates($first: Int, $after: String, $last: Int, $before: String) {
     templates(first: $first, after: $after, last: $last, before: $before) {
@@ -317,6 +336,60 @@ describe('backward pages', () => {
     expect(unknown.errors?.[0]?.message).toContain('MessageOrder');
     const tooMany = await s.gql(PageMessagesInOrder, { conversationId: conversation.id, order: 'asc', first: 101 });
     expect(tooMany.errors?.[0]).toMatchObject({ message: expect.stringContaining('first must be an integer between 1 and 100') });
+  });
+
+  it("a conversation's own messages oldest first (order: asc): last: 20 is the newest twenty in reading order, as on the root list", async () => {
+    const s = await setup();
+    const contact = await s.contact({ name: 'Thread', email: 'thread@example.com' });
+    const conversation = await app.db.prisma.conversation.create({ data: { workspaceId: s.workspace.id, channelId: s.channel.id, contactId: contact.id } });
+    const other = await s.contact({ name: 'Elsewhere', email: 'elsewhere@example.com' });
+    const elsewhere = await app.db.prisma.conversation.create({ data: { workspaceId: s.workspace.id, channelId: s.channel.id, contactId: other.id } });
+    const message = (conversationId: string, contactId: string, i: number, createdAt: Date) => ({
+      workspaceId: s.workspace.id,
+      channelId: s.channel.id,
+      conversationId,
+      contactId,
+      body: `line ${i}`,
+      senderType: 'channel' as const,
+      senderChannelId: s.channel.id,
+      createdAt,
+      updatedAt: createdAt,
+    });
+    const rows = await app.db.prisma.message.createManyAndReturn({ data: times(25).map((createdAt, i) => message(conversation.id, contact.id, i, createdAt)) });
+    const others = await app.db.prisma.message.createManyAndReturn({ data: times(3).map((createdAt, i) => message(elsewhere.id, other.id, i, createdAt)) });
+    const newest = newestFirst(rows);
+    const oldest = [...newest].reverse();
+    const read = (order?: 'asc' | 'desc') => async (variables: PageVariables) =>
+      (await s.ok(PageConversationMessagesInOrder, { ...variables, id: conversation.id, ...(order ? { order } : {}) })).conversation!.messages!;
+    const ids = (page: Connection) => page.edges.map((edge) => edge.node.id);
+
+    await walkBothWays(read('asc'), oldest, 7);
+    await walkBothWays(read('desc'), newest, 7);
+    // The thread's first screen: the newest twenty, the oldest of them first; older ones before them.
+    const screen = await read('asc')({ last: 20 });
+    expect(ids(screen)).toEqual(oldest.slice(-20));
+    expect(screen.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
+    const older = await read('asc')({ last: 20, before: screen.pageInfo.startCursor! });
+    expect(ids(older)).toEqual(oldest.slice(0, 5));
+    expect(older.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
+    // The same page as the root list's, cursors included.
+    const root = (await s.ok(PageMessagesInOrder, { conversationId: conversation.id, order: 'asc', last: 20 })).messages!;
+    expect(screen).toEqual(root);
+    // Without an order, newest first as before.
+    expect(ids(await read()({ first: 3 }))).toEqual(newest.slice(0, 3));
+
+    // Loaded with a list of conversations, each conversation's newest messages in reading order.
+    const inbox = (await s.ok(InboxThreads, { order: 'asc', last: 20 })).conversations!.edges.map((edge) => edge.node);
+    const byId = new Map(inbox.map((node) => [node.id, node.messages!]));
+    expect(byId.get(conversation.id)!.edges.map((edge) => edge.node.id)).toEqual(oldest.slice(-20));
+    expect(byId.get(conversation.id)!.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
+    expect(byId.get(elsewhere.id)!.edges.map((edge) => edge.node.id)).toEqual(newestFirst(others).reverse());
+    expect(byId.get(elsewhere.id)!.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: false });
+
+    // A bad page is refused at the conversation's connection, named as asked.
+    const tooMany = await s.gql(PageConversationMessagesInOrder, { id: conversation.id, order: 'asc', last: 101 });
+    expect(tooMany.data).toEqual({ conversation: { messages: null } });
+    expect(tooMany.errors?.[0]).toMatchObject({ message: expect.stringContaining('last must be an integer between 1 and 100'), path: ['conversation', 'messages'] });
   });
 
   it('first with last is refused at the connection, with a clear message; so is a bad last or before', async () => {

@@ -20,6 +20,7 @@ import { messageTable, senderJoins } from '../messages/messages.sql.js';
 import { messageOptOutSql } from '../contacts/opt-outs.js';
 import type { RunSql } from '../../db/database.js';
 import type { EventBus } from '../../context/services.js';
+import type { Tracing } from '../../lib/tracing.js';
 
 export interface DeliveryWorkerOptions {
   prisma: PrismaClient;
@@ -50,6 +51,8 @@ export interface DeliveryWorkerOptions {
    * claims locked until the lease runs out.
    */
   stopGraceMs?: number;
+  /** A span for each attempt, when OpenTelemetry is on (docs/operations.md#tracing); absent, nothing is traced. */
+  tracing?: Tracing;
 }
 
 /** Default for `stopGraceMs`: well inside the time an orchestrator allows a stopping container. */
@@ -351,7 +354,18 @@ export class DeliveryWorker {
     });
   }
 
-  private async attempt(row: Claimed): Promise<void> {
+  /**
+   * One attempt, in a span of its own trace when tracing is on: the worker runs apart from the
+   * request that queued the delivery, and the attempt's SQL and outbound requests go beneath it.
+   */
+  private attempt(row: Claimed): Promise<void> {
+    const { tracing } = this.options;
+    if (!tracing) return this.attemptNow(row);
+    const attributes = { 'delivery.id': row.id, 'delivery.kind': kindOf(row), 'delivery.attempt': row.attempts };
+    return tracing.span('delivery attempt', attributes, () => this.attemptNow(row), { root: true });
+  }
+
+  private async attemptNow(row: Claimed): Promise<void> {
     const { logger } = this.options;
     const kind = kindOf(row);
     const context: Record<string, unknown> = { deliveryId: row.id, attempt: row.attempts, worker: this.id };

@@ -2,7 +2,7 @@ import { builder } from '../../graphql/builder.js';
 import { NodeInterface } from '../../graphql/node.js';
 import type { RequestContext as Context } from '../../context/types.js';
 import { pageLoader, viewField } from '../../graphql/rows.js';
-import { connectionType, connectionComplexity, inOrder, orderedPageFromArgs, pageArgs, pageFromArgs, pageToLoad } from '../../graphql/connection.js';
+import { connectionType, connectionComplexity, inOrder, orderedPageFromArgs, pageArgs, pageToLoad } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
 import { payloadType } from '../../graphql/user-errors.js';
 import { followedChannelIds } from '../../context/request.js';
@@ -76,25 +76,6 @@ export const MessageConnection = connectionType('Message', MessageObject);
 
 const KEYSET = { id: true, createdAt: true } as const;
 
-builder.prismaObjectField('Conversation', 'messages', (t) =>
-  t.field({
-    type: MessageConnection,
-    nullable: true,
-    description: 'Messages of the conversation, newest first; loaded together with the conversations.',
-    args: pageArgs,
-    complexity: connectionComplexity,
-    select: (args, _ctx, nestedSelection) => {
-      const page = pageToLoad(args);
-      const nested = nestedSelection({ where: keysetWhere(page), orderBy: keysetOrder(page), take: page.limit + 1 }, ['edges', 'node']);
-      // The page's cursors need each row's keyset even when no node field is selected
-      // (`messages { pageInfo { … } }`), and Prisma refuses an empty select.
-      const select = (nested as { select?: Record<string, unknown> }).select;
-      return { messages: (select ? { ...nested, select: { ...KEYSET, ...select } } : nested) as typeof nested };
-    },
-    resolve: (conversation, args) => toPage(conversation.messages, pageFromArgs(args)),
-  }),
-);
-
 const MessageOrderEnum = builder.enumType('MessageOrder', {
   description: 'The order `messages` lists its rows in; the page arguments count from its start (`first`, `after`) or its end (`last`, `before`).',
   values: {
@@ -102,6 +83,32 @@ const MessageOrderEnum = builder.enumType('MessageOrder', {
     asc: { description: 'Oldest first, in reading order: `last: 20` is the newest twenty, the oldest of them first.' },
   } as const,
 });
+
+/** The `order` argument of a list of messages (docs/graphql.md#oldest-first-messages). */
+const orderArg = builder.args((t) => ({
+  order: t.field({ type: MessageOrderEnum, defaultValue: 'desc', description: 'Newest first (`desc`, the default) or oldest first (`asc`).' }),
+}));
+
+builder.prismaObjectField('Conversation', 'messages', (t) =>
+  t.field({
+    type: MessageConnection,
+    nullable: true,
+    description:
+      'Messages of the conversation, newest first, or oldest first with `order: asc` (a cursor serves both orders); loaded together with the conversations.',
+    args: { ...pageArgs, ...orderArg },
+    complexity: connectionComplexity,
+    select: (args, _ctx, nestedSelection) => {
+      // Oldest first is read as the newest-first page holding the same rows, then turned (inOrder).
+      const page = pageToLoad(args, args.order);
+      const nested = nestedSelection({ where: keysetWhere(page), orderBy: keysetOrder(page), take: page.limit + 1 }, ['edges', 'node']);
+      // The page's cursors need each row's keyset even when no node field is selected
+      // (`messages { pageInfo { … } }`), and Prisma refuses an empty select.
+      const select = (nested as { select?: Record<string, unknown> }).select;
+      return { messages: (select ? { ...nested, select: { ...KEYSET, ...select } } : nested) as typeof nested };
+    },
+    resolve: (conversation, args) => inOrder(toPage(conversation.messages, orderedPageFromArgs(args, args.order)), args.order),
+  }),
+);
 
 /** How a page of `messages` loads its rows. */
 const messagesPage = pageLoader<MessageRow>();
@@ -119,7 +126,7 @@ builder.queryField('messages', (t) =>
       conversationId: t.arg.id(),
       contactId: t.arg.id(),
       search: t.arg.string(),
-      order: t.arg({ type: MessageOrderEnum, defaultValue: 'desc', description: 'Newest first (`desc`, the default) or oldest first (`asc`).' }),
+      ...orderArg,
     },
     complexity: connectionComplexity,
     resolve: async (_root, args, ctx, info) =>

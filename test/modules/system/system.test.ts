@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { createApp } from '../../../src/app.js';
 import { openDatabase } from '../../../src/db/database.js';
-import { loadEnv, seedDemoEnabled } from '../../../src/env.js';
+import { loadEnv, seedDemoEnabled, tracingEnabled } from '../../../src/env.js';
 import { createTestApp, dbKind, onPostgres, type TestApp } from '../../helpers/app.js';
 import { bearer, workspaceWithChannel } from '../../helpers/factories.js';
 
@@ -134,6 +134,15 @@ describe('configuration', () => {
       expect(seedDemoEnabled(loadEnv({ SEED_DEMO: '0' }), kind)).toBe(false);
       expect(seedDemoEnabled(loadEnv({ SEED_DEMO: '1' }), kind)).toBe(true);
     }
+  });
+
+  it('traces only with an OTLP endpoint over HTTP, and not when the SDK is disabled', () => {
+    expect(tracingEnabled(loadEnv({}))).toBe(false);
+    expect(tracingEnabled(loadEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }))).toBe(true);
+    expect(tracingEnabled(loadEnv({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://collector/v1/traces' }))).toBe(true);
+    expect(tracingEnabled(loadEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }))).toBe(false);
+    expect(() => loadEnv({ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' })).toThrow('invalid configuration: OTEL_EXPORTER_OTLP_PROTOCOL: expected http/protobuf or http/json (OTLP over HTTP)');
+    expect(() => loadEnv({ OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow('OTEL_EXPORTER_OTLP_ENDPOINT: expected an http(s) URL');
   });
 
   it('treats empty variables as unset', () => {

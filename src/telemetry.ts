@@ -1,0 +1,109 @@
+import { createRequire } from 'node:module';
+import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import type { Plugin } from 'graphql-yoga';
+import type { Logger } from 'pino';
+import type { Env } from './env.js';
+import { useActiveTraceId } from './http/request-id.js';
+import type { SpanAttributes, Tracing } from './lib/tracing.js';
+
+/*
+ * OpenTelemetry traces (docs/operations.md#tracing), loaded by src/main.ts only when an OTLP
+ * endpoint is set, and started before anything that uses node:http or pg is loaded: the SDK,
+ * an OTLP exporter over HTTP (protobuf or JSON), the http and pg instrumentations, and
+ * @envelop/opentelemetry's span for each GraphQL operation. An incoming `traceparent` is
+ * continued (the W3C propagator), so one request is one trace: its HTTP server span, the GraphQL
+ * operation or REST handler beneath it, and each SQL statement beneath those.
+ */
+
+/** The tracer of the project's own spans (REST handlers, delivery attempts) and the GraphQL plugin's. */
+const TRACER = 'connect-gateway';
+
+export interface Telemetry {
+  /** Spans for the project's own work (src/lib/tracing.ts). */
+  tracing: Tracing;
+  /** yoga plugins: a span for each GraphQL operation. */
+  plugins: Plugin[];
+  /** Exports the spans still buffered, then stops the SDK. */
+  shutdown(): Promise<void>;
+}
+
+/** The OTLP exporter the settings name: JSON or protobuf over HTTP (src/env.ts refuses anything else). */
+async function traceExporter(env: Env) {
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
+  if (protocol === 'http/json') return new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter();
+  return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
+}
+
+function finish(span: Span, error?: unknown): void {
+  if (error !== undefined) {
+    span.recordException(error instanceof Error ? error : String(error));
+    span.setStatus({ code: SpanStatusCode.ERROR });
+  }
+  span.end();
+}
+
+/**
+ * Starts the SDK. The exporter reads the endpoint, headers, timeout and compression from the
+ * standard OTEL_EXPORTER_OTLP_* variables; the sampler, propagators, resource attributes and
+ * batching from theirs. Only traces are exported: metrics stay on /metrics, logs on stdout.
+ */
+export async function startTelemetry(env: Env, logger: Logger): Promise<Telemetry> {
+  const [{ NodeSDK }, { HttpInstrumentation }, { PgInstrumentation }, { useOpenTelemetry }] = await Promise.all([
+    import('@opentelemetry/sdk-node'),
+    import('@opentelemetry/instrumentation-http'),
+    import('@opentelemetry/instrumentation-pg'),
+    import('@envelop/opentelemetry'),
+  ]);
+  const sdk = new NodeSDK({
+    serviceName: env.OTEL_SERVICE_NAME,
+    traceExporter: await traceExporter(env),
+    metricReaders: [],
+    logRecordProcessors: [],
+    instrumentations: [
+      // Headers and bodies are never recorded: only the method, route, status and peer.
+      new HttpInstrumentation(),
+      // Statements without their parameters' values, and only within a request or a delivery
+      // attempt: the worker's polling is not a trace of its own every second.
+      new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
+    ],
+  });
+  sdk.start();
+  // The instrumentations patch a module when it is required after this point. node:http is
+  // already loaded (by src/main.ts), and an ES module's import of it or of pg need not pass the
+  // CommonJS hooks: requiring both here hands them to the hooks once, whatever loads them later
+  // (pg requires its pool), and the patches (node:http's Server, pg's Client and Pool prototypes)
+  // hold for every importer of the same modules.
+  const require = createRequire(import.meta.url);
+  for (const name of ['node:http', 'node:https', 'pg']) require(name);
+
+  // Log lines of a request carry the trace the SDK runs it in (src/http/state.ts).
+  useActiveTraceId(() => {
+    const context = trace.getActiveSpan()?.spanContext();
+    return context && trace.isSpanContextValid(context) ? context.traceId : undefined;
+  });
+
+  const tracer = trace.getTracer(TRACER);
+  const tracing: Tracing = {
+    span<T>(name: string, attributes: SpanAttributes, work: () => Promise<T>, options: { root?: boolean } = {}) {
+      return tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL, attributes, root: options.root ?? false }, async (span) => {
+        try {
+          const result = await work();
+          finish(span);
+          return result;
+        } catch (error) {
+          finish(span, error);
+          throw error;
+        }
+      });
+    },
+  };
+  // The operation's span beneath the HTTP server span: its type and name, its document when it
+  // holds no inline argument (which could carry personal data); never variables, results or resolvers.
+  const graphql = useOpenTelemetry({ resolvers: false, variables: false, result: false }, trace.getTracerProvider(), SpanKind.INTERNAL, {}, TRACER) as Plugin;
+  logger.info({ protocol: env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf' }, 'starting: exporting traces over OTLP');
+  return {
+    tracing,
+    plugins: [graphql],
+    shutdown: () => sdk.shutdown(),
+  };
+}

@@ -1,0 +1,188 @@
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { migrate } from '../../src/db/migrate.js';
+import { openDatabase, type Database } from '../../src/db/database.js';
+import { createTemporaryDatabase } from '../../src/db/temporary.js';
+import { createChannel } from '../../src/modules/channels/channels.service.js';
+import { createWebhook } from '../../src/modules/webhooks/webhooks.service.js';
+import { createWorkspace } from '../../src/modules/workspaces/workspaces.service.js';
+import { onPostgres } from '../helpers/app.js';
+import { startReceiver } from '../helpers/receiver.js';
+import { startServer, type ServerProcess } from '../helpers/server-process.js';
+import { testSealer } from '../helpers/secrets.js';
+
+/*
+ * OpenTelemetry (docs/operations.md#tracing): the real server process, started with
+ * OTEL_EXPORTER_OTLP_ENDPOINT pointing at a local OTLP receiver (http/json, so that the test reads
+ * what arrives), exports one trace per request continuing the incoming `traceparent` — the HTTP
+ * server span, the REST handler or GraphQL operation span beneath it, and a span for each SQL
+ * statement beneath that — and a trace for each delivery attempt; the request's log lines carry
+ * the trace id.
+ */
+
+interface OtlpSpan {
+  traceId: string;
+  spanId: string;
+  parentSpanId?: string;
+  name: string;
+  kind: number;
+  attributes?: { key: string; value: Record<string, unknown> }[];
+  scope: string;
+}
+
+const SPAN_KIND_SERVER = 2;
+
+/** Every span the receiver was sent, with its instrumentation scope's name. */
+function spansOf(bodies: string[]): OtlpSpan[] {
+  return bodies.flatMap((body) => {
+    const request = JSON.parse(body) as { resourceSpans?: { scopeSpans?: { scope?: { name: string }; spans?: Omit<OtlpSpan, 'scope'>[] }[] }[] };
+    return (request.resourceSpans ?? []).flatMap((resource) =>
+      (resource.scopeSpans ?? []).flatMap((scoped) => (scoped.spans ?? []).map((span) => ({ ...span, scope: scoped.scope?.name ?? '' }))),
+    );
+  });
+}
+
+const attribute = (span: OtlpSpan, key: string) => {
+  const value = span.attributes?.find((entry) => entry.key === key)?.value;
+  return value ? Object.values(value)[0] : undefined;
+};
+
+/** Whether `ancestor` is `span`'s parent, or its parent's, and so on, within `spans`. */
+function descends(span: OtlpSpan, ancestor: OtlpSpan, spans: OtlpSpan[]): boolean {
+  for (let parent = spans.find((s) => s.spanId === span.parentSpanId); parent; parent = spans.find((s) => s.spanId === parent!.parentSpanId)) {
+    if (parent.spanId === ancestor.spanId) return true;
+  }
+  return false;
+}
+
+/** One request to the real server; fetch cannot set Host, which names the workspace. */
+function call(base: string, host: string, method: string, path: string, headers: Record<string, string>, body?: unknown) {
+  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(`${base}${path}`, { method, headers: { host, accept: 'application/json', ...(payload ? { 'content-type': 'application/json' } : {}), ...headers } }, (res) => {
+      let text = '';
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+async function until<T>(what: string, probe: () => T | undefined, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const found = probe();
+    if (found !== undefined) return found;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+describe.skipIf(!onPostgres)('OpenTelemetry traces exported over OTLP', () => {
+  // A database of its own: the server's delivery worker claims every due delivery.
+  let database: { url: string; drop(): Promise<void> };
+  let db: Database;
+  let server: ServerProcess | undefined;
+  let collector: Awaited<ReturnType<typeof startReceiver>>;
+  let hooks: Awaited<ReturnType<typeof startReceiver>>;
+  beforeAll(async () => {
+    database = await createTemporaryDatabase(inject('databaseUrl'), 'connect_tracing');
+    db = await openDatabase({ databaseUrl: database.url, poolSize: 2 });
+    await db.withSession((session) => migrate(session));
+    collector = await startReceiver();
+    hooks = await startReceiver();
+  });
+  afterAll(async () => {
+    if (server && server.child.exitCode === null) server.child.kill('SIGKILL');
+    await collector.close();
+    await hooks.close();
+    await db.close();
+    await database.drop();
+  });
+
+  it('one trace per request continuing its traceparent: HTTP server span, REST handler or GraphQL operation, SQL; a trace per delivery attempt', async () => {
+    const host = `tracing-${randomBytes(4).toString('hex')}.test`;
+    const workspace = await createWorkspace(db.prisma, { hostname: host, name: 'Traced' });
+    const { apiKey } = await createChannel(db.prisma, { workspaceId: workspace.id, name: 'Traced channel', type: 'whatsapp' });
+    await createWebhook(db.prisma, { workspaceId: workspace.id, url: hooks.url, events: ['message.created'] }, testSealer);
+
+    server = startServer({
+      DATABASE_URL: database.url,
+      SEED_DEMO: '0',
+      DELIVERY_WORKER: '1',
+      DELIVERY_POLL_MS: '50',
+      OTEL_EXPORTER_OTLP_ENDPOINT: collector.url.replace(/\/hook$/, ''),
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+      // Spans leave the process a tenth of a second after they end.
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+    });
+    const base = await server.listening;
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const exported = () => spansOf(collector.received.filter((request) => request.headers['content-type']?.includes('json')).map((request) => request.body));
+
+    // REST, with the caller's trace.
+    const restTrace = randomBytes(16).toString('hex');
+    const restParent = randomBytes(8).toString('hex');
+    const listed = await call(base, host, 'GET', '/api/connect/contacts', { ...auth, traceparent: `00-${restTrace}-${restParent}-01`, 'x-request-id': 'traced-rest-1' });
+    expect(listed.status).toBe(200);
+    const rest = await until('the REST request’s spans', () => {
+      const spans = exported().filter((span) => span.traceId === restTrace);
+      const handler = spans.find((span) => span.name === 'GET /api/connect/contacts');
+      return handler && spans.some((span) => span.scope.includes('instrumentation-pg') && descends(span, handler, spans)) ? spans : undefined;
+    });
+    const httpSpan = rest.find((span) => span.kind === SPAN_KIND_SERVER && span.scope.includes('instrumentation-http'))!;
+    expect(httpSpan).toBeDefined();
+    expect(httpSpan.parentSpanId).toBe(restParent);
+    expect(attribute(httpSpan, 'http.response.status_code') ?? attribute(httpSpan, 'http.status_code')).toBe(200);
+    const handler = rest.find((span) => span.name === 'GET /api/connect/contacts')!;
+    expect(handler.parentSpanId).toBe(httpSpan.spanId);
+    expect(attribute(handler, 'http.route')).toBe('/api/connect/contacts');
+    const sql = rest.filter((span) => span.scope.includes('instrumentation-pg') && span.name !== 'pg-pool.connect' && span.name !== 'pg.connect');
+    expect(sql.length).toBeGreaterThan(0);
+    for (const statement of sql) {
+      expect(descends(statement, httpSpan, rest), statement.name).toBe(true);
+      expect(attribute(statement, 'db.system') ?? attribute(statement, 'db.system.name')).toBe('postgresql');
+    }
+    // Statements, never their parameters' values: the credential looked up is not in any span.
+    expect(JSON.stringify(rest)).not.toContain(apiKey);
+
+    // GraphQL: the operation's span between the HTTP span and the statements.
+    const graphqlTrace = randomBytes(16).toString('hex');
+    const answered = await call(base, host, 'POST', '/graphql', { ...auth, traceparent: `00-${graphqlTrace}-${randomBytes(8).toString('hex')}-01` }, { query: 'query TracedContacts { contacts(first: 5) { edges { node { id } } } }' });
+    expect(answered.status).toBe(200);
+    const graphql = await until('the GraphQL request’s spans', () => {
+      const spans = exported().filter((span) => span.traceId === graphqlTrace);
+      const operation = spans.find((span) => span.name === 'query.TracedContacts');
+      return operation && spans.some((span) => span.scope.includes('instrumentation-pg') && descends(span, operation, spans)) ? spans : undefined;
+    });
+    const operation = graphql.find((span) => span.name === 'query.TracedContacts')!;
+    const graphqlHttp = graphql.find((span) => span.kind === SPAN_KIND_SERVER)!;
+    expect(descends(operation, graphqlHttp, graphql)).toBe(true);
+    expect(attribute(operation, 'graphql.execute.operationName')).toBe('TracedContacts');
+
+    // A send: its request's trace, then a trace for each delivery attempt (the message to its
+    // channel, the event to the webhook endpoint), each with its own statements.
+    const sent = await call(base, host, 'POST', '/api/connect/messages', auth, { to: { phone: '+31612340101' }, message: 'traced hello' });
+    expect(sent.status).toBe(202);
+    await until('the event delivered to the endpoint', () => (hooks.received.length > 0 ? true : undefined));
+    const attempts = await until('a delivery attempt’s trace', () => {
+      const spans = exported();
+      const found = spans.filter((span) => span.name === 'delivery attempt' && spans.some((other) => other.scope.includes('instrumentation-pg') && other.traceId === span.traceId && descends(other, span, spans)));
+      return found.some((span) => attribute(span, 'delivery.kind') === 'event') ? found : undefined;
+    });
+    for (const attempt of attempts) {
+      expect(attempt.parentSpanId ?? '').toBe('');
+      expect(attempt.traceId).not.toBe(restTrace);
+    }
+
+    // The request's log lines carry its trace id.
+    const lines = server.output().split('\n').filter((line) => line.includes('"requestId":"traced-rest-1"'));
+    expect(lines.length).toBeGreaterThan(0);
+    for (const line of lines) expect(JSON.parse(line)).toMatchObject({ traceId: restTrace });
+
+    server.child.kill('SIGTERM');
+    expect(await server.exited).toBe(0);
+  });
+});
