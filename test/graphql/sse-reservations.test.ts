@@ -178,7 +178,7 @@ describe('a reserved stream whose credential is revoked or expires', () => {
   it('ends at its expiry, after each subscription’s one TOKEN_EXPIRED error and complete', async () => {
     const s = await sessionSetup(app);
     // Minted for 60 s at least: brought forward in the database before the token is first used.
-    await app.db.prisma.accessToken.update({ where: { id: s.session.id }, data: { expiresAt: new Date(Date.now() + 2000) } });
+    await app.db.prisma.accessToken.update({ where: { id: s.session.id }, data: { expiresAt: new Date(Date.now() + 3000) } });
     const token = await (await reserve(s.host, s.session.token)).text();
     const stream = await connect(s.host, s.session.token, token);
     try {

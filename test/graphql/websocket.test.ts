@@ -183,7 +183,7 @@ describe('GraphQL over WebSocket', () => {
   it('once a session expires, each open operation gets one TOKEN_EXPIRED error then complete, and the socket then closes with 4401', async () => {
     const ss = await sessionSetup(app);
     // Minted for 60 s at least: brought forward in the database before the token is first used.
-    await app.db.prisma.accessToken.update({ where: { id: ss.session.id }, data: { expiresAt: new Date(Date.now() + 2500) } });
+    await app.db.prisma.accessToken.update({ where: { id: ss.session.id }, data: { expiresAt: new Date(Date.now() + 4000) } });
     const socket = await recordingSocket(served.port, ss.host, { Authorization: `Bearer ${ss.session.token}` });
     try {
       await live(socket, { a: 'subscription { messageAdded { id body } }', b: 'subscription { messageUpdated { id status } }', c: 'subscription { conversationUpdated { id } }' });
@@ -206,11 +206,11 @@ describe('GraphQL over WebSocket', () => {
       ['revoked', 'UNAUTHENTICATED', 4403],
     ] as const) {
       const ss = await sessionSetup(app);
-      if (lapse === 'expired') await app.db.prisma.accessToken.update({ where: { id: ss.session.id }, data: { expiresAt: new Date(Date.now() + 1500) } });
+      if (lapse === 'expired') await app.db.prisma.accessToken.update({ where: { id: ss.session.id }, data: { expiresAt: new Date(Date.now() + 3000) } });
       const socket = await recordingSocket(served.port, ss.host, { Authorization: `Bearer ${ss.session.token}` });
       try {
         // Nothing is open on the socket when the session lapses: the next operation learns it.
-        if (lapse === 'expired') await new Promise((r) => setTimeout(r, 2000));
+        if (lapse === 'expired') await new Promise((r) => setTimeout(r, 3500));
         else expect((await ss.api.delete(`/sessions/${ss.session.id}`)).status).toBe(204);
         socket.subscribe('late', 'subscription { messageAdded { id } }');
         const closed = await within(socket.closed, 5000);

@@ -24,7 +24,7 @@ const RefreshMessageAdded = graphql(`
 `);
 
 /** How long the first session of each run lives once minted. */
-const SHORT_LIFE_MS = 3000;
+const SHORT_LIFE_MS = 4000;
 
 let app: TestApp;
 let served: ServedApp;
