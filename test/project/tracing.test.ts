@@ -184,5 +184,6 @@ describe.skipIf(!onPostgres)('OpenTelemetry traces exported over OTLP', () => {
 
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);
-  });
+    // A server process started and several exports waited for, on a busy machine.
+  }, 120_000);
 });
