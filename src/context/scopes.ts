@@ -19,6 +19,9 @@ export const DEFAULT_SESSION_SCOPES: readonly SessionScope[] = ['read', 'send', 
  */
 export type Scope = SessionScope | 'credentials';
 
+/** Every scope, in the order answers list them. */
+export const SCOPES: readonly Scope[] = [...SESSION_SCOPES, 'credentials'];
+
 /** A credential's scopes, as a lookup. */
 export type Scopes = Readonly<Record<Scope, boolean>>;
 

@@ -54,6 +54,12 @@ export interface DatabaseOptions {
   databaseUrl?: string | undefined;
   /** PGlite data directory, or `memory://` for an in-memory database. */
   pgliteDir?: string | undefined;
+  /**
+   * An in-memory PGlite only: a dump of a data directory (PGlite's `dumpDataDir`, uncompressed) to
+   * start from instead of an empty cluster. A dump of a migrated database opens several times faster
+   * than a new cluster is made and migrated (the test suite opens one per test file).
+   */
+  pgliteStartFrom?: Blob | undefined;
   poolSize?: number | undefined;
   /** Called with every SQL statement Prisma sends and its parameters (instrumentation, tests). */
   onQuery?: QueryListener | undefined;
@@ -91,7 +97,7 @@ export class DatabaseUnreachableError extends Error {}
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const db = options.databaseUrl
     ? await openPostgres(options.databaseUrl, options.poolSize ?? 10, options)
-    : await openPglite(options.pgliteDir ?? './.data/pglite', options.onQuery);
+    : await openPglite(options.pgliteDir ?? './.data/pglite', options.onQuery, options.pgliteStartFrom);
   // Closing twice (a shutdown racing a test teardown) is harmless.
   let closing: Promise<void> | undefined;
   const close = db.close;
@@ -316,14 +322,14 @@ function connectionFailureReason(error: unknown): string {
  * The embedded database loads an extension's code only when it is named here; the
  * migrations create pg_trgm (contact search), as they do on PostgreSQL.
  */
-const PGLITE_OPTIONS: PGliteOptions = { extensions: { pg_trgm } };
+export const PGLITE_OPTIONS: PGliteOptions = { extensions: { pg_trgm } };
 
-async function openPglite(dir: string, onQuery?: QueryListener): Promise<Database> {
+async function openPglite(dir: string, onQuery?: QueryListener, startFrom?: Blob): Promise<Database> {
   const inMemory = dir.startsWith('memory://');
   const releaseLock = inMemory ? () => {} : lockDataDir(dir);
   let client: PGlite;
   try {
-    client = inMemory ? new PGlite(PGLITE_OPTIONS) : new PGlite(path.resolve(dir), PGLITE_OPTIONS);
+    client = inMemory ? new PGlite({ ...PGLITE_OPTIONS, loadDataDir: startFrom }) : new PGlite(path.resolve(dir), PGLITE_OPTIONS);
     await client.waitReady;
   } catch (error) {
     releaseLock();

@@ -1,6 +1,6 @@
 import SchemaBuilder, { BasePlugin, PothosSchemaError, type FieldNullability, type InputFieldMap, type PothosOutputFieldConfig, type SchemaTypes, type TypeParam } from '@pothos/core';
 import type { GraphQLFieldResolver } from 'graphql';
-import { requireScope, type Scope } from '../context/scopes.js';
+import { requireScope, SCOPES, type Scope } from '../context/scopes.js';
 import type { RequestContext } from '../context/types.js';
 import { StreamEnd } from '../context/services.js';
 
@@ -29,12 +29,10 @@ declare global {
   }
 }
 
-const KNOWN: readonly Scope[] = ['read', 'send', 'contacts', 'conversations', 'broadcasts', 'credentials'];
-
 function declaredScope(fieldConfig: PothosOutputFieldConfig<SchemaTypes>): Scope | null {
   if (fieldConfig.kind !== 'Query' && fieldConfig.kind !== 'Mutation' && fieldConfig.kind !== 'Subscription') return null;
   const scope = (fieldConfig.pothosOptions as { scope?: unknown }).scope;
-  if (typeof scope !== 'string' || !KNOWN.includes(scope as Scope)) {
+  if (typeof scope !== 'string' || !SCOPES.includes(scope as Scope)) {
     throw new PothosSchemaError(`${fieldConfig.parentType}.${fieldConfig.name} states no scope: every root field declares the scope it needs`);
   }
   return scope as Scope;

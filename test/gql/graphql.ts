@@ -84,8 +84,9 @@ export type RecipientInput = {
   phone?: string | null | undefined;
 };
 
-/** What a credential may do: read (every query and subscription), send (sendMessage), contacts (createContact, updateContact), conversations (changes to conversations), credentials (minting sessions: backend credentials only). */
+/** What a credential may do: read (every query and subscription), send (sendMessage), contacts (createContact, updateContact), conversations (changes to conversations), broadcasts (creating and steering broadcasts), credentials (minting sessions: backend credentials only). */
 export type Scope =
+  | 'broadcasts'
   | 'contacts'
   | 'conversations'
   | 'credentials'

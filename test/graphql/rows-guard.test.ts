@@ -1,5 +1,14 @@
-import { describe, expect, it } from 'vitest';
-import { builder } from '../../src/graphql/builder.js';
+import SchemaBuilder from '@pothos/core';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+
+// The field below goes on a schema builder of this file's own: the modules are loaded afresh for it
+// (their plugins registered again), and dropped after it, so no other file sees it.
+vi.resetModules();
+SchemaBuilder.allowPluginReRegistration = true;
+afterAll(() => {
+  vi.resetModules();
+});
+const { builder } = await import('../../src/graphql/builder.js');
 
 // A value computed from the row by a resolver alone: nothing says which columns it needs.
 builder.prismaObjectField('Contact', 'initials', (t) => t.string({ resolve: (contact) => contact.name.slice(0, 2) }));

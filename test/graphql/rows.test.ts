@@ -1,7 +1,16 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { parse } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { builder } from '../../src/graphql/builder.js';
+import SchemaBuilder from '@pothos/core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+
+// The fields below go on a schema builder of this file's own: the modules are loaded afresh for it
+// (their plugins registered again), and dropped after it, so no other file sees them.
+vi.resetModules();
+SchemaBuilder.allowPluginReRegistration = true;
+afterAll(() => {
+  vi.resetModules();
+});
+const { builder } = await import('../../src/graphql/builder.js');
 
 /*
  * Fields added to object types the obvious way, before the schema is built (the app below builds

@@ -57,7 +57,7 @@ describe('viewer: who the credential is', () => {
     const key = await executeOperation(app, s.host, bearer(s.apiKey), WhoQuery);
     expect(key.errors).toBeUndefined();
     expect(key.data).toEqual({
-      viewer: { user: null, scopes: ['read', 'send', 'contacts', 'conversations', 'credentials'], expiresAt: null, channels: [{ id: s.channel.id, name: 'Main channel' }] },
+      viewer: { user: null, scopes: ['read', 'send', 'contacts', 'conversations', 'broadcasts', 'credentials'], expiresAt: null, channels: [{ id: s.channel.id, name: 'Main channel' }] },
     });
     // Several channels and none named: the viewer is answered all the same.
     const token = await executeOperation(app, s.host, bearer(connection.token), WhoQuery);

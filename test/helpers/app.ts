@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { Writable } from 'node:stream';
 import { inject } from 'vitest';
 import { createApp } from '../../src/app.js';
@@ -16,10 +17,15 @@ import type { Logger } from 'pino';
 export const dbKind = inject('dbKind');
 export const onPostgres = dbKind === 'postgres';
 
-/** A database for one test file: the run's PostgreSQL database, or a new in-memory PGlite. */
+/** The run's migrated embedded database, dumped once by test/setup/pglite.ts; read once per file. */
+let snapshot: Promise<Blob> | undefined;
+const migratedSnapshot = () => (snapshot ??= readFile(inject('pgliteSnapshot')).then((bytes) => new Blob([bytes])));
+
+/** A database for one test file: the run's PostgreSQL database, or a new in-memory PGlite started from the migrated dump. */
+
 export async function openTestDatabase(options: { onQuery?: (sql: string) => void } = {}): Promise<Database> {
   if (onPostgres) return openDatabase({ databaseUrl: inject('databaseUrl'), poolSize: 10, ...options });
-  const db = await openDatabase({ pgliteDir: 'memory://', ...options });
+  const db = await openDatabase({ pgliteDir: 'memory://', pgliteStartFrom: await migratedSnapshot(), ...options });
   await db.withSession((session) => migrate(session));
   return db;
 }

@@ -1,16 +1,14 @@
 import { builder } from '../../graphql/builder.js';
 import { actingChannel } from '../../context/request.js';
-import type { Scope } from '../../context/scopes.js';
+import { SCOPES } from '../../context/scopes.js';
 import type { AuthContext } from '../../context/types.js';
 import { WorkspaceType } from '../workspaces/workspaces.graphql.js';
 import { ChannelObject } from '../channels/channels.graphql.js';
 import { UserObject } from '../users/users.graphql.js';
 
-const SCOPES = ['read', 'send', 'contacts', 'conversations', 'credentials'] as const satisfies readonly Scope[];
-
 const ScopeEnum = builder.enumType('Scope', {
   description:
-    'What a credential may do: read (every query and subscription), send (sendMessage), contacts (createContact, updateContact), conversations (changes to conversations), credentials (minting sessions: backend credentials only).',
+    'What a credential may do: read (every query and subscription), send (sendMessage), contacts (createContact, updateContact), conversations (changes to conversations), broadcasts (creating and steering broadcasts), credentials (minting sessions: backend credentials only).',
   values: SCOPES,
 });
 
