@@ -1,10 +1,10 @@
 import { createRequire } from 'node:module';
-import { SpanKind, SpanStatusCode, trace, type Span } from '@opentelemetry/api';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Span } from '@opentelemetry/api';
 import type { Plugin } from 'graphql-yoga';
 import type { Logger } from 'pino';
 import type { Env } from './env.js';
 import { useActiveTraceId } from './http/request-id.js';
-import type { SpanAttributes, Tracing } from './lib/tracing.js';
+import { useActiveTraceparent, type SpanAttributes, type Tracing } from './lib/tracing.js';
 
 /*
  * OpenTelemetry traces (docs/operations.md#tracing), loaded by src/main.ts only when an OTLP
@@ -82,10 +82,19 @@ export async function startTelemetry(env: Env, logger: Logger): Promise<Telemetr
     return context && trace.isSpanContextValid(context) ? context.traceId : undefined;
   });
 
+  // A delivery queued by a request keeps the request's traceparent: its attempts join that trace.
+  useActiveTraceparent(() => {
+    const carrier: Record<string, string> = {};
+    propagation.inject(context.active(), carrier);
+    return carrier['traceparent'] ?? null;
+  });
+
   const tracer = trace.getTracer(TRACER);
   const tracing: Tracing = {
-    span<T>(name: string, attributes: SpanAttributes, work: () => Promise<T>, options: { root?: boolean } = {}) {
-      return tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL, attributes, root: options.root ?? false }, async (span) => {
+    span<T>(name: string, attributes: SpanAttributes, work: () => Promise<T>, options: { root?: boolean; parent?: string | null } = {}) {
+      const parent = options.parent ? propagation.extract(ROOT_CONTEXT, { traceparent: options.parent }) : undefined;
+      const within = parent && trace.getSpanContext(parent) ? parent : options.root ? ROOT_CONTEXT : context.active();
+      return tracer.startActiveSpan(name, { kind: SpanKind.INTERNAL, attributes }, within, async (span) => {
         try {
           const result = await work();
           finish(span);

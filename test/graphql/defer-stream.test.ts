@@ -2,6 +2,8 @@ import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';
 import { Defer20220824Handler } from '@apollo/client/incremental';
 import { Client as UrqlClient, fetchExchange } from '@urql/core';
 import { parse } from 'graphql';
+import { serveOnPort } from '../helpers/real-port.js';
+import { socketClient } from '../helpers/websocket.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.js';
 import { runAdminOn } from '../helpers/admin.js';
@@ -126,6 +128,22 @@ describe('incremental delivery (@defer, @stream) over multipart/mixed', () => {
     expect(initial).toEqual({ data: { conversation: { id: conversationId, status: 'open' } }, hasNext: true });
     expect(deferred).toMatchObject({ incremental: [{ label: 'thread', path: ['conversation'] }], hasNext: false });
     expect(deferred.incremental[0].data.messages.edges.map((edge: { node: { id: string } }) => edge.node.id)).toEqual(oldestFirst);
+  });
+
+  it('answers the parts as successive next messages over a WebSocket', async () => {
+    const served = await serveOnPort(app.db, app.env, { providers: app.providers, events: app.events });
+    const socket = socketClient(served.port, s.host, { authorization: `Bearer ${s.apiKey}` });
+    try {
+      const operation = socket.subscribe(parse(THREAD), { id: conversationId });
+      await operation.done;
+      expect(operation.errors).toEqual([]);
+      expect(operation.received).toHaveLength(2);
+      expect(operation.received[0]).toEqual({ data: { conversation: { id: conversationId, status: 'open' } }, hasNext: true });
+      expect(operation.received[1]).toMatchObject({ incremental: [{ label: 'thread', path: ['conversation'] }], hasNext: false });
+    } finally {
+      await socket.dispose();
+      await served.close();
+    }
   });
 
   it('answers a client that takes no parts whole, in one JSON answer: a query, and a mutation run once', async () => {

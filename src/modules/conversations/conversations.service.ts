@@ -21,6 +21,7 @@ import {
 import { conversationPage, conversationRows, conversationTable, conversationViewSql, type ConversationPageFilters, type ConversationRow } from './conversations.sql.js';
 import { recordEvents, type QueuedEvent } from '../events/events.service.js';
 import type { Actor } from './actor.schemas.js';
+import { activeTraceparent } from '../../lib/tracing.js';
 
 /** Who did something: the acting channel, a workspace user, a named external actor, or a contact (a reply). */
 export type { Actor };
@@ -367,8 +368,8 @@ export async function assignConversation(ctx: RequestContext, id: string, input:
  */
 async function queueReadReceipt(tx: Db, providers: string[], conversationId: string, previous: Date | null, through: Date): Promise<void> {
   await tx.$executeRaw`
-    INSERT INTO deliveries (id, workspace_id, conversation_id, payload)
-    SELECT gen_random_uuid(), c.workspace_id, c.id, json_build_object('message_id', latest.provider_id)
+    INSERT INTO deliveries (id, workspace_id, conversation_id, payload, trace_parent)
+    SELECT gen_random_uuid(), c.workspace_id, c.id, json_build_object('message_id', latest.provider_id), ${activeTraceparent()}::text
       FROM conversations AS c
       JOIN channels AS channel ON channel.id = c.channel_id AND channel.provider = ANY(${providers}::text[])
      CROSS JOIN LATERAL (

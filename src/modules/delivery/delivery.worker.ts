@@ -84,6 +84,8 @@ interface Claimed {
   max_attempts: number;
   event_type: string | null;
   payload: unknown;
+  /** The traceparent of the request that queued it (tracing on). */
+  trace_parent: string | null;
   e_id: string | null;
   e_url: string | null;
   e_secret: string | null;
@@ -324,7 +326,7 @@ export class DeliveryWorker {
                 ORDER BY run_at
                 LIMIT ${limit}
                 FOR UPDATE SKIP LOCKED)
-        RETURNING d.id, d.workspace_id, d.message_id, d.endpoint_id, d.inbound_event_id, d.conversation_id, d.attempts, d.max_attempts, d.event_type, d.payload)
+        RETURNING d.id, d.workspace_id, d.message_id, d.endpoint_id, d.inbound_event_id, d.conversation_id, d.attempts, d.max_attempts, d.event_type, d.payload, d.trace_parent)
       SELECT claimed.*,
              e.id AS e_id, e.url AS e_url, e.secret AS e_secret,
              m.id AS m_id, m.conversation_id AS m_conversation_id, m.type::text AS m_type, m.body AS m_body, m.is_encrypted AS m_is_encrypted,
@@ -355,14 +357,16 @@ export class DeliveryWorker {
   }
 
   /**
-   * One attempt, in a span of its own trace when tracing is on: the worker runs apart from the
-   * request that queued the delivery, and the attempt's SQL and outbound requests go beneath it.
+   * One attempt, in a span when tracing is on: beneath the span of the request that queued the
+   * delivery (its stored traceparent), so that the attempts join that request's trace, or the
+   * first of a trace of its own for a delivery no traced request queued. The attempt's SQL and
+   * outbound requests go beneath it.
    */
   private attempt(row: Claimed): Promise<void> {
     const { tracing } = this.options;
     if (!tracing) return this.attemptNow(row);
     const attributes = { 'delivery.id': row.id, 'delivery.kind': kindOf(row), 'delivery.attempt': row.attempts };
-    return tracing.span('delivery attempt', attributes, () => this.attemptNow(row), { root: true });
+    return tracing.span('delivery attempt', attributes, () => this.attemptNow(row), { root: true, parent: row.trace_parent });
   }
 
   private async attemptNow(row: Claimed): Promise<void> {

@@ -1,6 +1,7 @@
 import { Prisma } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
 import type { WEBHOOK_EVENTS } from '../webhooks/webhooks.schemas.js';
+import { activeTraceparent } from '../../lib/tracing.js';
 
 export type WebhookEvent = (typeof WEBHOOK_EVENTS)[number];
 
@@ -35,8 +36,8 @@ export function queueEventsSql(workspaceId: string, events: QueuedEvent[], at: D
     return Prisma.sql`(${position}::int, ${event.type}::text, ${payload})`;
   });
   return Prisma.sql`
-    INSERT INTO deliveries (id, workspace_id, endpoint_id, event_type, payload)
-    SELECT gen_random_uuid(), endpoint.workspace_id, endpoint.id, event.type, event.payload
+    INSERT INTO deliveries (id, workspace_id, endpoint_id, event_type, payload, trace_parent)
+    SELECT gen_random_uuid(), endpoint.workspace_id, endpoint.id, event.type, event.payload, ${activeTraceparent()}::text
       FROM ${source ? Prisma.sql`${source} CROSS JOIN` : Prisma.empty} webhook_endpoints AS endpoint
      CROSS JOIN LATERAL (VALUES ${Prisma.join(rows)}) AS event(position, type, payload)
      WHERE endpoint.workspace_id = ${workspaceId}::uuid

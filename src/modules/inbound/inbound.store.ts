@@ -1,5 +1,6 @@
 import type { Database } from '../../db/database.js';
 import { uuid7 } from '../../lib/uuid.js';
+import { activeTraceparent } from '../../lib/tracing.js';
 
 /** The event and the delivery that will process it, in one statement: both or neither. */
 const STORE_EVENT = `
@@ -7,10 +8,10 @@ const STORE_EVENT = `
       INSERT INTO inbound_events (id, workspace_id, channel_id, provider, headers, body)
       VALUES ($1::uuid, $2::uuid, $3::uuid, $4::text, $5::jsonb, $6)
       RETURNING id, workspace_id)
-    INSERT INTO deliveries (id, workspace_id, inbound_event_id) SELECT $7::uuid, workspace_id, id FROM event`;
+    INSERT INTO deliveries (id, workspace_id, inbound_event_id, trace_parent) SELECT $7::uuid, workspace_id, id, $8::text FROM event`;
 
 function storeParams(channel: { id: string; workspaceId: string }, provider: string, headers: Record<string, string>, body: Buffer): unknown[] {
-  return [uuid7(), channel.workspaceId, channel.id, provider, JSON.stringify(headers), body, uuid7()];
+  return [uuid7(), channel.workspaceId, channel.id, provider, JSON.stringify(headers), body, uuid7(), activeTraceparent()];
 }
 
 /**

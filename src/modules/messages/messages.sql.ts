@@ -8,6 +8,7 @@ import type { Actor, ActorView } from '../conversations/actor.schemas.js';
 import { queueEventsSql, type QueuedEvent } from '../events/events.service.js';
 import type { WriteGuard } from '../idempotency/idempotency.service.js';
 import type { MediaView, MessageView, SendMessageInput } from './messages.schemas.js';
+import { activeTraceparent } from '../../lib/tracing.js';
 
 export const ENCRYPTED_PLACEHOLDER = 'Encrypted message hidden';
 
@@ -218,8 +219,8 @@ export async function storeMessage(
         FROM conversation
       RETURNING id, conversation_id),
     delivery AS (
-      INSERT INTO deliveries (id, workspace_id, message_id, run_at)
-      SELECT gen_random_uuid(), ${workspaceId}::uuid, id, coalesce(${message.runAt ?? null}::timestamptz, now()) FROM message),
+      INSERT INTO deliveries (id, workspace_id, message_id, run_at, trace_parent)
+      SELECT gen_random_uuid(), ${workspaceId}::uuid, id, coalesce(${message.runAt ?? null}::timestamptz, now()), ${activeTraceparent()}::text FROM message),
     link AS (
       INSERT INTO contact_channels (contact_id, channel_id) SELECT ${contactId}::uuid, ${channel.id}::uuid FROM message
       ON CONFLICT DO NOTHING),
