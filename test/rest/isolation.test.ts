@@ -743,14 +743,15 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
     ],
   },
   'Subscription.messageAdded': {
-    idPaths: ['conversationId'],
-    document: `subscription ($conversationId: ID) { messageAdded(conversationId: $conversationId) { ${messageSelection} } }`,
-    // Subscriptions are exercised over SSE in their own test below.
+    idPaths: ['channelId', 'conversationId'],
+    document: `subscription ($conversationId: ID, $channelId: ID) { messageAdded(conversationId: $conversationId, channelId: $channelId) { ${messageSelection} } }`,
+    // Subscriptions are exercised over SSE in their own test below; a channelId the credential cannot act as
+    // is refused when the stream starts (test/graphql/channel-wide.test.ts).
     cases: () => [],
   },
   'Subscription.messageUpdated': {
-    idPaths: ['conversationId'],
-    document: `subscription ($conversationId: ID) { messageUpdated(conversationId: $conversationId) { ${messageSelection} } }`,
+    idPaths: ['channelId', 'conversationId'],
+    document: `subscription ($conversationId: ID, $channelId: ID) { messageUpdated(conversationId: $conversationId, channelId: $channelId) { ${messageSelection} } }`,
     // Filtered as messageAdded is, after the same workspace and channel check; test/graphql/live-statuses.test.ts streams it.
     cases: () => [],
   },
@@ -761,9 +762,10 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
     cases: () => [],
   },
   'Subscription.conversationUpdated': {
-    idPaths: ['id'],
-    document: `subscription ($id: ID) { conversationUpdated(id: $id) { ${conversationSelection} } }`,
-    // Filtered after the workspace and channel check; test/graphql/live-statuses.test.ts streams it by id.
+    idPaths: ['channelId', 'id'],
+    document: `subscription ($id: ID, $channelId: ID) { conversationUpdated(id: $id, channelId: $channelId) { ${conversationSelection} } }`,
+    // Filtered after the workspace and channel check; test/graphql/live-statuses.test.ts streams it by id,
+    // test/graphql/channel-wide.test.ts refuses a channelId the credential cannot act as.
     cases: () => [],
   },
   // Broadcasts: the world has none, so every id is another workspace's or channel's object or none at all;
