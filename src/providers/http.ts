@@ -16,6 +16,8 @@ export interface ProviderAnswer {
   json: unknown;
   /** False when the body was truncated (the deadline, the connection). */
   complete: boolean;
+  /** The answer's `Retry-After` header as given, if any. */
+  retryAfter: string | null;
 }
 
 /**
@@ -43,5 +45,5 @@ export async function providerRequest(
   } catch {
     json = null;
   }
-  return { status: answer.status, json, complete: answer.complete };
+  return { status: answer.status, json, complete: answer.complete, retryAfter: answer.headers.get('retry-after') };
 }

@@ -30,17 +30,28 @@ export function providerTime(stamp: Date, receivedAt: Date): Date {
   return new Date(Math.min(Math.max(receivedAt.getTime(), from), from + 999));
 }
 
+/**
+ * What a provider answered a send, when it answered: its HTTP status, its own error code, and its
+ * `Retry-After` header as given. The delivery worker reads a rate-limit answer from it — HTTP 429,
+ * or a code among the descriptor's `limits.rateLimitedCodes` (docs/broadcasts.md#rate-limit-answers).
+ */
+export interface ProviderReply {
+  status: number;
+  code?: string;
+  retryAfter?: string | null;
+}
+
 /** How an attempt to send ended. */
 export type SendOutcome =
   /** Taken by the provider, under these ids (one per part the message was sent as); `warning`: something to log (never a secret or a body). */
   | { kind: 'sent'; providerIds: string[]; warning?: string }
   /** Not taken, for a reason that may pass (network, timeout, 429, 5xx): the outbox tries again later. */
-  | { kind: 'retry'; reason: string }
+  | { kind: 'retry'; reason: string; reply?: ProviderReply }
   /**
    * Refused for good: the message fails with the provider's code and text as its failure reason.
    * `optedOut`: the provider refused because the recipient opted out of the channel with it.
    */
-  | { kind: 'failed'; code: string; text: string; optedOut?: boolean };
+  | { kind: 'failed'; code: string; text: string; optedOut?: boolean; reply?: ProviderReply };
 
 /** A message as a provider sends it. The body goes as stored: an encrypted message's ciphertext stays ciphertext. */
 export interface OutboundMessage {
@@ -301,8 +312,9 @@ export interface ProviderDescriptor {
   /** Fetching an inbound message's files with the channel's credentials. */
   media?(tools: ProviderTools): MediaFetcher;
   /**
-   * Room for facts about the provider's limits, filled in by the code that uses them: its default
-   * send rate, and the error codes that mean "rate limited" or "the person opted out".
+   * The provider's limits: its default send rate (a channel's `max_rate_per_second` unless the
+   * channel sets its own), and its error codes that mean "rate limited" — beside HTTP 429, which
+   * means it for every provider — or "the person opted out" (docs/broadcasts.md#pacing).
    */
   limits?: {
     defaultRatePerSecond?: number;

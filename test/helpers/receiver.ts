@@ -9,9 +9,11 @@ export interface ReceivedRequest {
 
 /**
  * A real HTTP endpoint on 127.0.0.1 standing in for a channel's webhook receiver.
- * `respond` decides each answer (status, optional delay) from the request number.
+ * `respond` decides each answer (status, optional delay and headers) from the request number.
  */
-export async function startReceiver(respond: (n: number, req: ReceivedRequest) => { status: number; delayMs?: number } = () => ({ status: 200 })) {
+export async function startReceiver(
+  respond: (n: number, req: ReceivedRequest) => { status: number; delayMs?: number; headers?: Record<string, string> } = () => ({ status: 200 }),
+) {
   const received: ReceivedRequest[] = [];
   const server = http.createServer((req, res) => {
     let body = '';
@@ -19,8 +21,8 @@ export async function startReceiver(respond: (n: number, req: ReceivedRequest) =
     req.on('end', () => {
       const entry = { headers: req.headers, body, at: Date.now() };
       received.push(entry);
-      const { status, delayMs = 0 } = respond(received.length, entry);
-      setTimeout(() => res.writeHead(status, { 'content-type': 'text/plain' }).end('ok'), delayMs);
+      const { status, delayMs = 0, headers = {} } = respond(received.length, entry);
+      setTimeout(() => res.writeHead(status, { 'content-type': 'text/plain', ...headers }).end('ok'), delayMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -18,6 +18,8 @@ import { testSealer } from './secrets.js';
  */
 
 export interface RecordedTwilioSend {
+  /** When it arrived (epoch ms). */
+  at: number;
   accountSid: string;
   authorization: string | undefined;
   contentType: string | undefined;
@@ -26,10 +28,16 @@ export interface RecordedTwilioSend {
 }
 
 /**
- * A Twilio error answer: `{code, message, more_info, status}` with that HTTP status; `{status, json}`
- * answers that JSON as is; `drop` closes the connection unanswered; `take` answers as usual.
+ * A Twilio error answer: `{code, message, more_info, status}` with that HTTP status (and `headers`,
+ * such as a `Retry-After`); `{status, json}` answers that JSON as is; `drop` closes the connection
+ * unanswered; `take` answers as usual.
  */
-export type TwilioAnswer = { status: number; code: number; message: string } | { status: number; json: unknown } | 'drop' | 'take';
+export type TwilioAnswer = { status: number; code: number; message: string; headers?: Record<string, string> } | { status: number; json: unknown } | 'drop' | 'take';
+
+/** Twilio's rate-limit answer, on demand: HTTP 429 with error 20429, and a `Retry-After` of `retryAfter` when given. */
+export function twilioRateLimitAnswer(retryAfter?: string): TwilioAnswer {
+  return { status: 429, code: 20429, message: 'Too Many Requests', ...(retryAfter !== undefined ? { headers: { 'retry-after': retryAfter } } : {}) };
+}
 
 export interface TwilioFake {
   /** The base URL to give the gateway as TWILIO_API_URL. */
@@ -47,9 +55,9 @@ export interface TwilioFake {
   close(): Promise<void>;
 }
 
-const twilioError = (res: http.ServerResponse, status: number, code: number, message: string) =>
+const twilioError = (res: http.ServerResponse, status: number, code: number, message: string, headers: Record<string, string> = {}) =>
   res
-    .writeHead(status, { 'content-type': 'application/json' })
+    .writeHead(status, { 'content-type': 'application/json', ...headers })
     .end(JSON.stringify({ code, message, more_info: `https://www.twilio.com/docs/errors/${code}`, status }));
 
 /** `accountSid`/`authToken`: the only credentials the fake accepts (anything else is Twilio's 401, code 20003). */
@@ -85,12 +93,12 @@ export async function startTwilioFake(options: { accountSid: string; authToken: 
       const send = /^\/2010-04-01\/Accounts\/([^/]+)\/Messages\.json$/.exec(url.pathname);
       if (req.method === 'POST' && send) {
         const form = [...new URLSearchParams(Buffer.concat(chunks).toString('utf8'))];
-        sent.push({ accountSid: decodeURIComponent(send[1]!), authorization: req.headers.authorization, contentType: req.headers['content-type'], form });
+        sent.push({ at: Date.now(), accountSid: decodeURIComponent(send[1]!), authorization: req.headers.authorization, contentType: req.headers['content-type'], form });
         if (!authorized || decodeURIComponent(send[1]!) !== options.accountSid) return twilioError(res, 401, 20003, 'Authenticate');
         const answer = queued.shift();
         if (answer === 'drop') return req.socket.destroy();
         if (answer && answer !== 'take' && 'json' in answer) return res.writeHead(answer.status, { 'content-type': 'application/json' }).end(JSON.stringify(answer.json));
-        if (answer && answer !== 'take') return twilioError(res, answer.status, answer.code, answer.message);
+        if (answer && answer !== 'take') return twilioError(res, answer.status, answer.code, answer.message, answer.headers);
         const sid = `SM${randomBytes(16).toString('hex')}`;
         const value = (name: string) => form.find(([key]) => key === name)?.[1] ?? null;
         res.writeHead(201, { 'content-type': 'application/json' }).end(

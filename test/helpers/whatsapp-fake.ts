@@ -16,6 +16,8 @@ import { testSealer } from './secrets.js';
  */
 
 export interface RecordedSend {
+  /** When it arrived (epoch ms). */
+  at: number;
   phoneNumberId: string;
   version: string;
   authorization: string | undefined;
@@ -26,9 +28,27 @@ export interface RecordedSend {
  * An answer the fake is told to give: a status and body, `drop` (close the connection unanswered),
  * or `take` (answer as usual). `raw`: the body is a string sent as it is (not JSON-encoded);
  * `trickleMs`: the head at once, then the body one byte every that many milliseconds;
- * `cutAfter`: the head announcing the whole body, that many bytes of it, then the connection closed.
+ * `cutAfter`: the head announcing the whole body, that many bytes of it, then the connection closed;
+ * `headers`: more headers on the answer (a `Retry-After`).
  */
-export type FakeAnswer = { status: number; body: unknown; delayMs?: number; raw?: boolean; trickleMs?: number; cutAfter?: number } | 'drop' | 'take';
+export type FakeAnswer =
+  | { status: number; body: unknown; delayMs?: number; raw?: boolean; trickleMs?: number; cutAfter?: number; headers?: Record<string, string> }
+  | 'drop'
+  | 'take';
+
+/**
+ * Meta's rate-limit answers, as the fake gives them on demand: `130429` (the number's throughput),
+ * `131056` (the pair of business and recipient), `80007` (the account) with HTTP 400 and the Graph
+ * error body, or a bare HTTP `429`; with `retryAfter`, a `Retry-After` header of that value.
+ */
+export function rateLimitAnswer(code: 130429 | 131056 | 80007 | 429, retryAfter?: string): FakeAnswer {
+  const said = { 130429: ['(#130429) Rate limit hit', 'Cloud API message throughput has been reached.'], 131056: ['(#131056) (Business Account, Consumer Account) pair rate limit hit', 'Message failed to send because there were too many messages sent from this phone number to the same phone number in a short period of time.'], 80007: ['(#80007) Rate limit issues', 'The WhatsApp Business Account has reached its rate limit.'], 429: ['Too many requests', 'Too many requests.'] }[code];
+  return {
+    status: code === 429 ? 429 : 400,
+    body: { error: { message: said[0], type: 'OAuthException', code, error_data: { messaging_product: 'whatsapp', details: said[1] }, fbtrace_id: 'Afake' } },
+    ...(retryAfter !== undefined ? { headers: { 'retry-after': retryAfter } } : {}),
+  };
+}
 
 export interface WhatsAppFake {
   /** The base URL to give the gateway as WHATSAPP_API_URL. */
@@ -77,8 +97,9 @@ export async function startWhatsAppFake(options: { token: string }): Promise<Wha
   const give = (res: http.ServerResponse, answer: Exclude<FakeAnswer, 'drop' | 'take'>) => {
     const bytes = Buffer.from(answer.raw ? String(answer.body) : JSON.stringify(answer.body));
     res.on('error', () => {});
-    if (answer.trickleMs === undefined && answer.cutAfter === undefined) return void res.writeHead(answer.status, { 'content-type': 'application/json' }).end(bytes);
-    res.writeHead(answer.status, { 'content-type': 'application/json', 'content-length': bytes.length });
+    const headers = { 'content-type': 'application/json', ...answer.headers };
+    if (answer.trickleMs === undefined && answer.cutAfter === undefined) return void res.writeHead(answer.status, headers).end(bytes);
+    res.writeHead(answer.status, { ...headers, 'content-length': bytes.length });
     res.flushHeaders();
     if (answer.cutAfter !== undefined) {
       res.write(bytes.subarray(0, answer.cutAfter));
@@ -111,7 +132,7 @@ export async function startWhatsAppFake(options: { token: string }): Promise<Wha
         } catch {
           return graphError(res, 400, 100, 'Invalid JSON');
         }
-        const record: RecordedSend = { version: send[1]!, phoneNumberId: decodeURIComponent(send[2]!), authorization: req.headers.authorization, body };
+        const record: RecordedSend = { at: Date.now(), version: send[1]!, phoneNumberId: decodeURIComponent(send[2]!), authorization: req.headers.authorization, body };
         sent.push(record);
         if (!authorized) return graphError(res, 401, 190, 'Invalid OAuth access token.');
         const answer = queued.shift() ?? always;

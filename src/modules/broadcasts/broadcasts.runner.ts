@@ -10,6 +10,7 @@ import { uuid7 } from '../../lib/uuid.js';
 import { characterCount } from '../../lib/validation.js';
 import type { ProviderDescriptor } from '../../providers/provider.js';
 import { findProvider, maxRatePerSecond, PROVIDERS } from '../../providers/registry.js';
+import { currentRate, type PaceLimits } from '../channels/pacing.js';
 import { actorColumns, conversationForSend, type Actor } from '../conversations/conversations.service.js';
 import { recordEvents, type QueuedEvent } from '../events/events.service.js';
 import { MESSAGE_LIMITS, MESSAGES as MESSAGE_RULES } from '../messages/messages.schemas.js';
@@ -55,15 +56,10 @@ const MAX_LEAD_MS = 3000;
 const WAKE_GRAIN_MS = 5;
 /** How often running broadcasts are checked for being done. */
 const FINISH_CHECK_MS = 1000;
-/** After a provider's rate-limit answer the halved rate climbs back to the channel's own over this long, by itself. */
-export const RATE_RECOVERY_MS = 30_000;
 
-interface PaceRow {
+interface PaceRow extends PaceLimits {
   now: Date;
   next_at: Date;
-  limited_rate: number | null;
-  limited_at: Date | null;
-  blocked_until: Date | null;
 }
 
 interface RunningRow {
@@ -84,16 +80,6 @@ interface ClaimedRecipient {
   is_group: boolean;
   in_window: boolean;
   opted_out: boolean;
-}
-
-/**
- * The channel's rate now: its own, or — after a provider's rate-limit answer — the halved rate
- * climbing back to it over RATE_RECOVERY_MS.
- */
-export function currentRate(max: number, pace: Pick<PaceRow, 'limited_rate' | 'limited_at'>, now: Date): number {
-  if (pace.limited_rate === null || pace.limited_at === null) return max;
-  const climbed = pace.limited_rate + (max * (now.getTime() - new Date(pace.limited_at).getTime())) / RATE_RECOVERY_MS;
-  return Math.max(0.1, Math.min(max, climbed));
 }
 
 /**
@@ -251,7 +237,7 @@ export class BroadcastRunner {
         if (!pace || !channel || channel.status !== 'active') return 0;
         const now = new Date(pace.now).getTime();
         if (pace.blocked_until && new Date(pace.blocked_until).getTime() > now) return 0;
-        const rate = currentRate(maxRatePerSecond(channel, this.options.providers), pace, new Date(now));
+        const rate = currentRate(maxRatePerSecond(channel, this.options.providers), pace, now);
         // Turns follow on from the last round's. When they have fallen behind (the first round, a
         // pause), they restart a little after `now`: as long after as the last round took to commit.
         const earliest = now + Math.min(this.lastPaceMs * 1.5, MAX_LEAD_MS);

@@ -9,7 +9,10 @@ import { redactSecrets } from '../../lib/redact.js';
 import type { Sealer } from '../../lib/sealed.js';
 import { deliveryAttempts } from '../../metrics/process.js';
 import type { SendJob, SendOutcome } from '../../providers/provider.js';
-import type { Providers } from '../../providers/registry.js';
+import { findProvider, maxRatePerSecond, type Providers } from '../../providers/registry.js';
+import { rateLimitOf, retryAfterMs } from '../../providers/rate-limit.js';
+import { sqlOn } from '../../db/types.js';
+import { afterRateLimit, type PaceLimits } from '../channels/pacing.js';
 import { providerChannel } from '../channels/channel-secrets.js';
 import { queueEventsSql } from '../events/events.service.js';
 import { storedProviderId } from '../inbound/inbound.service.js';
@@ -23,7 +26,8 @@ export interface DeliveryWorkerOptions {
   /** Runs the claim and the outcomes, one statement each, past Prisma's per-call work (`Database.query`). */
   sql: RunSql;
   logger: Logger;
-  providers: Pick<Providers, 'outbound' | 'events'>;
+  /** The providers: their outbound requests, the events' sender, and their descriptors (a channel's rate and rate-limit codes). */
+  providers: Pick<Providers, 'outbound' | 'events' | 'list'>;
   /** Opens the channels' and endpoints' stored secrets (null: none can be stored, as on PostgreSQL without SECRETS_KEY). */
   sealer: Sealer | null;
   /** Where GraphQL subscriptions hear of a message's status changing (`message.updated`). */
@@ -50,6 +54,12 @@ export interface DeliveryWorkerOptions {
 
 /** Default for `stopGraceMs`: well inside the time an orchestrator allows a stopping container. */
 export const STOP_GRACE_MS = 5000;
+
+/**
+ * How long this worker holds a channel's other messages after a rate-limit answer without a
+ * Retry-After, while the answer's transaction spreads them out at the halved rate.
+ */
+const LIMITED_HOLD_MS = 250;
 
 /** Deliveries one worker keeps in flight by default (`batchSize`). */
 export const DEFAULT_IN_FLIGHT = 32;
@@ -98,6 +108,10 @@ interface Claimed {
   c_webhook_secret: string | null;
   c_provider_settings: Channel['providerSettings'];
   c_provider_secrets: string | null;
+  /** The channel's own max_rate_per_second (null: its provider's default). */
+  c_max_rate: number | null;
+  /** While the channel's provider asked to wait (its Retry-After): until when; else null. */
+  c_blocked_until: Date | null;
   sent_parts: string[];
 }
 
@@ -134,6 +148,13 @@ const kindOf = (row: Claimed): Kind => (row.message_id ? 'message' : row.inbound
 type Outcome = { kind: 'sent'; providerIds?: string[]; warning?: string } | { kind: 'retry'; reason: string } | { kind: 'failed'; reason: string; failureReason?: string };
 
 /**
+ * An attempt that is not counted (docs/broadcasts.md#rate-limit-answers): the provider's rate-limit
+ * answer (`limited`, with its Retry-After), or a message not sent because its channel's provider
+ * asked to wait until `until` (`held`).
+ */
+type Uncounted = { kind: 'limited'; reason: string; retryAfter: string | null } | { kind: 'held'; until: Date };
+
+/**
  * Delivers queued messages and workspace events from the deliveries outbox. Workers claim due rows with
  * FOR UPDATE SKIP LOCKED, so any number of processes can share one PostgreSQL;
  * a claim is a lease, so work held by a crashed worker is claimed again when it
@@ -153,6 +174,12 @@ export class DeliveryWorker {
   private placeFreed: (() => void) | null = null;
   /** The attempts under way, by delivery id. */
   private readonly inFlight = new Map<string, Promise<unknown>>();
+  /**
+   * Channels whose provider answered "too many" to this worker, until when their messages are held:
+   * heard at once by this worker's next sends, before the answer's transaction commits for every
+   * process (docs/broadcasts.md#rate-limit-answers).
+   */
+  private readonly limitedChannels = new Map<string, number>();
 
   constructor(private readonly options: DeliveryWorkerOptions) {
     this.id = options.id ?? `${os.hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
@@ -303,7 +330,8 @@ export class DeliveryWorker {
              t.name AS t_name, t.language AS t_language,
              ct.id AS ct_id, ct.name AS ct_name, ct.email AS ct_email, ct.phone AS ct_phone, ct.is_group AS ct_is_group,
              c.id AS c_id, c.name AS c_name, c.provider::text AS c_provider, c.webhook_url AS c_webhook_url, c.webhook_secret AS c_webhook_secret,
-             c.provider_settings AS c_provider_settings, c.provider_secrets AS c_provider_secrets,
+             c.provider_settings AS c_provider_settings, c.provider_secrets AS c_provider_secrets, c.max_rate_per_second AS c_max_rate,
+             CASE WHEN cp.blocked_until > now() THEN cp.blocked_until END AS c_blocked_until,
              ARRAY(SELECT p.provider_id FROM provider_message_ids AS p WHERE p.message_id = m.id ORDER BY p.part) AS sent_parts
         FROM claimed
         LEFT JOIN webhook_endpoints AS e ON e.id = claimed.endpoint_id
@@ -311,7 +339,8 @@ export class DeliveryWorker {
         LEFT JOIN conversations AS receipt ON receipt.id = claimed.conversation_id
         LEFT JOIN channels AS c ON c.id = coalesce(m.channel_id, receipt.channel_id)
         LEFT JOIN contacts AS ct ON ct.id = m.contact_id
-        LEFT JOIN channel_templates AS t ON t.id = m.template_id`);
+        LEFT JOIN channel_templates AS t ON t.id = m.template_id
+        LEFT JOIN channel_pacing AS cp ON cp.channel_id = m.channel_id`);
   }
 
   private track<T>(id: string, promise: Promise<T>): Promise<T> {
@@ -326,7 +355,7 @@ export class DeliveryWorker {
     const { logger } = this.options;
     const kind = kindOf(row);
     const context: Record<string, unknown> = { deliveryId: row.id, attempt: row.attempts, worker: this.id };
-    let outcome: Outcome;
+    let outcome: Outcome | Uncounted;
     try {
       outcome =
         kind === 'message'
@@ -342,6 +371,10 @@ export class DeliveryWorker {
         return;
       }
       outcome = { kind: 'retry', reason: ((error as Error).message || 'delivery failed').slice(0, 1000) };
+    }
+    if (outcome.kind === 'limited' || outcome.kind === 'held') {
+      await this.uncounted(row, outcome, context);
+      return;
     }
     if (outcome.kind === 'sent') {
       if (outcome.warning) logger.warn({ ...context, warning: outcome.warning }, 'delivered with a warning');
@@ -360,7 +393,7 @@ export class DeliveryWorker {
   }
 
   /** A message to its channel's provider, the parts an earlier attempt sent skipped; a failed message is never sent again. */
-  private async sendMessage(row: Claimed, context: Record<string, unknown>): Promise<Outcome> {
+  private async sendMessage(row: Claimed, context: Record<string, unknown>): Promise<Outcome | Uncounted> {
     const { sql } = this.options;
     if (!row.m_id) return { kind: 'sent' };
     context.messageId = row.m_id;
@@ -371,6 +404,13 @@ export class DeliveryWorker {
     // A failed message is never sent again. Any other status goes on: a provider's status for a part
     // already sent (sent, delivered, read) may land between attempts, and the parts after it are still owed.
     if (row.m_status === 'failed') return { kind: 'sent' };
+    // The channel's provider asked to wait: nothing goes out on the channel before then.
+    if (row.c_blocked_until) return { kind: 'held', until: new Date(row.c_blocked_until) };
+    const limitedUntil = this.limitedChannels.get(row.c_id);
+    if (limitedUntil !== undefined) {
+      if (limitedUntil > Date.now()) return { kind: 'held', until: new Date(limitedUntil) };
+      this.limitedChannels.delete(row.c_id);
+    }
     const job: SendJob = {
       deliveryId: row.id,
       attempt: row.attempts,
@@ -416,6 +456,15 @@ export class DeliveryWorker {
     if (job.sentParts.length) this.options.logger.warn({ ...context, parts: job.sentParts.length }, 'message partly sent by an earlier attempt: sending the rest');
     const clean = withoutCredentials(job.channel);
     const outcome: SendOutcome = await provider.send(job);
+    // "Too many", in the provider's words: the channel slows down and the message is retried, uncounted.
+    const limited = rateLimitOf(outcome, findProvider(row.c_provider, this.options.providers.list));
+    if (limited) {
+      // This worker's other sends on the channel wait from now on, while the answer is recorded for every process.
+      const wait = retryAfterMs(limited.retryAfter, Date.now()) ?? 0;
+      this.limitedChannels.set(row.c_id, Math.max(this.limitedChannels.get(row.c_id) ?? 0, Date.now() + Math.max(wait, LIMITED_HOLD_MS)));
+      const said = outcome.kind === 'failed' ? `${outcome.code}: ${outcome.text}` : outcome.kind === 'retry' ? `${outcome.reply?.code ? `${outcome.reply.code}: ` : ''}${outcome.reason}` : '';
+      return { kind: 'limited', reason: clean(`rate limited: ${said}`).slice(0, 1000), retryAfter: limited.retryAfter };
+    }
     if (outcome.kind === 'failed') {
       // Refused because the recipient opted out with the provider: the contact is opted out of the channel.
       if (outcome.optedOut) await sql(messageOptOutSql(row.m_id, new Date()));
@@ -491,6 +540,87 @@ export class DeliveryWorker {
       );
     }, Math.max(10, Math.floor(leaseMs / 3)));
     return { stop: () => clearInterval(timer) };
+  }
+
+  /**
+   * An attempt not counted against the delivery's attempts (docs/broadcasts.md#rate-limit-answers).
+   * A rate-limit answer, in one transaction under the channel's `channel_pacing` row lock shared by
+   * every process: the channel's rate halved and the provider's Retry-After recorded (afterRateLimit);
+   * the messages owed on the channel — this one first, then every pending one due before the
+   * channel's next turn that no worker holds — spread out one turn of the halved rate apart from when
+   * sending resumes, and the channel's next turn after them. A held message goes back to the queue,
+   * due when the provider's wait ends. Either is recorded only while this attempt holds the lease.
+   */
+  private async uncounted(row: Claimed, outcome: Uncounted, context: Record<string, unknown>): Promise<void> {
+    const { prisma, logger } = this.options;
+    const own = Prisma.sql`id = ${row.id}::uuid AND locked_by = ${this.id} AND attempts = ${row.attempts} AND status = 'pending'`;
+    if (outcome.kind === 'held') {
+      const held = await this.options.sql(Prisma.sql`
+        UPDATE deliveries SET locked_by = NULL, locked_until = NULL, attempts = attempts - 1, run_at = ${outcome.until}::timestamptz, updated_at = now()
+         WHERE ${own}
+        RETURNING id`);
+      logger.info({ ...context, channelId: row.c_id, until: outcome.until.toISOString(), recorded: held.length > 0 }, "message held: its channel's provider asked to wait");
+      return;
+    }
+    deliveryAttempts.labels('message', 'retry').inc();
+    const max = maxRatePerSecond({ provider: row.c_provider, maxRatePerSecond: row.c_max_rate }, this.options.providers.list);
+    const slowed = await prisma.$transaction(async (tx) => {
+      const sql = sqlOn(tx);
+      await sql(Prisma.sql`INSERT INTO channel_pacing (channel_id) VALUES (${row.c_id}::uuid) ON CONFLICT DO NOTHING RETURNING 1`);
+      const [pace] = await sql<PaceLimits & { now: Date; next_at: Date }>(Prisma.sql`
+        SELECT now() AS now, next_at, limited_rate, limited_at, blocked_until FROM channel_pacing WHERE channel_id = ${row.c_id}::uuid FOR UPDATE`);
+      // Retry-After read against the database's clock, which every process's pacing compares with.
+      const now = new Date(pace!.now).getTime();
+      const next = afterRateLimit(max, pace!, now, retryAfterMs(outcome.retryAfter, now));
+      const turn = 1000 / next.limitedRate;
+      const resumeAt = new Date(next.resumeAt);
+      const horizon = new Date(Math.max(new Date(pace!.next_at).getTime(), next.resumeAt));
+      const [spread] = await sql<{ moved: number }>(Prisma.sql`
+        WITH owed AS (
+          SELECT d.id, d.run_at FROM deliveries AS d JOIN messages AS m ON m.id = d.message_id
+           WHERE m.channel_id = ${row.c_id}::uuid AND d.status = 'pending' AND d.run_at < ${horizon}::timestamptz
+             AND (d.locked_until IS NULL OR d.locked_until < now()) AND d.id <> ${row.id}::uuid
+             FOR UPDATE OF d SKIP LOCKED),
+        turns AS (SELECT id, row_number() OVER (ORDER BY run_at, id) AS n FROM owed),
+        moved AS (
+          UPDATE deliveries AS d SET run_at = ${resumeAt}::timestamptz + turns.n * ${turn}::float8 * interval '1 millisecond', updated_at = now()
+            FROM turns WHERE d.id = turns.id
+          RETURNING 1)
+        SELECT count(*)::int AS moved FROM moved`);
+      const moved = spread?.moved ?? 0;
+      await sql(Prisma.sql`
+        UPDATE channel_pacing
+           SET limited_rate = ${next.limitedRate}::float8, limited_at = ${new Date(next.limitedAt)}::timestamptz,
+               blocked_until = ${next.blockedUntil === null ? null : new Date(next.blockedUntil)}::timestamptz,
+               next_at = ${new Date(next.resumeAt + (moved + 1) * turn)}::timestamptz
+         WHERE channel_id = ${row.c_id}::uuid
+        RETURNING 1`);
+      // This message first when sending resumes; the attempt is not counted.
+      const [mine] = await sql<{ owned: number }>(Prisma.sql`
+        WITH delivery AS (
+          UPDATE deliveries
+             SET locked_by = NULL, locked_until = NULL, attempts = attempts - 1, last_error = ${outcome.reason}, run_at = ${resumeAt}::timestamptz, updated_at = now()
+           WHERE ${own}
+          RETURNING message_id),
+        message AS (
+          UPDATE messages SET last_error = ${outcome.reason}, delivery_attempts = ${row.attempts - 1}, updated_at = now()
+           WHERE id IN (SELECT message_id FROM delivery)
+          RETURNING 1)
+        SELECT (SELECT count(*) FROM delivery)::int AS owned, (SELECT count(*) FROM message)::int AS messages`);
+      return { ...next, moved, recorded: (mine?.owned ?? 0) > 0 };
+    });
+    logger.warn(
+      {
+        ...context,
+        channelId: row.c_id,
+        reason: outcome.reason,
+        ratePerSecond: Math.round(slowed.limitedRate * 100) / 100,
+        resumeAt: new Date(slowed.resumeAt).toISOString(),
+        respaced: slowed.moved,
+        recorded: slowed.recorded,
+      },
+      'rate limited by the provider: the channel slows down and the message is retried',
+    );
   }
 
   /**

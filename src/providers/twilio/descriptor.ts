@@ -20,8 +20,12 @@ export const twilio: ProviderDescriptor = {
   },
   cliHelp: '--account-sid AC… --auth-token T --from +E164',
   reaches: 'phone',
-  // Twilio's rate for a long code number: one message a second.
-  limits: { defaultRatePerSecond: 1 },
+  limits: {
+    // Twilio's rate for a long code number: one message a second.
+    defaultRatePerSecond: 1,
+    // Twilio's "Too Many Requests".
+    rateLimitedCodes: ['20429'],
+  },
   outbound: (tools) =>
     twilioProvider({
       baseUrl: setting(tools.settings, 'TWILIO_API_URL', 'https://api.twilio.com'),

@@ -42,7 +42,7 @@ interface TwilioError {
  * statuses cannot be matched); a 429 or 5xx is tried again; any other 4xx fails with Twilio's
  * error code and message (21610, the recipient opted out, says so).
  */
-function outcomeOf({ status, json: body }: ProviderAnswer): SendOutcome {
+function outcomeOf({ status, json: body, retryAfter }: ProviderAnswer): SendOutcome {
   if (status >= 200 && status < 300) {
     const sid = (body as { sid?: unknown } | null)?.sid;
     if (typeof sid === 'string' && sid) return { kind: 'sent', providerIds: [sid] };
@@ -50,9 +50,11 @@ function outcomeOf({ status, json: body }: ProviderAnswer): SendOutcome {
   }
   const error = body as TwilioError | null;
   const text = (typeof error?.message === 'string' && error.message) || `HTTP ${status}`;
-  if (status === 429 || status >= 500) return { kind: 'retry', reason: `Twilio answered HTTP ${status}: ${text}` };
   const code = String(error?.code ?? status);
-  return { kind: 'failed', code, text, ...(code === TWILIO_OPTED_OUT_CODE ? { optedOut: true } : {}) };
+  // What the worker reads a rate-limit answer from (HTTP 429, or a code of the descriptor's limits.rateLimitedCodes).
+  const reply = { status, code, retryAfter };
+  if (status === 429 || status >= 500) return { kind: 'retry', reason: `Twilio answered HTTP ${status}: ${text}`, reply };
+  return { kind: 'failed', code, text, reply, ...(code === TWILIO_OPTED_OUT_CODE ? { optedOut: true } : {}) };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { webhookHeaders } from '../../lib/webhook-signature.js';
 import { OutboundTargetError, type OutboundClient } from '../../lib/outbound-http.js';
-import type { OutboundProvider, SendJob, SendOutcome } from '../provider.js';
+import type { OutboundProvider, ProviderReply, SendJob, SendOutcome } from '../provider.js';
 
 /** The payload a channel's webhook receives. The body goes as given: ciphertext stays ciphertext. */
 export function deliveryPayload(job: SendJob) {
@@ -24,12 +24,18 @@ export function deliveryPayload(job: SendJob) {
   };
 }
 
+/** How a signed POST ended: `failure` null when taken, else the reason to try again; `reply` when the receiver answered. */
+interface Posted {
+  failure: string | null;
+  reply?: ProviderReply;
+}
+
 /**
  * POSTs a body signed the Standard Webhooks way under a stable id, through the guarded client
  * (src/lib/outbound-http.ts). Any non-2xx answer (a redirect included: none is followed), a
- * refused target, a network error or a timeout is a reason to try again; null when it was taken.
+ * refused target, a network error or a timeout is a reason to try again.
  */
-export async function postSigned(client: OutboundClient, url: string, secret: string, id: string, body: string, timeoutMs: number): Promise<string | null> {
+async function post(client: OutboundClient, url: string, secret: string, id: string, body: string, timeoutMs: number): Promise<Posted> {
   let response: Awaited<ReturnType<OutboundClient['fetch']>>;
   try {
     response = await client.fetch(url, {
@@ -38,14 +44,20 @@ export async function postSigned(client: OutboundClient, url: string, secret: st
       body,
     });
   } catch (error) {
-    if (error instanceof OutboundTargetError) return `webhook target refused: ${error.message}`;
+    if (error instanceof OutboundTargetError) return { failure: `webhook target refused: ${error.message}` };
     const reason = (error as Error).name === 'TimeoutError' ? `no answer within ${timeoutMs} ms` : (error as Error).message;
-    return `webhook unreachable: ${reason}`;
+    return { failure: `webhook unreachable: ${reason}` };
   }
   await response.body?.cancel();
-  if (response.status >= 300 && response.status < 400) return `webhook answered HTTP ${response.status} (redirects are not followed)`;
-  if (response.status < 200 || response.status >= 300) return `webhook answered HTTP ${response.status}`;
-  return null;
+  const reply: ProviderReply = { status: response.status, retryAfter: response.headers.get('retry-after') };
+  if (response.status >= 300 && response.status < 400) return { failure: `webhook answered HTTP ${response.status} (redirects are not followed)`, reply };
+  if (response.status < 200 || response.status >= 300) return { failure: `webhook answered HTTP ${response.status}`, reply };
+  return { failure: null };
+}
+
+/** `post`, for an answer that needs only the reason to try again: null when it was taken. */
+export async function postSigned(client: OutboundClient, url: string, secret: string, id: string, body: string, timeoutMs: number): Promise<string | null> {
+  return (await post(client, url, secret, id, body, timeoutMs)).failure;
 }
 
 /**
@@ -58,7 +70,7 @@ export function webhookProvider(options: { timeoutMs: number; client: OutboundCl
     name: 'webhook',
     async send(job): Promise<SendOutcome> {
       if (!job.channel.webhookUrl) return { kind: 'sent', providerIds: [] };
-      const failure = await postSigned(
+      const { failure, reply } = await post(
         options.client,
         job.channel.webhookUrl,
         job.channel.webhookSecret ?? '',
@@ -66,7 +78,8 @@ export function webhookProvider(options: { timeoutMs: number; client: OutboundCl
         JSON.stringify(deliveryPayload(job)),
         options.timeoutMs,
       );
-      return failure ? { kind: 'retry', reason: failure } : { kind: 'sent', providerIds: [] };
+      // The receiver's answer goes with the reason: a 429 is a rate-limit answer (docs/broadcasts.md#rate-limit-answers).
+      return failure ? { kind: 'retry', reason: failure, ...(reply ? { reply } : {}) } : { kind: 'sent', providerIds: [] };
     },
   };
 }

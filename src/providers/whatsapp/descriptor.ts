@@ -30,8 +30,13 @@ export const whatsappCloud: ProviderDescriptor = {
   // Meta's customer-service window: free-form messages only within 24 hours of the contact's last message.
   textWindowMs: 24 * 3600_000,
   readReceipts: true,
-  // Meta's default throughput for a business phone number.
-  limits: { defaultRatePerSecond: 80 },
+  limits: {
+    // Meta's default throughput for a business phone number.
+    defaultRatePerSecond: 80,
+    // Meta's rate-limit errors: the number's throughput (130429), the pair of business and
+    // recipient (131056), the app or account (80007).
+    rateLimitedCodes: ['130429', '131056', '80007'],
+  },
   outbound: (tools) => whatsappProvider({ ...graphApi(tools), http: { exchange: tools.api.exchange, timeoutMs: tools.timeoutMs } }),
   inbound: {
     parser(): InboundParser {

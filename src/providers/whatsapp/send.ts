@@ -58,7 +58,8 @@ interface Unidentified {
  * The Graph API's answer as an outcome: any 2xx is taken (docs/operating-safely.md, Staying up), under the first message
  * id when it names one — without one, sending again could deliver the part twice, so it counts
  * as sent, with a warning, and its statuses cannot be matched; a 429 or 5xx is tried again; any
- * other 4xx fails with the error's code and message (its details when given).
+ * other 4xx fails with the error's code and message (its details when given) — unless the code
+ * means rate limited, which the worker reads from the reply (docs/broadcasts.md#rate-limit-answers).
  */
 function outcomeOf(answer: ProviderAnswer): { id: string } | Unidentified | SendOutcome {
   const { status, json: body } = answer;
@@ -70,9 +71,11 @@ function outcomeOf(answer: ProviderAnswer): { id: string } | Unidentified | Send
   }
   const error = (body as GraphError | null)?.error;
   const text = [error?.message, error?.error_data?.details].filter(Boolean).join(': ') || `HTTP ${status}`;
-  if (status === 429 || status >= 500) return { kind: 'retry', reason: `WhatsApp answered HTTP ${status}: ${text}` };
   const code = String(error?.code ?? status);
-  return { kind: 'failed', code, text, ...(code === WHATSAPP_OPTED_OUT_CODE ? { optedOut: true } : {}) };
+  // What the worker reads a rate-limit answer from (HTTP 429, or a code of the descriptor's limits.rateLimitedCodes).
+  const reply = { status, code, retryAfter: answer.retryAfter };
+  if (status === 429 || status >= 500) return { kind: 'retry', reason: `WhatsApp answered HTTP ${status}: ${text}`, reply };
+  return { kind: 'failed', code, text, reply, ...(code === WHATSAPP_OPTED_OUT_CODE ? { optedOut: true } : {}) };
 }
 
 /**

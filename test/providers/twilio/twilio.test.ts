@@ -167,6 +167,7 @@ describe('outbound', () => {
     const { id, sid, requests } = await sentMessage(s, { to: { phone: '+31612345678' }, message: 'Hello Ann & co = 100%' });
     expect(requests).toEqual([
       {
+        at: expect.any(Number),
         accountSid,
         authorization: basic,
         contentType: 'application/x-www-form-urlencoded',
@@ -286,14 +287,15 @@ describe('outbound', () => {
     const retriedId = retried.body.data.message.id as string;
     await until(async () => (await statusOf(retriedId)) === 'sent', 'sent after retries');
     expect(fake.sent.length - before).toBe(5);
-    expect(await app.db.prisma.message.findUniqueOrThrow({ where: { id: retriedId } })).toMatchObject({ deliveryAttempts: 5, failureReason: null, lastError: null });
+    // The 429 is a rate-limit answer: retried without counting an attempt (docs/broadcasts.md#rate-limit-answers).
+    expect(await app.db.prisma.message.findUniqueOrThrow({ where: { id: retriedId } })).toMatchObject({ deliveryAttempts: 4, failureReason: null, lastError: null });
     await w.stop();
     // Sent is sent: nothing more goes to Twilio for either message.
     expect(fake.sent.length - before).toBe(5);
     // The worker logs each retry, with Twilio's answer and never the credentials it sent.
-    const retries = app.logs.filter((line) => line.includes('delivery failed, will retry') && line.includes(retriedId));
+    const retries = app.logs.filter((line) => (line.includes('delivery failed, will retry') || line.includes('rate limited by the provider')) && line.includes(retriedId));
     expect(retries).toHaveLength(4);
-    expect(retries.join('\n')).toContain('Twilio answered HTTP 429');
+    expect(retries.join('\n')).toContain('20429: Twilio answered HTTP 429');
     for (const line of retries) {
       expect(line).not.toContain(authToken);
       expect(line).not.toContain(basic.slice('Basic '.length));

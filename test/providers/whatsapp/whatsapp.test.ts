@@ -97,6 +97,7 @@ describe('outbound', () => {
     const request = fake.sent.slice(before);
     expect(request).toEqual([
       {
+        at: expect.any(Number),
         version: 'v21.0',
         phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId,
         authorization: `Bearer ${WHATSAPP_SETTINGS.accessToken}`,
@@ -249,7 +250,8 @@ describe('outbound', () => {
     const retriedId = retried.body.data.message.id as string;
     await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: retriedId } })).status === 'sent', 'sent after retries');
     expect(fake.sent.length - before).toBe(4);
-    expect(await app.db.prisma.message.findUniqueOrThrow({ where: { id: retriedId } })).toMatchObject({ deliveryAttempts: 4, failureReason: null, lastError: null });
+    // The 429 is a rate-limit answer: retried without counting an attempt (docs/broadcasts.md#rate-limit-answers).
+    expect(await app.db.prisma.message.findUniqueOrThrow({ where: { id: retriedId } })).toMatchObject({ deliveryAttempts: 3, failureReason: null, lastError: null });
     await w.stop();
   });
 
