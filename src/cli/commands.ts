@@ -13,7 +13,7 @@ import { hostnameSchema, labelSchema } from '../modules/workspaces/workspaces.sc
 import { createWorkspace, workspaceByHostname } from '../modules/workspaces/workspaces.service.js';
 import { createUser } from '../modules/users/users.service.js';
 import { channelTypeSchema, webhookUrlSchema } from '../modules/channels/channels.schemas.js';
-import { channelById, configureChannel, createChannel, deactivateChannel, rotateWebhookSecret } from '../modules/channels/channels.service.js';
+import { MAX_RATE_PER_SECOND, channelById, configureChannel, createChannel, deactivateChannel, rotateWebhookSecret, setChannelMaxRate } from '../modules/channels/channels.service.js';
 import { createConnection, issueChannelKey, revokeToken } from '../modules/credentials/credentials.service.js';
 import { findSessions, revokeSessions, sessionUser, sessionView } from '../modules/sessions/sessions.service.js';
 import type { CredentialInvalidation } from '../context/credential-invalidation.js';
@@ -68,6 +68,14 @@ const seconds = z
   .transform(Number)
   .pipe(z.number().int().min(1, 'must be at least 1').max(10 * 365 * 86400, 'must be at most ten years'));
 const id = z.string().trim().min(1, 'is required');
+/** `--max-rate`: whole messages a second, or `default` (also `null`) for the provider's default. */
+const maxRate = z
+  .string()
+  .trim()
+  .refine((value) => /^(default|null)$/i.test(value) || (/^\d+$/.test(value) && Number(value) >= 1 && Number(value) <= MAX_RATE_PER_SECOND), {
+    message: `must be a whole number of messages a second from 1 to ${MAX_RATE_PER_SECOND}, or default`,
+  })
+  .transform((value) => (/^\d+$/.test(value) ? Number(value) : null));
 const emailFlag = z.string().trim().max(255, 'must be at most 255 characters').pipe(z.email({ error: 'must be a valid email address' }));
 
 /** A comma-separated flag value as a list of its non-blank parts. */
@@ -155,21 +163,30 @@ export const commands: Record<string, AdminCommand> = {
   }),
 
   'channel:configure': define({
-    summary: `--channel ID [--provider ${PROVIDER_NAMES}] and any of the provider's flags: ${PROVIDER_HELP}`,
-    flags: { channel: 'string', provider: 'string', ...providerFlagTypes },
-    input: z.object({ channel: id, provider: providerSchema().optional(), ...providerFlagSchemas }),
+    summary: `--channel ID (or --id ID) [--max-rate N|default] [--provider ${PROVIDER_NAMES}] and any of the provider's flags: ${PROVIDER_HELP}`,
+    flags: { channel: 'string', id: 'string', 'max-rate': 'string', provider: 'string', ...providerFlagTypes },
+    input: z
+      .object({ channel: id.optional(), id: id.optional(), 'max-rate': maxRate.optional(), provider: providerSchema().optional(), ...providerFlagSchemas })
+      .refine((input) => !(input.channel !== undefined && input.id !== undefined), { message: 'give the channel once: --channel or --id, not both' })
+      .refine((input) => (input.channel ?? input.id) !== undefined, { message: 'is required', path: ['channel'] })
+      .transform(({ id: alias, ...input }) => ({ ...input, channel: (input.channel ?? alias)! })),
     async run(prisma, input, context) {
       const channel = await channelById(prisma, input.channel);
       const provider = input.provider ?? channel.provider;
       const spec = findProvider(provider);
       if (!spec) throw new InputError(`channel ${channel.id} has provider ${channel.provider}, which this command cannot configure`);
       const current = { provider: channel.provider, settings: channel.providerSettings as Record<string, string>, secrets: openProviderSecrets(channel, context.sealer) };
-      const config = providerConfig(spec, channel.type, input, current);
+      const { 'max-rate': rate, ...flags } = input;
+      const config = providerConfig(spec, channel.type, flags, current);
       if (!config.ok) throw new InputError(config.message);
-      const given = PROVIDER_FLAGS.filter((flag) => input[flag as keyof typeof input] !== undefined);
-      if (!given.length && provider === channel.provider) throw new InputError(`nothing to change: give --provider or a setting of provider ${provider}`);
-      const updated = await configureChannel(prisma, channel.id, { provider, settings: config.settings, secrets: config.secrets }, context.sealer);
-      return { id: updated.id, provider: updated.provider };
+      const given = PROVIDER_FLAGS.filter((flag) => flags[flag as keyof typeof flags] !== undefined);
+      const providerChange = given.length > 0 || provider !== channel.provider;
+      if (!providerChange && rate === undefined) throw new InputError(`nothing to change: give --max-rate, --provider or a setting of provider ${provider}`);
+      const updated = providerChange ? await configureChannel(prisma, channel.id, { provider, settings: config.settings, secrets: config.secrets }, context.sealer) : channel;
+      if (rate === undefined) return { id: updated.id, provider: updated.provider };
+      // After the provider change, so that `default` is the new provider's rate.
+      const paced = await setChannelMaxRate(prisma, channel.id, rate);
+      return { id: updated.id, provider: updated.provider, maxRatePerSecond: paced.ratePerSecond, maxRateIsDefault: paced.isDefault };
     },
     invalidates: (_input, result) => ({ channelId: result.id }),
   }),

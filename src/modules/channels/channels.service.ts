@@ -11,6 +11,7 @@ import { newWebhookSecret } from '../../lib/webhook-signature.js';
 import { issueChannelKey } from '../credentials/credentials.service.js';
 import { pageArgs } from '../../db/view.js';
 import { channelTable } from './channels.sql.js';
+import { maxRatePerSecond } from '../../providers/registry.js';
 
 /** A channel's provider and its settings, as the admin commands give them (credentials in clear, sealed when stored). */
 export interface ProviderConfig {
@@ -105,6 +106,27 @@ export async function channelById(prisma: PrismaClient, id: string): Promise<Cha
   const channel = isUuid(id) ? await prisma.channel.findUnique({ where: { id } }) : null;
   if (!channel) throw new InputError(`No channel has id ${id}.`);
   return channel;
+}
+
+/** The most a channel's `max_rate_per_second` may be set to. */
+export const MAX_RATE_PER_SECOND = 10_000;
+
+/**
+ * Sets a channel's own `max_rate_per_second`, or (null) goes back to its provider's default; a
+ * broadcast's rate is at most its channel's (docs/broadcasts.md#pacing), so every broadcast of the
+ * channel not yet ended is lowered to the new rate where it was above it. The rate the channel
+ * now has, and whether it is its provider's default.
+ */
+export async function setChannelMaxRate(prisma: PrismaClient, id: string, rate: number | null): Promise<{ channel: Channel; ratePerSecond: number; isDefault: boolean }> {
+  await channelById(prisma, id);
+  return prisma.$transaction(async (tx) => {
+    const channel = await tx.channel.update({ where: { id }, data: { maxRatePerSecond: rate } });
+    const ratePerSecond = maxRatePerSecond(channel);
+    await tx.$executeRaw`
+      UPDATE broadcasts SET rate_per_second = ${ratePerSecond}, updated_at = now()
+       WHERE channel_id = ${id}::uuid AND finished_at IS NULL AND rate_per_second > ${ratePerSecond}`;
+    return { channel, ratePerSecond, isDefault: rate === null };
+  });
 }
 
 /** Gives a channel a new webhook signing secret, stored sealed, and returns it (it is shown only now). */

@@ -12,6 +12,7 @@ import { restClient } from '../../helpers/rest.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { appWorker } from '../../helpers/worker.js';
 import { testSealer } from '../../helpers/secrets.js';
+import { runAdminOn } from '../../helpers/admin.js';
 
 // A database of its own: the runner and the worker take every due broadcast and delivery.
 let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
@@ -223,6 +224,48 @@ describe('broadcasts over REST', () => {
     expect(skipped.body.data).toHaveLength(counts.skipped);
     expect(skipped.body.data[0]).toMatchObject({ messageId: null, status: 'skipped' });
     expect((await api.post(`/broadcasts/${id}/resume`)).status).toBe(422);
+  });
+});
+
+describe("a channel's max rate (channel:configure --max-rate)", () => {
+  const admin = (...argv: string[]) => runAdminOn(app.db, argv);
+
+  it("bounds the broadcasts' rates, lowers those not ended, and goes back to the provider's default", async () => {
+    const { api, channel, contactIds } = await setup(3);
+    const later = { audience: { contacts: contactIds }, message: { message: 'Hi' }, start_at: '2099-01-01T00:00:00Z' };
+    const fast = await api.post('/broadcasts', { name: 'Fast', rate_per_second: 50, ...later });
+    expect(fast.body.data.broadcast.ratePerSecond).toBe(50);
+
+    const set = await admin('channel:configure', '--id', channel.id, '--max-rate', '5');
+    expect(set.stderr).toBe('');
+    expect(set.json).toEqual({ id: channel.id, provider: 'webhook', maxRatePerSecond: 5, maxRateIsDefault: false });
+    expect((await app.db.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } })).maxRatePerSecond).toBe(5);
+    // A broadcast not yet ended is lowered to its channel's rate; a new one is refused above it and takes it by default.
+    expect((await api.get(`/broadcasts/${fast.body.data.broadcast.id}`)).body.data.broadcast.ratePerSecond).toBe(5);
+    const over = await api.post('/broadcasts', { name: 'Over', rate_per_second: 6, ...later });
+    expect(over.status).toBe(422);
+    expect(over.body.errors.rate_per_second).toEqual(["The rate_per_second must not be greater than the channel's 5 messages a second."]);
+    expect((await api.post('/broadcasts', { name: 'Default', ...later })).body.data.broadcast.ratePerSecond).toBe(5);
+
+    const reset = await admin('channel:configure', '--channel', channel.id, '--max-rate', 'default');
+    expect(reset.json).toEqual({ id: channel.id, provider: 'webhook', maxRatePerSecond: 100, maxRateIsDefault: true });
+    expect((await app.db.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } })).maxRatePerSecond).toBeNull();
+    expect((await api.post('/broadcasts', { name: 'Webhook pace', ...later })).body.data.broadcast.ratePerSecond).toBe(100);
+    expect((await api.post('/broadcasts', { name: 'Too fast', rate_per_second: 101, ...later })).status).toBe(422);
+    expect((await admin('channel:configure', '--id', channel.id, '--max-rate', 'null')).json.maxRateIsDefault).toBe(true);
+  });
+
+  it('refuses a rate that is not a whole number from 1 to 10000, and a channel named twice or not at all', async () => {
+    const { channel } = await setup(1);
+    for (const bad of ['0', '1.5', '2e3', 'fast', '10001']) {
+      const refused = await admin('channel:configure', '--id', channel.id, '--max-rate', bad);
+      expect(refused.code, bad).toBe(2);
+      expect(refused.stderr).toBe('error: --max-rate must be a whole number of messages a second from 1 to 10000, or default');
+    }
+    expect((await admin('channel:configure', '--id', channel.id, '--channel', channel.id, '--max-rate', '3')).stderr).toBe('error: give the channel once: --channel or --id, not both');
+    expect((await admin('channel:configure', '--max-rate', '3')).stderr).toBe('error: --channel is required');
+    expect((await admin('channel:configure', '--id', channel.id)).stderr).toMatch(/^error: nothing to change: give --max-rate/);
+    expect((await app.db.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } })).maxRatePerSecond).toBeNull();
   });
 });
 
