@@ -10,9 +10,14 @@ import type { AuthenticationError } from '../errors/domain.js';
 /** What happened, by id only: subscribers load the current state themselves. */
 export type DomainEvent =
   | { type: 'message.created'; messageId: string; conversationId: string; workspaceId: string; channelId: string }
-  /** A message's status changed (sent, delivered, read, failed), once committed. */
-  | { type: 'message.updated'; messageId: string; conversationId: string; workspaceId: string; channelId: string }
-  | { type: 'conversation.updated'; conversationId: string; workspaceId: string; channelId: string };
+  /** A message's status changed (sent, delivered, read, failed), once committed; `broadcastId`: the broadcast that made it, if any. */
+  | { type: 'message.updated'; messageId: string; conversationId: string; workspaceId: string; channelId: string; broadcastId?: string | null }
+  | { type: 'conversation.updated'; conversationId: string; workspaceId: string; channelId: string }
+  /**
+   * A broadcast changed other than by its messages' statuses (started, paused, resumed, recipients
+   * failed or skipped); `ended`: it finished or was canceled, and changes no more.
+   */
+  | { type: 'broadcast.updated'; broadcastId: string; workspaceId: string; channelId: string; ended: boolean };
 
 /** A stream that can hand its events on as they come rather than be read (the bus's subscriptions, and streams built on them). */
 export interface Listenable<E, End = void> {

@@ -6,7 +6,7 @@ import { closeRedis, DEFAULT_REDIS_PREFIX, logRedisOutages } from '../lib/redis.
 import type { DomainEvent, EventBus } from '../context/services.js';
 
 /** Every topic: each process listens to all of them on Redis. */
-const TOPICS: readonly DomainEvent['type'][] = ['message.created', 'message.updated', 'conversation.updated'];
+const TOPICS: readonly DomainEvent['type'][] = ['message.created', 'message.updated', 'conversation.updated', 'broadcast.updated'];
 
 /** How long an announcement may wait for Redis before the caller goes on without it. */
 const ANNOUNCE_TIMEOUT_MS = 1000;

@@ -23,6 +23,8 @@ export async function subscribeSse<TData, TVariables>(
   const decoder = new TextDecoder();
   let buffer = '';
   const received: { data?: TData; errors?: unknown[] }[] = [];
+  /** When each of `received` arrived (epoch ms). */
+  const arrivals: number[] = [];
 
   const pump = (async () => {
     try {
@@ -36,7 +38,10 @@ export async function subscribeSse<TData, TVariables>(
           buffer = buffer.slice(end + 2);
           const event = /^event: (.*)$/m.exec(block)?.[1];
           const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event === 'next' && data) received.push(JSON.parse(data));
+          if (event === 'next' && data) {
+            received.push(JSON.parse(data));
+            arrivals.push(Date.now());
+          }
         }
       }
     } catch {
@@ -48,6 +53,7 @@ export async function subscribeSse<TData, TVariables>(
     status: response.status,
     contentType: response.headers.get('content-type'),
     received,
+    arrivals,
     /** Waits until `count` events arrived (or fails after `ms`). */
     async waitFor(count: number, ms = 5000) {
       const deadline = Date.now() + ms;

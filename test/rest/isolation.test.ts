@@ -773,6 +773,13 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
     document: `query ($id: ID!) { broadcast(id: $id) { id } }`,
     cases: (w) => broadcastIds(w).map((id) => ({ label: id, variables: { id }, expect: { kind: 'null' } as const })),
   },
+  'Subscription.broadcastUpdated': {
+    idPaths: ['id'],
+    document: `subscription ($id: ID!) { broadcastUpdated(id: $id) { id status counts { total sent } } }`,
+    // Refused at subscribe, as Query.broadcast answers it, for another workspace's or channel's broadcast:
+    // test/modules/broadcasts/broadcast-updates.test.ts.
+    cases: () => [],
+  },
   'Mutation.pauseBroadcast': broadcastMutation('pauseBroadcast'),
   'Mutation.resumeBroadcast': broadcastMutation('resumeBroadcast'),
   'Mutation.cancelBroadcast': broadcastMutation('cancelBroadcast'),

@@ -5,7 +5,8 @@ import { UserError, type Payload } from '../../graphql/user-errors.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
 import { BROADCAST_STATUSES, type BroadcastCounts } from './broadcasts.schemas.js';
 import { changeBroadcast, createBroadcast, getBroadcast, listBroadcasts } from './broadcasts.service.js';
-import type { BroadcastRow } from './broadcasts.sql.js';
+import { broadcastById, type BroadcastRow } from './broadcasts.sql.js';
+import { broadcastUpdates, type BroadcastUpdate } from './broadcasts.updates.js';
 
 const BroadcastStatusEnum = builder.enumType('BroadcastStatus', { values: BROADCAST_STATUSES });
 
@@ -193,3 +194,25 @@ builder.mutationFields((t) => ({
     resolve: (_root, args, ctx) => payloadOf(async () => accepted(await changeBroadcast(ctx, String(args.id), 'cancel'))),
   }),
 }));
+
+builder.subscriptionField('broadcastUpdated', (t) =>
+  t.field({
+    type: BroadcastObject,
+    description:
+      'A broadcast of the channels the credential acts as: its view now, then at most once a second while its counts or status change, and a last time when it finishes or is canceled, after which the stream completes.',
+    scope: 'read',
+    args: { id: t.arg.id({ required: true }) },
+    subscribe: async (_root, args, ctx) => {
+      // Another workspace's or channel's broadcast is refused here, as `broadcast(id:)` answers it: not found.
+      const row = await getBroadcast(ctx, String(args.id));
+      const ended = row.status === 'finished' || row.status === 'canceled';
+      return broadcastUpdates(ctx.events!, { id: row.id, workspaceId: row.workspaceId, channelId: row.channelId, ended });
+    },
+    // The broadcast the event names, loaded once for every subscriber of the app (src/realtime/event-loads.ts).
+    resolve: async (event, _args, ctx) => {
+      const { broadcastId, workspaceId } = event as BroadcastUpdate & { broadcastId: string };
+      const load = async () => (await broadcastById(ctx.sql, workspaceId, broadcastId))!;
+      return ctx.eventLoads ? ctx.eventLoads.load(event as object, `broadcast:${broadcastId}`, load) : load();
+    },
+  }),
+);

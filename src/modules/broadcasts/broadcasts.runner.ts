@@ -72,6 +72,13 @@ interface RunningRow {
   sender_name: string | null;
 }
 
+/** A broadcast a statement changed, as subscriptions are told of it. */
+interface ChangedBroadcast {
+  id: string;
+  workspace_id: string;
+  channel_id: string;
+}
+
 interface ClaimedRecipient {
   contact_id: string;
   name: string;
@@ -188,16 +195,23 @@ export class BroadcastRunner {
     return channels.length > 0;
   }
 
+  /** Tells subscriptions (broadcastUpdated) that these broadcasts changed, once the change committed. */
+  private published(rows: readonly ChangedBroadcast[], ended: boolean): void {
+    for (const row of rows) this.options.events?.publish({ type: 'broadcast.updated', broadcastId: row.id, workspaceId: row.workspace_id, channelId: row.channel_id, ended });
+  }
+
   /** Scheduled broadcasts whose start time came are running, each with its `broadcast.started` event. */
   private async startDue(): Promise<void> {
-    await this.options.prisma.$transaction(async (tx) => {
-      const started = await sqlOn(tx)<{ id: string; workspace_id: string }>(Prisma.sql`
+    const started = await this.options.prisma.$transaction(async (tx) => {
+      const rows = await sqlOn(tx)<ChangedBroadcast>(Prisma.sql`
         UPDATE broadcasts SET status = 'running', started_at = coalesce(started_at, now()), updated_at = now()
          WHERE finished_at IS NULL AND status = 'scheduled' AND start_at <= now()
-        RETURNING id, workspace_id`);
-      for (const row of started) await recordEvents(tx, row.workspace_id, [{ type: 'broadcast.started', data: broadcastViewSql(row.id) }]);
-      if (started.length) this.options.logger.info({ runner: this.id, broadcasts: started.map((row) => row.id) }, 'broadcasts started');
+        RETURNING id, workspace_id, channel_id`);
+      for (const row of rows) await recordEvents(tx, row.workspace_id, [{ type: 'broadcast.started', data: broadcastViewSql(row.id) }]);
+      if (rows.length) this.options.logger.info({ runner: this.id, broadcasts: rows.map((row) => row.id) }, 'broadcasts started');
+      return rows;
     });
+    this.published(started, false);
   }
 
   /**
@@ -205,17 +219,19 @@ export class BroadcastRunner {
    * still queued are finished, each with its `broadcast.finished` event.
    */
   private async finishDone(): Promise<void> {
-    await this.options.prisma.$transaction(async (tx) => {
-      const finished = await sqlOn(tx)<{ id: string; workspace_id: string }>(Prisma.sql`
+    const finished = await this.options.prisma.$transaction(async (tx) => {
+      const rows = await sqlOn(tx)<ChangedBroadcast>(Prisma.sql`
         UPDATE broadcasts AS b SET status = 'finished', finished_at = now(), updated_at = now()
          WHERE b.finished_at IS NULL AND b.status = 'running'
            AND NOT EXISTS (SELECT 1 FROM broadcast_recipients AS r WHERE r.broadcast_id = b.id AND r.state = 'pending')
            AND NOT EXISTS (SELECT 1 FROM broadcast_recipients AS r JOIN messages AS m ON m.id = r.message_id
                             WHERE r.broadcast_id = b.id AND r.state = 'made' AND m.status = 'queued')
-        RETURNING b.id, b.workspace_id`);
-      for (const row of finished) await recordEvents(tx, row.workspace_id, [{ type: 'broadcast.finished', data: broadcastViewSql(row.id) }]);
-      if (finished.length) this.options.logger.info({ runner: this.id, broadcasts: finished.map((row) => row.id) }, 'broadcasts finished');
+        RETURNING b.id, b.workspace_id, b.channel_id`);
+      for (const row of rows) await recordEvents(tx, row.workspace_id, [{ type: 'broadcast.finished', data: broadcastViewSql(row.id) }]);
+      if (rows.length) this.options.logger.info({ runner: this.id, broadcasts: rows.map((row) => row.id) }, 'broadcasts finished');
+      return rows;
     });
+    this.published(finished, true);
   }
 
   /**
@@ -226,6 +242,8 @@ export class BroadcastRunner {
   private async pace(channelId: string): Promise<number> {
     const { prisma, events } = this.options;
     const published: { messageId: string; conversationId: string; workspaceId: string; runAt: Date }[] = [];
+    /** Broadcasts whose recipients this round failed or skipped: their counts changed without a message. */
+    const marked: ChangedBroadcast[] = [];
     const began = Date.now();
     const made = await prisma.$transaction(
       async (tx) => {
@@ -268,7 +286,7 @@ export class BroadcastRunner {
             channelTurn = at + 1000 / rate;
             return new Date(at);
           };
-          const count = await this.makeMessages(tx, channel, broadcast, wanted, due, published);
+          const count = await this.makeMessages(tx, channel, broadcast, wanted, due, published, marked);
           if (count > 0) await sql(Prisma.sql`UPDATE broadcasts SET next_at = ${new Date(turn)}::timestamptz WHERE id = ${broadcast.id}::uuid RETURNING 1`);
           left -= count;
           used += count;
@@ -289,6 +307,7 @@ export class BroadcastRunner {
       wakes.add(Math.ceil(runAt.getTime() / WAKE_GRAIN_MS) * WAKE_GRAIN_MS);
     }
     for (const at of wakes) this.wakeWorkerAt(at);
+    this.published(marked, false);
     return made;
   }
 
@@ -307,6 +326,7 @@ export class BroadcastRunner {
     wanted: number,
     due: () => Date,
     published: { messageId: string; conversationId: string; workspaceId: string; runAt: Date }[],
+    marked: ChangedBroadcast[],
   ): Promise<number> {
     const sql = sqlOn(tx);
     const message = broadcast.message;
@@ -400,6 +420,7 @@ export class BroadcastRunner {
                     ${outcomes.map((o) => o.messageId)}::uuid[], ${outcomes.map((o) => o.reason)}::text[]) AS v(contact_id, state, message_id, reason)
        WHERE r.broadcast_id = ${broadcast.id}::uuid AND r.contact_id = v.contact_id
       RETURNING 1`);
+    if (failed.length || skipped.length) marked.push({ id: broadcast.id, workspace_id: workspaceId, channel_id: channel.id });
     return made.length;
   }
 

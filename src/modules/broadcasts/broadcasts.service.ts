@@ -257,5 +257,7 @@ export async function changeBroadcast(ctx: RequestContext, id: string, action: A
     }
   });
   if (action === 'resume') ctx.onBroadcastQueued?.();
+  // Committed: subscriptions (broadcastUpdated) hear of it; a cancel is the broadcast's last change.
+  ctx.events?.publish({ type: 'broadcast.updated', broadcastId: broadcast.id, workspaceId, channelId: broadcast.channelId, ended: action === 'cancel' });
   return (await broadcastById(ctx.sql, workspaceId, broadcast.id))!;
 }

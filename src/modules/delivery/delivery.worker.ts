@@ -654,7 +654,7 @@ export class DeliveryWorker {
     const next = outcome.kind === 'sent' ? Prisma.sql`'sent'` : outcome.kind === 'failed' ? Prisma.sql`'failed'` : Prisma.sql`before.status`;
     const failureReason = outcome.kind === 'failed' ? (outcome.failureReason ?? outcome.reason).slice(0, 1024) : null;
     const events = [{ type: 'message.status_changed' as const, data: Prisma.sql`changed.view` }];
-    const [result] = await sql<{ owned: number; queued: number; conversation_id: string | null; channel_id: string | null }>(Prisma.sql`
+    const [result] = await sql<{ owned: number; queued: number; conversation_id: string | null; channel_id: string | null; broadcast_id: string | null }>(Prisma.sql`
       WITH delivery AS (${delivery}),
       before AS (
         SELECT id, status FROM messages WHERE id = ${row.message_id}::uuid AND EXISTS (SELECT 1 FROM delivery) FOR UPDATE),
@@ -677,7 +677,8 @@ export class DeliveryWorker {
       queued AS (${queueEventsSql(row.workspace_id, events, now, Prisma.sql`changed`)} RETURNING 1)
       SELECT (SELECT count(*) FROM delivery)::int AS owned, (SELECT count(*) FROM queued)::int AS queued,
              (SELECT conversation_id FROM message WHERE message.changed) AS conversation_id,
-             (SELECT channel_id FROM message WHERE message.changed) AS channel_id`);
+             (SELECT channel_id FROM message WHERE message.changed) AS channel_id,
+             (SELECT broadcast_id FROM message WHERE message.changed) AS broadcast_id`);
     // The status change's events are due at once.
     if ((result?.queued ?? 0) > 0) this.nudge();
     // Committed (one statement): subscriptions hear of the new status.
@@ -688,6 +689,7 @@ export class DeliveryWorker {
         conversationId: result.conversation_id,
         workspaceId: row.workspace_id,
         channelId: result.channel_id,
+        broadcastId: result.broadcast_id,
       });
     }
     return (result?.owned ?? 0) > 0;

@@ -237,6 +237,13 @@ export async function applyStatus(ctx: InboundContext, channel: InboundChannel, 
   });
   if (applied === 'stale') return 'stale';
   // Committed: subscriptions hear of the new status.
-  ctx.events?.publish({ type: 'message.updated', messageId: applied.id, conversationId: applied.conversationId, workspaceId: channel.workspaceId, channelId: applied.channelId });
+  ctx.events?.publish({
+    type: 'message.updated',
+    messageId: applied.id,
+    conversationId: applied.conversationId,
+    workspaceId: channel.workspaceId,
+    channelId: applied.channelId,
+    broadcastId: applied.broadcastId,
+  });
   return 'applied';
 }
