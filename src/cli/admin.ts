@@ -5,6 +5,7 @@ try {
   const code = await runAdmin(process.argv.slice(2), loadEnv(), {
     stdout: (line) => process.stdout.write(`${line}\n`),
     stderr: (line) => process.stderr.write(`${line}\n`),
+    terminal: process.stderr,
   });
   process.exitCode = code;
 } catch (error) {

@@ -25,6 +25,8 @@ import { deleteContact, importContact } from '../modules/contacts/contacts.servi
 import { WEBHOOK_EVENTS, webhookEventSchema } from '../modules/webhooks/webhooks.schemas.js';
 import { createWebhook, deleteWebhook, listWebhooks } from '../modules/webhooks/webhooks.service.js';
 import { registerDocuments, setTrustedDocumentsOnly } from '../modules/documents/documents.service.js';
+import { watchBroadcast } from './broadcast-watch.js';
+import type { AdminIo } from './io.js';
 
 type FlagKind = 'string' | 'boolean';
 
@@ -35,6 +37,8 @@ export interface AdminContext {
   sealer: Sealer | null;
   /** Resolves host names when a command checks an outbound target (the system's DNS unless given). */
   resolve?: Resolver;
+  /** Where a command that reports as it goes writes (a progress bar, progress lines); its result is still printed on stdout. */
+  io?: AdminIo;
 }
 
 /** Refuses a target URL the delivery would refuse (docs/operating-safely.md, Outbound targets), as one line naming the flag. */
@@ -476,6 +480,15 @@ export const commands: Record<string, AdminCommand> = {
       const users = await prisma.user.findMany({ where: { workspaceId: workspace.id }, orderBy: OLDEST_FIRST });
       return { users: users.map((u) => ({ id: u.id, name: u.name, email: u.email })) };
     },
+  }),
+
+  'broadcast:watch': define({
+    summary: '--id ID',
+    flags: { id: 'string' },
+    input: z.object({ id }),
+    // A bar on a terminal, one line a second otherwise (on stderr); the broadcast's view on stdout once it has ended.
+    run: (prisma, input, context) =>
+      watchBroadcast(prisma, input.id, { ...(context.io?.terminal ? { terminal: context.io.terminal } : {}), line: (text) => context.io?.stderr(text) }),
   }),
 
   'inbound:reprocess': define({

@@ -9,11 +9,9 @@ import { loadSealer } from '../lib/secrets-key.js';
 import { SecretsKeyError, prepareSecrets } from '../modules/secrets/secrets.service.js';
 import type { Resolver } from '../lib/outbound-http.js';
 import { publishInvalidation } from '../context/credential-invalidation.js';
+import type { AdminIo } from './io.js';
 
-export interface AdminIo {
-  stdout: (line: string) => void;
-  stderr: (line: string) => void;
-}
+export type { AdminIo };
 
 class UsageError extends Error {}
 
@@ -102,7 +100,7 @@ export async function runAdmin(
     await db.withSession((session) => migrate(session));
     const sealer = loadSealer({ key: env.SECRETS_KEY, previous: env.SECRETS_KEY_PREVIOUS, kind: db.kind, pgliteDir: env.PGLITE_DIR });
     await prepareSecrets(db.prisma, sealer);
-    const result = await command.run(db.prisma, input, { env, sealer, ...(options.resolve ? { resolve: options.resolve } : {}) });
+    const result = await command.run(db.prisma, input, { env, sealer, io, ...(options.resolve ? { resolve: options.resolve } : {}) });
     const change = command.invalidates?.(input, result);
     // Without Redis there is nobody to tell: servers stop trusting their copies within AUTH_CACHE_MS.
     if (change && env.REDIS_URL) {

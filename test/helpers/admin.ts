@@ -13,16 +13,30 @@ export interface AdminResult {
 
 /**
  * Runs an admin command in this process, the way `npm run admin` does, on `db` (left open), with
- * the tests' SECRETS_KEY and `env` over it.
+ * the tests' SECRETS_KEY and `env` over it; `terminal` stands for the stderr stream a progress bar
+ * is drawn on (a terminal when its `isTTY` is true). `stderrTimes`: when each stderr line came.
  */
-export async function runAdminOn(db: Database, argv: string[], env: Record<string, string> = {}): Promise<AdminResult> {
+export async function runAdminOn(
+  db: Database,
+  argv: string[],
+  env: Record<string, string> = {},
+  options: { terminal?: NodeJS.WritableStream & { isTTY?: boolean } } = {},
+): Promise<AdminResult & { stderrTimes: number[] }> {
   const out: string[] = [];
   const err: string[] = [];
+  const stderrTimes: number[] = [];
   const code = await runAdmin(
     argv,
     loadEnv({ NODE_ENV: 'test', SECRETS_KEY: TEST_SECRETS_KEY, ...env }),
-    { stdout: (line) => out.push(line), stderr: (line) => err.push(line) },
+    {
+      stdout: (line) => out.push(line),
+      stderr: (line) => {
+        err.push(line);
+        stderrTimes.push(Date.now());
+      },
+      ...(options.terminal ? { terminal: options.terminal } : {}),
+    },
     async () => ({ ...db, close: async () => {} }),
   );
-  return { code, json: code === 0 && out[0]?.startsWith('{') ? JSON.parse(out.join('\n')) : undefined, stdout: out.join('\n'), stderr: err.join('\n') };
+  return { code, json: code === 0 && out[0]?.startsWith('{') ? JSON.parse(out.join('\n')) : undefined, stdout: out.join('\n'), stderr: err.join('\n'), stderrTimes };
 }

@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createChannel } from '../../../src/modules/channels/channels.service.js';
 import { createWorkspace } from '../../../src/modules/workspaces/workspaces.service.js';
@@ -266,6 +267,60 @@ describe("a channel's max rate (channel:configure --max-rate)", () => {
     expect((await admin('channel:configure', '--max-rate', '3')).stderr).toBe('error: --channel is required');
     expect((await admin('channel:configure', '--id', channel.id)).stderr).toMatch(/^error: nothing to change: give --max-rate/);
     expect((await app.db.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } })).maxRatePerSecond).toBeNull();
+  });
+});
+
+describe('broadcast:watch', () => {
+  const LINE = /^\d{4}-\d\d-\d\dT[\d:.]+Z (scheduled|running|paused|finished|canceled) (\d+)\/(\d+) \(\d+%\) sent=(\d+) delivered=\d+ read=\d+ failed=\d+ skipped=\d+$/;
+
+  it('prints one line a second until the broadcast finishes, then its view, exit 0', async () => {
+    const receiver = await startReceiver();
+    cleanups.push(receiver.close);
+    const { api, contactIds } = await setup(25, receiver.url);
+    const id = (await api.post('/broadcasts', { name: 'Watched', audience: { contacts: contactIds }, message: { message: 'Hi' }, rate_per_second: 10 })).body.data.broadcast.id;
+    startProcess();
+    const began = Date.now();
+    const watched = await runAdminOn(app.db, ['broadcast:watch', '--id', id]);
+    const took = Date.now() - began;
+    expect(watched.code, watched.stderr).toBe(0);
+    expect(watched.json).toMatchObject({ id, name: 'Watched', status: 'finished', counts: { total: 25, pending: 0, sent: 25 } });
+    const lines = watched.stderr.split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(3);
+    expect(lines.length).toBeLessThanOrEqual(Math.ceil(took / 1000) + 1);
+    for (const line of lines) expect(line).toMatch(LINE);
+    const done = lines.map((line) => Number(LINE.exec(line)![2]));
+    for (let i = 1; i < done.length; i++) expect(done[i]).toBeGreaterThanOrEqual(done[i - 1]!);
+    expect(lines.at(-1)).toMatch(/ finished 25\/25 \(100%\) sent=25 /);
+    // One a second.
+    for (let i = 1; i < watched.stderrTimes.length; i++) expect(watched.stderrTimes[i]! - watched.stderrTimes[i - 1]!).toBeGreaterThanOrEqual(950);
+  });
+
+  it('draws a progress bar on a terminal, and refuses an unknown broadcast', async () => {
+    const { api, contactIds } = await setup(6);
+    const id = (await api.post('/broadcasts', { name: 'Barred', audience: { contacts: contactIds }, message: { message: 'Hi' }, rate_per_second: 5 })).body.data.broadcast.id;
+    startProcess();
+    let drawn = '';
+    const terminal = Object.assign(
+      new Writable({
+        write(chunk, _encoding, done) {
+          drawn += String(chunk);
+          done();
+        },
+      }),
+      { isTTY: true, columns: 200 },
+    );
+    const watched = await runAdminOn(app.db, ['broadcast:watch', '--id', id], {}, { terminal });
+    expect(watched.code, watched.stderr).toBe(0);
+    // The bar is drawn on the terminal, no lines besides it.
+    expect(watched.stderr).toBe('');
+    expect(watched.json).toMatchObject({ id, status: 'finished', counts: { total: 6, sent: 6 } });
+    const frames = drawn.split(/\r|\x1B\[\d*[GKJ]/).filter((frame) => frame.includes('Barred ['));
+    expect(frames.length).toBeGreaterThanOrEqual(1);
+    expect(frames.at(-1)).toMatch(/^Barred \[\u2588{40}\] 100% \| 6\/6 \| sent 6 delivered 0 read 0 failed 0 skipped 0 \| finished/);
+
+    const unknown = uuid7();
+    expect(await runAdminOn(app.db, ['broadcast:watch', '--id', unknown])).toMatchObject({ code: 1, stdout: '', stderr: `error: No broadcast has id ${unknown}.` });
+    expect((await runAdminOn(app.db, ['broadcast:watch'])).stderr).toBe('error: --id is required');
   });
 });
 
