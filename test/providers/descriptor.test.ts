@@ -21,6 +21,8 @@ import { appWorker, testProviders } from '../helpers/worker.js';
  * "Carrier pigeon": a throw-away provider that keeps what it is given and posts JSON back.
  */
 const sent: SendJob[] = [];
+/** Messages refused once with the pigeon's own "too many birds" code, by id. */
+const grounded = new Set<string>();
 
 const pigeon: ProviderDescriptor = {
   name: 'carrier_pigeon',
@@ -30,9 +32,15 @@ const pigeon: ProviderDescriptor = {
   secrets: { ring: { flag: 'ring', schema: z.string().trim().min(8, 'must be at least 8 characters') } },
   cliHelp: '--loft L --ring R',
   reaches: 'phone',
+  // Its pace, and its own code for "too many": nothing else of the gateway knows either.
+  limits: { defaultRatePerSecond: 4, rateLimitedCodes: ['storm'] },
   outbound: () => ({
     name: 'carrier_pigeon',
     async send(job) {
+      if (job.message.body === 'Storm' && !grounded.has(job.message.id)) {
+        grounded.add(job.message.id);
+        return { kind: 'failed', code: 'storm', text: 'Too many birds in the air', reply: { status: 400, code: 'storm', retryAfter: '1' } };
+      }
       sent.push(job);
       const id = `bird-${sent.length}`;
       await job.recordPart(id, 0);
@@ -141,6 +149,25 @@ describe('a provider defined by its descriptor alone', () => {
     expect(job.channel.secrets).toEqual({ ring: 'silver-ring-7' });
     const ids = await app.db.prisma.providerMessageId.findMany({ where: { channelId: channel.id } });
     expect(ids.map((row) => row.providerId)).toEqual([expect.stringMatching(/^bird-\d+$/)]);
+  });
+
+  it('slows its channel for a refusal with a code it lists as rate limited, and retries the message after its Retry-After', async () => {
+    const { channel, api } = await pigeonChannel();
+    const accepted = await api.post('/messages', { to: { name: 'Bo', phone: '+14155550101' }, type: 'text', message: 'Storm' });
+    expect(accepted.status).toBe(202);
+    const worker = appWorker(app);
+    worker.start();
+    try {
+      await until(async () => (await app.db.prisma.message.findUnique({ where: { id: accepted.body.data.message.id } }))?.status === 'sent', 'the stormy message sent', 10_000);
+    } finally {
+      await worker.stop();
+    }
+    expect(grounded.has(accepted.body.data.message.id)).toBe(true);
+    const pace = await app.db.prisma.channelPacing.findUniqueOrThrow({ where: { channelId: channel.id } });
+    // Its own rate (4 a second) halved; its wait of a second kept.
+    expect(pace.limitedRate).toBe(2);
+    expect(pace.blockedUntil).not.toBeNull();
+    expect(await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: accepted.body.data.message.id } })).toMatchObject({ status: 'succeeded', attempts: 1 });
   });
 
   it('receives through its own webhook route: verified, stored, parsed and shown as an inbound message', async () => {

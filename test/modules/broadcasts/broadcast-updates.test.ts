@@ -12,6 +12,8 @@ import { startReceiver } from '../../helpers/receiver.js';
 import { restClient } from '../../helpers/rest.js';
 import { testSealer } from '../../helpers/secrets.js';
 import { observeSse } from '../../helpers/sse.js';
+import { fetchAs, serveOnPort } from '../../helpers/real-port.js';
+import { socketClient } from '../../helpers/websocket.js';
 import { appWorker } from '../../helpers/worker.js';
 
 /**
@@ -121,6 +123,27 @@ describe('broadcastUpdated', () => {
     const again = await watch(s.workspace.hostname, s.apiKey, id);
     expect((await again.endsWithin(5000)).completed).toBe(true);
     expect(views(again.received)).toEqual([last]);
+  }, 60_000);
+
+  it('streams the same over a WebSocket and an event stream on a real port, each completing after the last view', async () => {
+    const served = await serveOnPort(app.db, app.env, { events: app.events });
+    cleanups.push(() => served.close());
+    const s = await setup(8);
+    const id = (await s.broadcast({ name: 'Served', rate_per_second: 8 })).body.data.broadcast.id as string;
+    const socket = socketClient(served.port, s.workspace.hostname, bearer(s.apiKey));
+    cleanups.push(() => socket.dispose());
+    const ws = socket.subscribe(UPDATED as never, { id } as never);
+    const fetchHere = fetchAs(s.workspace.hostname);
+    const sse = await observeSse((path, init) => fetchHere(`http://127.0.0.1:${served.port}${path}`, init), bearer(s.apiKey), UPDATED as never, { id } as never);
+    cleanups.push(() => sse.close());
+    startProcess();
+    await ws.done;
+    expect((await sse.endsWithin(30_000)).completed).toBe(true);
+    expect(ws.errors).toEqual([]);
+    for (const received of [ws.received, sse.received]) {
+      expect(views(received)[0]).toMatchObject({ id, counts: { total: 8 } });
+      expect(views(received).at(-1)).toMatchObject({ id, status: 'finished', counts: { sent: 8, pending: 0 } });
+    }
   }, 60_000);
 
   it("refuses another workspace's or another channel's broadcast as not found, telling it nothing", async () => {
