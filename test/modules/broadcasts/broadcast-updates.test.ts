@@ -95,9 +95,11 @@ describe('broadcastUpdated', () => {
     expect(seen.length).toBeGreaterThanOrEqual(3);
     expect(seen.some((view) => view.counts.sent > 0 && view.counts.sent < 30)).toBe(true);
     for (let i = 1; i < seen.length; i++) expect(seen[i]!.counts.sent).toBeGreaterThanOrEqual(seen[i - 1]!.counts.sent);
-    // At most once a second, but the last, which comes when it finishes.
-    const gaps = stream.arrivals.slice(1, -1).map((at, i) => at - stream.arrivals[i]!);
-    for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(900);
+    // At most once a second, but the last, which comes when it finishes: given a second apart, each
+    // arriving once its view is read (which takes its own time on a busy machine).
+    const arrivals = stream.arrivals.slice(0, -1);
+    expect(arrivals.length).toBeLessThanOrEqual(Math.ceil((arrivals.at(-1)! - arrivals[0]!) / 1000) + 1);
+    for (let i = 1; i < arrivals.length; i++) expect(arrivals[i]! - arrivals[i - 1]!).toBeGreaterThanOrEqual(500);
     expect(seen.filter((view) => view.status === 'finished')).toHaveLength(1);
   }, 60_000);
 

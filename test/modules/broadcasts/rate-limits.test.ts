@@ -52,9 +52,14 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, wha
   }
 }
 
-/** A process's delivery worker and broadcast runner (as a server process runs them), started; `stop` ends both. */
+/**
+ * A process's delivery worker and broadcast runner (as a server process runs them), started; `stop`
+ * ends both. One delivery in flight at a time, so that every send after a rate-limit answer was
+ * started after it was heard; a lease and a grace long enough that no send is repeated under load
+ * (the lease case of docs/delivery.md#workers is not what is tested here).
+ */
 function startProcess(id: string) {
-  const worker = appWorker(app, { id: `worker-${id}` });
+  const worker = appWorker(app, { id: `worker-${id}`, batchSize: 1, leaseMs: 30_000, stopGraceMs: 30_000 });
   const runner = new BroadcastRunner({ prisma: app.db.prisma, sql: app.db.query, logger: app.logger, events: app.events, providers: app.providers.list, onMessagesMade: () => worker.nudge(), idleMs: 50, id: `runner-${id}` });
   worker.start();
   runner.start();
@@ -125,15 +130,13 @@ describe('a rate-limit answer during a broadcast', () => {
     // The rate-limited attempt is not counted.
     expect(delivery).toEqual([{ attempts: 1, last_error: null }]);
 
-    // Retry-After honoured: besides sends already on their way when the answer was heard (before
-    // it was recorded), nothing went out on the channel until the two seconds had passed.
+    // Retry-After honoured: nothing went out on the channel until the two seconds had passed, in
+    // the process that heard the answer or the one that carried on.
     const after = sends.slice(11).map((send) => send.at);
-    const recordedAt = (JSON.parse(app.logs.find((line) => line.includes('rate limited by the provider'))!) as { time: number }).time;
     const blockedUntil = new Date((await paceOf(s.channel.id))!.blocked_until!).getTime();
     expect(blockedUntil - refused.at).toBeGreaterThanOrEqual(1950);
-    expect(within(after, refused.at, recordedAt + 1)).toBeLessThanOrEqual(4);
-    expect(within(after, recordedAt + 1, blockedUntil)).toBe(0);
-    const resumed = Math.min(...after.filter((at) => at > recordedAt));
+    const resumed = Math.min(...after);
+    expect(resumed).toBeGreaterThanOrEqual(blockedUntil);
     // Halved when sending resumed (5 a second), then climbing back by itself to the channel's 10.
     expect(within(after, resumed, resumed + 1000)).toBeLessThanOrEqual(6);
     const turns = (
