@@ -77,6 +77,7 @@ describe('POST /conversations/{id}/read on a whatsapp_cloud channel', () => {
         phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId,
         authorization: `Bearer ${WHATSAPP_SETTINGS.accessToken}`,
         body: { messaging_product: 'whatsapp', status: 'read', message_id: latest.wamid },
+        at: expect.any(Number),
       },
     ]);
     await until(async () => (await receiptRows(latest.conversationId))[0]?.status === 'succeeded', 'the receipt recorded');
