@@ -64,5 +64,5 @@ describe.skipIf(onPostgres)('GraphiQL after the first start of the embedded data
       server.child.kill('SIGTERM');
       await server.exited;
     }
-  });
+  }, 120_000);
 });

@@ -169,7 +169,7 @@ describe('SIGTERM with subscription streams open', () => {
       server.child.kill('SIGKILL');
       await drop();
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe.skipIf(!onPostgres)('SIGTERM with provider connections open', () => {
@@ -207,5 +207,5 @@ describe.skipIf(!onPostgres)('SIGTERM with provider connections open', () => {
       await new Promise((resolve) => receiver.close(resolve));
       await database.drop();
     }
-  }, 60_000);
+  }, 120_000);
 });

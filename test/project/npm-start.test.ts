@@ -100,7 +100,7 @@ describe.skipIf(onPostgres)('npm start on the embedded database', () => {
     // The advice works once the server is stopped.
     const key = JSON.parse((await admin({ PGLITE_DIR: pgliteDir }, 'channel:key', '--channel', channelId)).stdout) as { apiKey: string };
     expect(key.apiKey).toMatch(/^cak_/);
-  }, 60_000);
+  }, 120_000);
 
   it('binds before seeding: a busy port is one line and exit 1, and the next start still shows a key', async () => {
     const pgliteDir = path.join(dir, 'busy');
@@ -123,7 +123,7 @@ describe.skipIf(onPostgres)('npm start on the embedded database', () => {
     expect(next.output()).toMatch(/Bearer cak_/);
     next.child.kill('SIGTERM');
     expect(await next.exited).toBe(0);
-  }, 60_000);
+  }, 120_000);
 
   it('creates no demo workspace with SEED_DEMO=0', async () => {
     const server = startServer({ PGLITE_DIR: 'memory://', SEED_DEMO: '0' });
@@ -132,7 +132,7 @@ describe.skipIf(onPostgres)('npm start on the embedded database', () => {
     expect(await server.exited).toBe(0);
     expect(server.output()).toContain('stopped');
     expect(server.output()).not.toMatch(/Demo workspace|cak_/);
-  }, 60_000);
+  }, 120_000);
 
   it('runs as one node process under npm start: SIGTERM to npm stops the server with exit 0', async () => {
     const server = startServer({ PGLITE_DIR: 'memory://', SEED_DEMO: '0' }, 'npm');
@@ -147,7 +147,7 @@ describe.skipIf(onPostgres)('npm start on the embedded database', () => {
     // The server itself is gone, not orphaned behind its wrapper.
     expect(() => process.kill(pid, 0)).toThrow(expect.objectContaining({ code: 'ESRCH' }));
     expect(await accepts(port)).toBe(false);
-  }, 60_000);
+  }, 120_000);
 
   it('refuses to start with one clear line on invalid configuration', async () => {
     const server = startServer({ PORT: 'eighty', DB_POOL_SIZE: '0' });
@@ -181,7 +181,7 @@ describe.runIf(onPostgres)('start-up on PostgreSQL', () => {
       server.child.kill('SIGKILL');
       await proxy.stop();
     }
-  }, 60_000);
+  }, 120_000);
 
   it('gives up after DB_CONNECT_TIMEOUT_S with one line and exit 1', async () => {
     const url = new URL(inject('databaseUrl'));

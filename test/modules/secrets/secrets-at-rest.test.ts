@@ -118,7 +118,7 @@ describe('the key', () => {
     expect(new Set(first).size).toBe(rounds);
     // Nothing is left beside the keys: each directory holds its key and the database's directory name only.
     for (let round = 0; round < rounds; round++) expect(fs.readdirSync(path.join(dir, String(round)))).toEqual(['secrets.key']);
-  }, 60_000);
+  }, 120_000);
 
   it('SECRETS_KEY must be base64 of 32 bytes', () => {
     expect(() => loadEnv({ SECRETS_KEY: 'short' })).toThrow(/SECRETS_KEY: expected base64 of 32 random bytes/);
@@ -202,5 +202,5 @@ describe.skipIf(!onPostgres)('on PostgreSQL without SECRETS_KEY', () => {
     await right.listening;
     await waitFor(right, /listening on/);
     expect(right.output()).not.toContain(key);
-  }, 60_000);
+  }, 120_000);
 });
