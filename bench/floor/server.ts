@@ -169,8 +169,11 @@ async function inTransaction<T>(db: pg.PoolClient, work: () => Promise<T>): Prom
   }
 }
 
+/** SQL: a timestamp as `toISOString` writes it. */
+const isoSql = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
 /** The contact view's `optOuts`, built by PostgreSQL for the contact row `contacts`. */
-const OPT_OUTS = `coalesce((SELECT json_agg(json_build_object('channelId', o.channel_id, 'at', to_char(o.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'source', o.source)
+const OPT_OUTS = `coalesce((SELECT json_agg(json_build_object('channelId', o.channel_id, 'at', ${isoSql('o.at')}, 'source', o.source)
                             ORDER BY o.at, o.channel_id) FROM contact_opt_outs o WHERE o.contact_id = contacts.id), '[]'::json) AS opt_outs`;
 
 interface ContactRow {
@@ -533,9 +536,6 @@ async function conversationsWithMessages(db: pg.PoolClient, auth: Auth, first: n
     },
   };
 }
-
-/** SQL: a timestamp as `toISOString` writes it. */
-const isoSql = (column: string) => `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
 /**
  * The inbox page, newest activity first: the channel's conversations by `last_message_at` (its
