@@ -350,6 +350,7 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     authenticate: (headers, state) => authenticateRequest(deps, headers, state),
     observe: metrics.observe,
     streams: deps.streams!,
+    credentialWatch: deps.credentialWatch,
     maxBufferedBytes: env.WS_MAX_BUFFERED_BYTES,
     keepAliveMs: env.WS_KEEPALIVE_MS,
     coalescer,

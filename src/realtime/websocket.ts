@@ -6,7 +6,7 @@ import { CloseCode, type Context as SocketContext } from 'graphql-ws';
 import { useServer } from 'graphql-ws/use/ws';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { AuthContext } from '../context/types.js';
+import type { AuthContext, CredentialWatch, Lapse } from '../context/types.js';
 import { AuthenticationError, DomainError, TokenExpiredError } from '../errors/domain.js';
 import { describeError } from '../errors/log.js';
 import type { WriteCoalescer } from './coalesce.js';
@@ -77,6 +77,20 @@ function lapsed(ctx: WebSocketContext, close: { code: number; reason: string }):
 }
 
 /**
+ * The socket's own credential lapsed (its watch, from `connection_init` on): with no operation open
+ * the socket closes at once with the lapse's code; otherwise its operations end with their errors
+ * and the socket closes after the last (`lapsed`). A credential that could not be checked closes
+ * nothing: the next operation authenticates afresh.
+ */
+function socketLapsed(ctx: WebSocketContext, lapse: Lapse): void {
+  if (lapse === 'unchecked') return;
+  const close = lapse === 'expired' ? LAPSE_CLOSE.TOKEN_EXPIRED! : LAPSE_CLOSE.UNAUTHENTICATED!;
+  lapsed(ctx, close);
+  const completing = ctx.extra.completing;
+  if (Object.keys(ctx.subscriptions).every((open) => completing?.has(open))) ctx.extra.socket.close(close.code, close.reason);
+}
+
+/**
  * Closes a socket whose credential lapsed once its operation `id` — about to send its `complete` —
  * was the last open one. graphql-ws sends that `complete` once this hook has returned, in the same
  * turn of the event loop: the close frame goes after it.
@@ -117,6 +131,8 @@ export interface WebSocketOptions {
   observe(route: string, method: string, status: number, startedAt: number | undefined): void;
   /** Where each open socket registers, so that a shutdown closes it at once. */
   streams: OpenStreams;
+  /** Watches each socket's credential, so that a socket with no operation open closes when it lapses. */
+  credentialWatch: CredentialWatch;
   /** Buffered bytes past which a socket that does not read is cut off rather than held in memory. */
   maxBufferedBytes: number;
   /** Interval of keep-alive pings (a socket that misses a pong is closed). */
@@ -202,7 +218,7 @@ function refuseUpgrade(socket: Duplex, status: number, message: string): void {
  * same envelop plugins as an HTTP request: the same limits, masking and compiled queries. Once the
  * credential lapses, every open operation — and any started after — ends with one result carrying
  * TOKEN_EXPIRED or UNAUTHENTICATED, then `complete`, and after the last the socket closes with
- * 4401 (expired) or 4403 (docs/browser-apps.md). A socket
+ * 4401 (expired) or 4403 (docs/browser-apps.md); a socket with none open closes at the lapse. A socket
  * whose unread output passes `maxBufferedBytes` is cut off; keep-alive pings find dead peers; a
  * shutdown closes every socket at once (1001), so clients reconnect elsewhere.
  */
@@ -216,8 +232,9 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
       subscribe: (args) => (args.rootValue as { subscribe: (a: ExecutionArgs) => never }).subscribe(args),
       async onConnect(ctx) {
         const headers = headersOf(ctx.connectionParams, ctx.extra.request);
+        let caller: AuthContext;
         try {
-          await options.authenticate(headers, operationState(options.path, headers, logger));
+          caller = await options.authenticate(headers, operationState(options.path, headers, logger));
         } catch (error) {
           if (error instanceof DomainError) {
             logger.info({ reason: error.constructor.name }, 'graphql websocket refused');
@@ -228,12 +245,17 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
           throw error;
         }
         ctx.extra.headers = headers;
+        const socket = ctx.extra.socket;
         // A shutdown closes the socket at once; a peer that does not answer the close is cut off a second later.
         const unregister = options.streams.add(() => {
-          ctx.extra.socket.close(1001, 'Going away');
-          setTimeout(() => ctx.extra.socket.terminate(), 1000).unref();
+          socket.close(1001, 'Going away');
+          setTimeout(() => socket.terminate(), 1000).unref();
         });
-        ctx.extra.socket.once('close', unregister);
+        const hold = options.credentialWatch.watch(caller, (lapse) => socketLapsed(ctx, lapse));
+        socket.once('close', () => {
+          unregister();
+          hold.release();
+        });
         return true;
       },
       async onSubscribe(ctx, id, payload) {
