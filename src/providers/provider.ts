@@ -112,6 +112,8 @@ export interface ReadReceiptJob {
   deliveryId: string;
   channel: ProviderChannel;
   providerMessageId: string;
+  /** Show the contact that the team is typing, too (a provider with `typingIndicator`). */
+  typing?: boolean;
 }
 
 /** How reporting a read ended: taken, to be tried again, or refused for good. */
@@ -213,6 +215,8 @@ export interface ProviderTools {
 export interface SettingSpec {
   flag: string;
   schema: z.ZodType<string>;
+  /** The value of a channel that never set it; without one, the setting is required. */
+  default?: string;
 }
 
 /** A channel as a webhook route finds it, with its credentials opened. */
@@ -300,6 +304,11 @@ export interface ProviderDescriptor {
   textWindowMs?: number;
   /** Whether the provider is told when the team read a conversation (its outbound provider's `markRead`). */
   readReceipts?: boolean;
+  /**
+   * The provider can show the contact that the team is typing (`markRead` with `typing`), on
+   * channels whose `setting` is `on` (docs/inbox.md, "Typing on WhatsApp").
+   */
+  typingIndicator?: { setting: string };
   /** The outbound request, built once per process. */
   outbound(tools: ProviderTools): OutboundProvider;
   /** Reading inbound events: the stored event's parser and the webhook routes that store them. */

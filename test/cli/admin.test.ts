@@ -229,7 +229,7 @@ describe('channel providers', () => {
       status: 'active',
       webhookUrl: null,
       provider: 'whatsapp_cloud',
-      settings: { phoneNumberId: '109876543210' },
+      settings: { phoneNumberId: '109876543210', typingIndicators: 'off' },
       inboundUrl: `http://localhost:4000/webhooks/whatsapp/${created.id}`,
     });
     expect(JSON.stringify(listed)).not.toMatch(/EAAG|admin-app-secret|admin-verify/);
@@ -259,7 +259,11 @@ describe('channel providers', () => {
     expect(await ok('channel:configure', '--channel', channel.id, '--access-token', 'EAAG-rotated')).toEqual({ id: channel.id, provider: 'whatsapp_cloud' });
     const stored = await db.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } });
     expect(JSON.parse(testSealer.open(stored.providerSecrets!))).toEqual({ accessToken: 'EAAG-rotated', appSecret: 'admin-app-secret', verifyToken: 'admin-verify' });
-    expect(stored.providerSettings).toEqual({ phoneNumberId: '109876543210' });
+    // A setting with a default (typing indicators, off) is never required, and kept once set.
+    expect(stored.providerSettings).toEqual({ phoneNumberId: '109876543210', typingIndicators: 'off' });
+    expect(await ok('channel:configure', '--channel', channel.id, '--typing-indicators', 'on')).toEqual({ id: channel.id, provider: 'whatsapp_cloud' });
+    expect(await ok('channel:configure', '--channel', channel.id, '--access-token', 'EAAG-again')).toEqual({ id: channel.id, provider: 'whatsapp_cloud' });
+    expect((await db.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } })).providerSettings).toEqual({ phoneNumberId: '109876543210', typingIndicators: 'on' });
     await fails(1, ['channel:configure', '--channel', channel.id], /^error: nothing to change/);
     await fails(1, ['channel:configure', '--channel', channel.id, '--verify-token', 'has space'], /--verify-token must be the verify token as given, without spaces/);
     expect(await ok('channel:configure', '--channel', channel.id, '--provider', 'webhook')).toEqual({ id: channel.id, provider: 'webhook' });

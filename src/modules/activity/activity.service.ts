@@ -1,4 +1,5 @@
 import type { RequestContext } from '../../context/types.js';
+import { activeTraceparent } from '../../lib/tracing.js';
 import { ForbiddenError, ServiceUnavailableError, ValidationError } from '../../errors/domain.js';
 import { parseInput } from '../../lib/validation.js';
 import { findWorkspaceUser, getConversation } from '../conversations/conversations.service.js';
@@ -32,6 +33,48 @@ export async function reportActivity(ctx: RequestContext, conversationId: string
   const user = await reporter(ctx, body.from);
   if (!ctx.presence) throw new ServiceUnavailableError();
   ctx.presence.reportTyping({ workspaceId: ctx.auth.workspace.id, conversationId: conversation.id, user, typing: body.typing });
+  if (body.typing && (await queueTypingIndicator(ctx, conversation.id)) > 0) ctx.onMessageQueued?.();
+}
+
+/** How often a conversation's contact is shown a typing indicator at most: the indicator lasts 25 s. */
+const TYPING_INDICATOR_EVERY_S = 20;
+
+/**
+ * Queues the typing indicator of a conversation whose channel shows one (a provider with
+ * `typingIndicator`, its setting `on`: docs/inbox.md, "Typing on WhatsApp") — in the outbox, as
+ * a read receipt naming the latest inbound message, with `typing`: it takes the conversation's
+ * pending receipt if there is one (the indicator marks that message read too). At most one in any
+ * TYPING_INDICATOR_EVERY_S per conversation, on every process alike (`typing_indicated_at`). The
+ * number of receipts queued.
+ */
+async function queueTypingIndicator(ctx: RequestContext, conversationId: string): Promise<number> {
+  const showing = ctx.providers.filter((provider) => provider.typingIndicator);
+  if (!showing.length) return 0;
+  const names = showing.map((provider) => provider.name);
+  const settings = showing.map((provider) => provider.typingIndicator!.setting);
+  return ctx.prisma.$executeRaw`
+    WITH due AS (
+      UPDATE conversations AS c
+         SET typing_indicated_at = now()
+        FROM channels AS channel
+       WHERE c.id = ${conversationId}::uuid
+         AND channel.id = c.channel_id
+         AND EXISTS (SELECT 1 FROM unnest(${names}::text[], ${settings}::text[]) AS p(name, setting)
+                      WHERE p.name = channel.provider AND channel.provider_settings ->> p.setting = 'on')
+         AND (c.typing_indicated_at IS NULL OR c.typing_indicated_at <= now() - make_interval(secs => ${TYPING_INDICATOR_EVERY_S}))
+      RETURNING c.id, c.workspace_id, c.channel_id)
+    INSERT INTO deliveries (id, workspace_id, conversation_id, payload, trace_parent)
+    SELECT gen_random_uuid(), due.workspace_id, due.id, json_build_object('message_id', latest.provider_id, 'typing', true), ${activeTraceparent()}::text
+      FROM due
+     CROSS JOIN LATERAL (
+           SELECT (SELECT p.provider_id FROM provider_message_ids AS p WHERE p.message_id = m.id AND p.channel_id = due.channel_id ORDER BY p.part LIMIT 1) AS provider_id
+             FROM messages AS m
+            WHERE m.conversation_id = due.id AND m.direction = 'inbound'
+            ORDER BY m.created_at DESC, m.id DESC
+            LIMIT 1) AS latest
+     WHERE latest.provider_id IS NOT NULL
+    ON CONFLICT (conversation_id) WHERE status = 'pending'
+    DO UPDATE SET payload = EXCLUDED.payload, attempts = 0, run_at = now(), locked_by = NULL, locked_until = NULL, last_error = NULL, updated_at = now()`;
 }
 
 /**

@@ -39,7 +39,7 @@ export function providerConfig(
     for (const [key, { flag, schema }] of Object.entries(specs)) {
       const given = flags[flag];
       if (given === undefined) {
-        const previous = kept?.[key];
+        const previous = kept?.[key] ?? specs[key]!.default;
         if (previous === undefined) return `--${flag} is required for provider ${provider}`;
         values[key] = previous;
         continue;

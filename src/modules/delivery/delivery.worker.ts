@@ -499,7 +499,7 @@ export class DeliveryWorker {
    */
   private async sendReceipt(row: Claimed, context: Record<string, unknown>): Promise<Outcome> {
     context.conversationId = row.conversation_id;
-    const providerMessageId = (row.payload as { message_id?: unknown } | null)?.message_id;
+    const { message_id: providerMessageId, typing } = (row.payload ?? {}) as { message_id?: unknown; typing?: unknown };
     if (!row.c_id || typeof providerMessageId !== 'string') return { kind: 'sent' };
     const channel = claimedChannel(row);
     const provider = this.options.providers.outbound(channel);
@@ -507,7 +507,7 @@ export class DeliveryWorker {
     if (!provider.markRead) return { kind: 'sent' };
     const opened = providerChannel(channel, this.options.sealer);
     const clean = withoutCredentials(opened);
-    const outcome = await provider.markRead({ deliveryId: row.id, channel: opened, providerMessageId });
+    const outcome = await provider.markRead({ deliveryId: row.id, channel: opened, providerMessageId, ...(typing === true ? { typing } : {}) });
     if (outcome.kind === 'failed') return { kind: 'failed', reason: clean(`${outcome.code}: ${outcome.text}`).slice(0, 1000) };
     if (outcome.kind === 'retry') return { kind: 'retry', reason: clean(outcome.reason).slice(0, 1000) };
     return { kind: 'sent' };

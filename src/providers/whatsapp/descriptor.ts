@@ -19,17 +19,19 @@ export const whatsappCloud: ProviderDescriptor = {
   channelType: 'whatsapp',
   settings: {
     phoneNumberId: { flag: 'phone-number-id', schema: z.string().trim().regex(/^\d{1,64}$/, 'must be the numeric phone number id from Meta’s WhatsApp settings') },
+    typingIndicators: { flag: 'typing-indicators', schema: z.enum(['on', 'off'], { error: 'must be on or off' }), default: 'off' },
   },
   secrets: {
     accessToken: { flag: 'access-token', schema: tokenSetting('access token', 4096) },
     appSecret: { flag: 'app-secret', schema: tokenSetting('app secret', 255) },
     verifyToken: { flag: 'verify-token', schema: tokenSetting('verify token', 255) },
   },
-  cliHelp: '--phone-number-id P --access-token T --app-secret S --verify-token V',
+  cliHelp: '--phone-number-id P --access-token T --app-secret S --verify-token V [--typing-indicators on|off]',
   reaches: 'phone',
   // Meta's customer-service window: free-form messages only within 24 hours of the contact's last message.
   textWindowMs: 24 * 3600_000,
   readReceipts: true,
+  typingIndicator: { setting: 'typingIndicators' },
   limits: {
     // Meta's default throughput for a business phone number.
     defaultRatePerSecond: 80,

@@ -119,12 +119,20 @@ export function whatsappProvider(options: { baseUrl: string; version: string; ht
       }
       return { kind: 'sent', providerIds: ids, ...(warnings.length ? { warning: warnings.join('; ') } : {}) };
     },
-    /** Marks an inbound message read (and, on WhatsApp, every one before it): the same endpoint and token as a send. */
+    /**
+     * Marks an inbound message read (and, on WhatsApp, every one before it), with a typing indicator
+     * when asked (shown until the next message or for 25 s): the same endpoint and token as a send.
+     */
     async markRead(job): Promise<ReceiptOutcome> {
       const answer = await providerRequest(options.http, messagesUrl(job.channel.settings), {
         method: 'POST',
         headers: { authorization: `Bearer ${job.channel.secrets.accessToken ?? ''}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ messaging_product: 'whatsapp', status: 'read', message_id: job.providerMessageId }),
+        body: JSON.stringify({
+          messaging_product: 'whatsapp',
+          status: 'read',
+          message_id: job.providerMessageId,
+          ...(job.typing ? { typing_indicator: { type: 'text' } } : {}),
+        }),
       });
       if ('kind' in answer) return answer;
       // Any 2xx is taken; otherwise a 429 or 5xx is tried again and any other 4xx refused, as for a send.

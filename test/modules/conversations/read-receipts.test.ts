@@ -8,6 +8,8 @@ import { restClient } from '../../helpers/rest.js';
 import { sleep, until } from '../../helpers/until.js';
 import { WHATSAPP_SETTINGS, startWhatsAppFake, whatsappWorkspace, type WhatsAppFake } from '../../helpers/whatsapp-fake.js';
 import { appWorker, testProviders } from '../../helpers/worker.js';
+import { runAdminOn } from '../../helpers/admin.js';
+import { createUser } from '../../../src/modules/users/users.service.js';
 
 /* docs/inbox.md: marking a WhatsApp conversation read reports the latest inbound message read, through the outbox. */
 
@@ -182,5 +184,62 @@ describe('other channels', () => {
     await sleep(200);
     expect(await receiptRows(message.conversationId)).toEqual([]);
     expect(fake.sent.length).toBe(before);
+  });
+});
+
+describe('typing on a whatsapp_cloud channel (--typing-indicators)', () => {
+  it('shows the contact a typing indicator on the latest inbound message when turned on: at most once in 20 s per conversation, and never when off', async () => {
+    const s = await whatsapp();
+    const agent = await createUser(app.db.prisma, { workspaceId: s.workspace.id, name: 'Typing Agent', email: `typing-${seq}-${Date.now()}@example.com` });
+    startWorker();
+    const p = phone();
+    await inbound(s, p, 'first');
+    const latest = await inbound(s, p, 'second');
+    const typing = () => fake.sent.filter((send) => send.body?.typing_indicator);
+    const report = async () => expect((await s.api.post(`/conversations/${latest.conversationId}/activity`, { typing: true, from: agent.email })).status).toBe(204);
+
+    // Off, as every channel starts: typing is told to the inbox only.
+    await report();
+    await sleep(300);
+    expect(typing()).toEqual([]);
+    expect(await receiptRows(latest.conversationId)).toEqual([]);
+
+    const configured = await runAdminOn(app.db, ['channel:configure', '--channel', s.channel.id, '--typing-indicators', 'on']);
+    expect(configured.code, configured.stderr).toBe(0);
+    const bad = await runAdminOn(app.db, ['channel:configure', '--channel', s.channel.id, '--typing-indicators', 'yes']);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain('--typing-indicators must be on or off');
+
+    await report();
+    await until(() => typing().length > 0, 'the typing indicator');
+    expect(typing()).toEqual([
+      {
+        version: 'v21.0',
+        phoneNumberId: WHATSAPP_SETTINGS.phoneNumberId,
+        authorization: `Bearer ${WHATSAPP_SETTINGS.accessToken}`,
+        body: { messaging_product: 'whatsapp', status: 'read', message_id: latest.wamid, typing_indicator: { type: 'text' } },
+        at: expect.any(Number),
+      },
+    ]);
+    // Renewed typing within 20 s asks for nothing more (the indicator shows for 25 s); the inbox's read state is the team's, unchanged.
+    await report();
+    await report();
+    await sleep(500);
+    expect(typing()).toHaveLength(1);
+    const view = await s.api.get(`/conversations/${latest.conversationId}`);
+    expect(view.body.data.conversation.unreadCount).toBe(2);
+    // Typing stopped asks for nothing.
+    expect((await s.api.post(`/conversations/${latest.conversationId}/activity`, { typing: false, from: agent.email })).status).toBe(204);
+    // 20 s later, the next report shows it again.
+    await app.db.prisma.conversation.update({ where: { id: latest.conversationId }, data: { typingIndicatedAt: new Date(Date.now() - 21_000) } });
+    await report();
+    await until(() => typing().length > 1, 'the second typing indicator');
+
+    const off = await runAdminOn(app.db, ['channel:configure', '--channel', s.channel.id, '--typing-indicators', 'off']);
+    expect(off.code, off.stderr).toBe(0);
+    await app.db.prisma.conversation.update({ where: { id: latest.conversationId }, data: { typingIndicatedAt: null } });
+    await report();
+    await sleep(500);
+    expect(typing()).toHaveLength(2);
   });
 });
