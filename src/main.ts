@@ -307,6 +307,7 @@ async function startSmtp(env: Env, open: Database) {
       port,
       tls,
       onStored: () => worker?.nudge(),
+      tracing: telemetry?.tracing,
       maxClients: env.SMTP_MAX_CLIENTS,
       sessionTimeoutMs: env.SMTP_SESSION_TIMEOUT_S * 1000,
     });

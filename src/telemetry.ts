@@ -34,6 +34,13 @@ async function traceExporter(env: Env) {
   return new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
 }
 
+/** A client span's URL attributes with the query replaced by `REDACTED` (OpenTelemetry's HTTP conventions allow it). */
+function withoutQuery(origin: string, path: string): SpanAttributes {
+  const query = path.indexOf('?');
+  if (query < 0) return {};
+  return { 'url.full': `${origin}${path.slice(0, query)}?REDACTED`, 'url.query': 'REDACTED' };
+}
+
 function finish(span: Span, error?: unknown): void {
   if (error !== undefined) {
     span.recordException(error instanceof Error ? error : String(error));
@@ -48,10 +55,11 @@ function finish(span: Span, error?: unknown): void {
  * batching from theirs. Only traces are exported: metrics stay on /metrics, logs on stdout.
  */
 export async function startTelemetry(env: Env, logger: Logger): Promise<Telemetry> {
-  const [{ NodeSDK }, { HttpInstrumentation }, { PgInstrumentation }, { useOpenTelemetry }] = await Promise.all([
+  const [{ NodeSDK }, { HttpInstrumentation }, { PgInstrumentation }, { UndiciInstrumentation }, { useOpenTelemetry }] = await Promise.all([
     import('@opentelemetry/sdk-node'),
     import('@opentelemetry/instrumentation-http'),
     import('@opentelemetry/instrumentation-pg'),
+    import('@opentelemetry/instrumentation-undici'),
     import('@envelop/opentelemetry'),
   ]);
   const sdk = new NodeSDK({
@@ -65,6 +73,10 @@ export async function startTelemetry(env: Env, logger: Logger): Promise<Telemetr
       // Statements without their parameters' values, and only within a request or a delivery
       // attempt: the worker's polling is not a trace of its own every second.
       new PgInstrumentation({ requireParentSpan: true, enhancedDatabaseReporting: false }),
+      // The providers' and event endpoints' requests (undici's fetch, src/lib/outbound-http.ts),
+      // within a delivery attempt or a request, with the URL's query left out: an endpoint's URL
+      // may carry a token there.
+      new UndiciInstrumentation({ requireParentforSpans: true, startSpanHook: (request) => withoutQuery(request.origin, request.path) }),
     ],
   });
   sdk.start();

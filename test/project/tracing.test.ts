@@ -9,7 +9,9 @@ import { createWebhook } from '../../src/modules/webhooks/webhooks.service.js';
 import { createWorkspace } from '../../src/modules/workspaces/workspaces.service.js';
 import { onPostgres } from '../helpers/app.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { startServer, type ServerProcess } from '../helpers/server-process.js';
+import { freePort, startServer, waitFor, type ServerProcess } from '../helpers/server-process.js';
+import { emailWorkspace } from '../helpers/smtp-fake.js';
+import nodemailer from 'nodemailer';
 import { testSealer } from '../helpers/secrets.js';
 
 /*
@@ -32,6 +34,7 @@ interface OtlpSpan {
 }
 
 const SPAN_KIND_SERVER = 2;
+const SPAN_KIND_CLIENT = 3;
 
 /** Every span the receiver was sent, with its instrumentation scope's name. */
 function spansOf(bodies: string[]): OtlpSpan[] {
@@ -106,13 +109,17 @@ describe.skipIf(!onPostgres)('OpenTelemetry traces exported over OTLP', () => {
     const host = `tracing-${randomBytes(4).toString('hex')}.test`;
     const workspace = await createWorkspace(db.prisma, { hostname: host, name: 'Traced' });
     const { apiKey } = await createChannel(db.prisma, { workspaceId: workspace.id, name: 'Traced channel', type: 'whatsapp' });
-    await createWebhook(db.prisma, { workspaceId: workspace.id, url: hooks.url, events: ['message.created'] }, testSealer);
+    // A token in the endpoint's query, as some receivers take one: never in a span.
+    await createWebhook(db.prisma, { workspaceId: workspace.id, url: `${hooks.url}?token=query-secret-7f3a`, events: ['message.created'] }, testSealer);
+    const mail = await emailWorkspace(db.prisma, { smtpUrl: 'smtp://127.0.0.1:9' });
+    const smtpPort = await freePort();
 
     server = startServer({
       DATABASE_URL: database.url,
       SEED_DEMO: '0',
       DELIVERY_WORKER: '1',
       DELIVERY_POLL_MS: '50',
+      SMTP_INBOUND_PORT: String(smtpPort),
       OTEL_EXPORTER_OTLP_ENDPOINT: collector.url.replace(/\/hook$/, ''),
       OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       // Spans leave the process a tenth of a second after they end.
@@ -182,6 +189,33 @@ describe.skipIf(!onPostgres)('OpenTelemetry traces exported over OTLP', () => {
       expect(descends(attempt, sendHandler, send)).toBe(true);
       expect(attribute(attempt, 'delivery.attempt')).toBeGreaterThanOrEqual(1);
     }
+    // The event's request to its endpoint: a client span beneath its attempt, the query left out.
+    const eventAttempt = send.find((span) => span.name === 'delivery attempt' && attribute(span, 'delivery.kind') === 'event')!;
+    const outbound = await until('the endpoint request’s client span', () =>
+      exported().find((span) => span.traceId === sendTrace && span.kind === SPAN_KIND_CLIENT && span.scope.includes('instrumentation-undici') && descends(span, eventAttempt, exported())),
+    );
+    expect(attribute(outbound, 'url.full')).toBe(`${hooks.url}?REDACTED`);
+    expect(attribute(outbound, 'http.response.status_code')).toBe(200);
+    // The endpoint received the span's traceparent.
+    expect(hooks.received.at(-1)!.headers.traceparent).toMatch(new RegExp(`^00-${sendTrace}-${outbound.spanId}-0[01]$`));
+    expect(JSON.stringify(exported())).not.toContain('query-secret-7f3a');
+
+    // An email taken by the SMTP listener: a trace of its own, its statements and the attempt that reads it beneath.
+    await waitFor(server, new RegExp(`inbound SMTP listening on 127\\.0\\.0\\.1:${smtpPort}`));
+    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, ignoreTLS: true });
+    await transport.sendMail({ from: 'ada@example.com', to: mail.settings.inboundAddress, subject: 'traced mail', text: 'hello by mail' });
+    transport.close();
+    const smtp = await until('the mail’s trace', () => {
+      const spans = exported();
+      const received = spans.find((span) => span.name === 'smtp mail');
+      if (!received) return undefined;
+      const trace = spans.filter((span) => span.traceId === received.traceId);
+      const attempt = trace.find((span) => span.name === 'delivery attempt' && attribute(span, 'delivery.kind') === 'inbound');
+      return attempt && trace.some((span) => span.scope.includes('instrumentation-pg') && descends(span, received, trace)) ? { received, attempt, trace } : undefined;
+    });
+    expect(smtp.received.parentSpanId ?? '').toBe('');
+    expect(attribute(smtp.received, 'smtp.recipients')).toBe(1);
+    expect(descends(smtp.attempt, smtp.received, smtp.trace)).toBe(true);
 
     // The request's log lines carry its trace id.
     const lines = server.output().split('\n').filter((line) => line.includes('"requestId":"traced-rest-1"'));

@@ -28,14 +28,14 @@ function storeEmailSql(body: string): string {
       INSERT INTO inbound_events (id, workspace_id, channel_id, provider, headers, body)
       SELECT id, workspace_id, channel_id, 'smtp', headers, ${body} FROM given
       RETURNING id, workspace_id)
-    INSERT INTO deliveries (id, workspace_id, inbound_event_id)
-    SELECT given.delivery_id, event.workspace_id, event.id FROM event JOIN given ON given.id = event.id`;
+    INSERT INTO deliveries (id, workspace_id, inbound_event_id, trace_parent)
+    SELECT given.delivery_id, event.workspace_id, event.id, $7::text FROM event JOIN given ON given.id = event.id`;
 }
 const STORE_EMAIL = { bytes: storeEmailSql('$6'), base64: storeEmailSql("decode($6, 'base64')") };
 
 /**
  * Stores an email as it arrived, once for each channel it is addressed to (with the headers of
- * that copy), with the deliveries that will process them: all or none, before the listener
+ * that copy), with the deliveries that will process them (in the trace of the mail, when traced): all or none, before the listener
  * answers, so a crash after the answer loses nothing. How the body travels is what a flood of
  * 10 MiB mails costs in memory: on PostgreSQL as bytes straight to the pool (Prisma's raw-query
  * path held several copies of each at once); on PGlite, where statements go through Prisma, as
@@ -56,6 +56,8 @@ export async function storeInboundEmail(
     JSON.stringify(copies.map((copy) => copy.headers)),
     copies.map(() => uuid7()),
     asText ? body.toString('base64') : body,
+    // The mail's span when tracing is on: the attempts that read it join its trace (docs/operations.md#tracing).
+    activeTraceparent(),
   ]);
 }
 

@@ -5,6 +5,7 @@ import { describeError } from '../../errors/log.js';
 import { inboundReceived } from '../../metrics/process.js';
 import type { Database } from '../../db/database.js';
 import { storeInboundEmail } from './inbound.store.js';
+import type { Tracing } from '../../lib/tracing.js';
 
 /** The largest email the listener takes (docs/channels.md); advertised with SIZE, refused over it with 552. */
 export const EMAIL_SIZE_LIMIT = 10 * 1024 * 1024;
@@ -45,6 +46,8 @@ export interface SmtpListenerOptions {
   sessionTimeoutMs?: number;
   /** Mails read and stored at once (SMTP_MAILS_AT_ONCE). */
   mailsAtOnce?: number;
+  /** A trace for each mail stored, when OpenTelemetry is on (docs/operations.md#tracing). */
+  tracing?: Tracing | undefined;
 }
 
 export interface SmtpListener {
@@ -244,11 +247,14 @@ export async function startSmtpListener(options: SmtpListenerOptions): Promise<S
         entry.storing = false;
         if (entry.expired) setImmediate(entry.close);
       };
-      storeInboundEmail(
-        options.db,
-        channels.map((channel) => ({ channel, headers: { 'mail-from': mailFrom, 'rcpt-to': channel.address } })),
-        body,
-      ).then(
+      const store = () =>
+        storeInboundEmail(
+          options.db,
+          channels.map((channel) => ({ channel, headers: { 'mail-from': mailFrom, 'rcpt-to': channel.address } })),
+          body,
+        );
+      // A mail is a trace of its own, as a request is; its statements, and the delivery that reads it, beneath.
+      (options.tracing ? options.tracing.span('smtp mail', { 'smtp.recipients': channels.length, 'smtp.bytes': size }, store, { root: true }) : store()).then(
           () => {
             inboundReceived.labels('smtp', 'accepted').inc(channels.length);
             options.onStored?.();
