@@ -1,4 +1,5 @@
 import type { AuthContext } from './types.js';
+import type { DomainEvent, EventBus } from './services.js';
 import { ChannelSelectionError, ValidationError } from '../errors/domain.js';
 import { hostName } from '../lib/host.js';
 
@@ -57,4 +58,25 @@ export function startingChannel(auth: AuthContext, named: string | null | undefi
   const channel = auth.channels.find((candidate) => candidate.id === wanted);
   if (!channel || (auth.channel && auth.channel.id !== channel.id)) throw ValidationError.field('channelId', 'The channelId must be a channel this credential can act as.');
   return channel;
+}
+
+/** The events a conversation's subscriptions hear: of one workspace, channel and conversation. */
+type ConversationEventType = Extract<DomainEvent, { conversationId: string }>['type'];
+
+/**
+ * A subscription's events of `type` (docs/inbox.md): of the caller's workspace, of the channels it
+ * follows (`followedChannelIds`: every channel the credential can act as, or the one `channelId`
+ * names) and, when `conversationId` is given, of that conversation alone.
+ */
+export function conversationEvents<T extends ConversationEventType>(
+  ctx: { auth: AuthContext; events?: EventBus | undefined },
+  type: T,
+  args: { channelId?: string | number | null | undefined; conversationId?: string | number | null | undefined },
+) {
+  const conversationId = args.conversationId == null ? null : String(args.conversationId).toLowerCase();
+  const channelIds = new Set(followedChannelIds(ctx.auth, args.channelId == null ? null : String(args.channelId)));
+  const workspaceId = ctx.auth.workspace.id;
+  const accept = (event: Extract<DomainEvent, { conversationId: string }>) =>
+    event.workspaceId === workspaceId && channelIds.has(event.channelId) && (conversationId === null || event.conversationId === conversationId);
+  return ctx.events!.subscribe(type, accept as (event: Extract<DomainEvent, { type: T }>) => boolean);
 }

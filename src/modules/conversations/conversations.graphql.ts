@@ -6,7 +6,7 @@ import { accepted, asPayload, orNull } from '../../graphql/results.js';
 import { toUserErrors } from '../../graphql/errors.js';
 import { payloadType, type Payload } from '../../graphql/user-errors.js';
 import { UserObject } from '../users/users.graphql.js';
-import { followedChannelIds } from '../../context/request.js';
+import { conversationEvents } from '../../context/request.js';
 import { ActorType, ConversationStateChangeType, ConversationStatus } from '../../generated/prisma/enums.js';
 import {
   assignConversation,
@@ -208,16 +208,8 @@ builder.subscriptionField('conversationUpdated', (t) =>
       'A conversation changed (a message, a close, a reopen, an assignment, a label…) on any channel the credential can act as (with X-Channel-Uuid, that channel); `channelId` narrows to one of them, `id` to one conversation.',
     scope: 'read',
     args: { id: t.arg.id(), channelId: t.arg.id({ description: CHANNEL_FILTER }) },
-    subscribe: (_root, args, ctx) => {
-      const id = args.id == null ? null : String(args.id).toLowerCase();
-      // Every channel the credential can act as, or the one `channelId` names (docs/inbox.md).
-      const channelIds = new Set(followedChannelIds(ctx.auth, args.channelId == null ? null : String(args.channelId)));
-      const workspaceId = ctx.auth.workspace.id;
-      return ctx.events!.subscribe(
-        'conversation.updated',
-        (event) => event.workspaceId === workspaceId && channelIds.has(event.channelId) && (id === null || event.conversationId === id),
-      );
-    },
+    // Every channel the credential can act as, or the one `channelId` names; `id`, one conversation.
+    subscribe: (_root, args, ctx) => conversationEvents(ctx, 'conversation.updated', { channelId: args.channelId, conversationId: args.id }),
     // Loaded once per event and selection for every subscriber of this process.
     resolve: (query, event, _args, ctx) => {
       const { conversationId } = event as unknown as { conversationId: string };

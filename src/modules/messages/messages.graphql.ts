@@ -5,7 +5,7 @@ import { pageLoader, viewField } from '../../graphql/rows.js';
 import { connectionType, connectionComplexity, inOrder, orderedPageFromArgs, pageArgs, pageToLoad } from '../../graphql/connection.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
 import { payloadType } from '../../graphql/user-errors.js';
-import { followedChannelIds } from '../../context/request.js';
+import { conversationEvents } from '../../context/request.js';
 import { MessageDirection, MessageStatus, MessageType } from '../../generated/prisma/enums.js';
 import { keysetOrder, keysetWhere, toPage } from '../../lib/pagination.js';
 import { Actor, CHANNEL_FILTER } from '../conversations/conversations.graphql.js';
@@ -232,21 +232,8 @@ builder.mutationField('sendMessage', (t) =>
   }),
 );
 
-/** A message event heard on the bus: of one of the followed channels and, when given, of one conversation. */
+/** A message event heard on the bus. */
 type MessageEvent = { messageId: string; conversationId: string; workspaceId: string; channelId: string };
-
-type EventArgs = { conversationId?: string | number | null; channelId?: string | number | null };
-
-function messageEvents(ctx: Context, type: 'message.created' | 'message.updated', args: EventArgs) {
-  const conversationId = args.conversationId == null ? null : String(args.conversationId).toLowerCase();
-  // Every channel the credential can act as, or the one `channelId` names (docs/inbox.md).
-  const channelIds = new Set(followedChannelIds(ctx.auth, args.channelId == null ? null : String(args.channelId)));
-  const workspaceId = ctx.auth.workspace.id;
-  return ctx.events!.subscribe(
-    type,
-    (event: MessageEvent) => event.workspaceId === workspaceId && channelIds.has(event.channelId) && (conversationId === null || event.conversationId === conversationId),
-  );
-}
 
 /** The message of an event as `query` selects it: loaded once for every subscriber of the app (src/realtime/event-loads.ts). */
 const eventMessage = (query: object, event: unknown, ctx: Context) => {
@@ -264,7 +251,7 @@ builder.subscriptionField('messageAdded', (t) =>
     description: MESSAGE_EVENTS('Each new message'),
     scope: 'read',
     args: { conversationId: t.arg.id(), channelId: t.arg.id({ description: CHANNEL_FILTER }) },
-    subscribe: (_root, args, ctx) => messageEvents(ctx, 'message.created', args),
+    subscribe: (_root, args, ctx) => conversationEvents(ctx, 'message.created', args),
     resolve: (query, event, _args, ctx) => eventMessage(query, event, ctx),
   }),
 );
@@ -275,7 +262,7 @@ builder.subscriptionField('messageUpdated', (t) =>
     description: MESSAGE_EVENTS('A message, each time its status changes (sent, delivered, read, or failed with its failureReason),'),
     scope: 'read',
     args: { conversationId: t.arg.id(), channelId: t.arg.id({ description: CHANNEL_FILTER }) },
-    subscribe: (_root, args, ctx) => messageEvents(ctx, 'message.updated', args),
+    subscribe: (_root, args, ctx) => conversationEvents(ctx, 'message.updated', args),
     resolve: (query, event, _args, ctx) => eventMessage(query, event, ctx),
   }),
 );
