@@ -28,8 +28,11 @@ const RATE = 30;
 const LEASE_MS = 3000;
 /** The contract's bound: in any second, at most 1.1 × the rate (docs/broadcasts.md#pacing). */
 const MOST_IN_ANY_SECOND = Math.floor(RATE * 1.1);
-/** How late a send may leave after its turn on a loaded 2-core machine (measured: p99 under 0.1 s, at most 0.2 s once warm). */
-const SEND_LATENESS_S = 0.25;
+/**
+ * How late a send may leave after its turn on a loaded 2-core machine: measured at p99 under 0.1 s
+ * once warm, but up to half a second while other work starves the processes.
+ */
+const SEND_LATENESS_S = 0.5;
 /** Start-up of a broadcast (the first round's lead, the finish check each second), generous for a loaded 2-core machine. */
 const START_ALLOWANCE_S = 4;
 
@@ -235,8 +238,8 @@ describe.skipIf(!onPostgres)('a broadcast sent by several server processes', () 
 
       // Together at most 1.1 × the rate in any second: in every half-open one-second window starting
       // at a turn the processes handed out. At the provider, the arrivals keep to it but for how late
-      // a send leaves: on a loaded machine a process's sends run up to a quarter of a second late and
-      // then catch up, so a window of arrivals holds at most the turns of 1.25 s.
+      // a send leaves: on a loaded machine a process's sends run up to half a second late and
+      // then catch up, so a window of arrivals holds at most the turns of 1.5 s.
       expect(busiestSecond(turns)).toBeLessThanOrEqual(MOST_IN_ANY_SECOND);
       expect(busiest).toBeLessThanOrEqual(MOST_IN_ANY_SECOND + RATE * SEND_LATENESS_S);
       // And at the rate, not slower: the sends span (total - 1) / rate within 10 %, the whole
@@ -290,16 +293,20 @@ describe.skipIf(!onPostgres)('a broadcast sent by several server processes', () 
       const killedDelivered = new Set(delivered(killed));
       const survivorDelivered = new Set(delivered(survivor));
       const twice = [...byContact.values()].filter((copies) => copies.length > 1);
+      // (A resend the provider answered too late for, under load, is retried once more: the same delivery again.)
       for (const copies of twice) {
-        expect(copies).toHaveLength(2);
-        const [first, again] = copies as [Received, Received];
-        expect(again.deliveryId).toBe(first.deliveryId);
-        expect(again.messageId).toBe(first.messageId);
+        const [first, ...again] = copies as [Received, ...Received[]];
         expect(first.at).toBeLessThan(killAt + 500);
-        expect(again.at).toBeGreaterThanOrEqual(killAt);
-        expect(again.attempt).toBeGreaterThan(first.attempt);
         expect(killedDelivered.has(first.messageId)).toBe(false);
         expect(survivorDelivered.has(first.messageId)).toBe(true);
+        let previous = first;
+        for (const copy of again) {
+          expect(copy.deliveryId).toBe(first.deliveryId);
+          expect(copy.messageId).toBe(first.messageId);
+          expect(copy.at).toBeGreaterThanOrEqual(killAt);
+          expect(copy.attempt).toBeGreaterThan(previous.attempt);
+          previous = copy;
+        }
       }
       // Each message has its one delivery, succeeded; what reached the provider after the kill the survivor sent.
       const deliveries = await db.query<{ message_id: string; status: string }>(Prisma.sql`
