@@ -52,6 +52,8 @@ export const AHEAD_MS = 2000;
 const IDLE_MS = 500;
 /** The most a round's first turn is put off for the time rounds take. */
 const MAX_LEAD_MS = 3000;
+/** How long after a round's last statement its first turn may come at the earliest: the commit, and the worker's claim. */
+const COMMIT_MARGIN_MS = 100;
 /** Wake-ups of the worker are grouped to this many milliseconds. */
 const WAKE_GRAIN_MS = 5;
 /** How often running broadcasts are checked for being done. */
@@ -270,6 +272,8 @@ export class BroadcastRunner {
            ORDER BY created_at, id
              FOR UPDATE`);
         let used = 0;
+        /** The broadcasts this round made messages for. */
+        const served: string[] = [];
         // The channel's next free turn, moved on by every message made in this round.
         let channelTurn = start;
         for (const broadcast of running) {
@@ -287,11 +291,30 @@ export class BroadcastRunner {
             return new Date(at);
           };
           const count = await this.makeMessages(tx, channel, broadcast, wanted, due, published, marked);
-          if (count > 0) await sql(Prisma.sql`UPDATE broadcasts SET next_at = ${new Date(turn)}::timestamptz WHERE id = ${broadcast.id}::uuid RETURNING 1`);
+          if (count > 0) {
+            await sql(Prisma.sql`UPDATE broadcasts SET next_at = ${new Date(turn)}::timestamptz WHERE id = ${broadcast.id}::uuid RETURNING 1`);
+            served.push(broadcast.id);
+          }
           left -= count;
           used += count;
         }
         if (used > 0) {
+          // A round that took longer than its lead (a process's first round, a busy database) would
+          // have handed out turns already past, all sent at once when it commits: its turns move on
+          // together, the first just after the round ends, and the turns after them follow on.
+          const first = Math.min(...published.map((message) => message.runAt.getTime()));
+          const [clock] = await sql<{ late: number }>(Prisma.sql`
+            SELECT extract(epoch FROM clock_timestamp())::float8 * 1000 + ${COMMIT_MARGIN_MS}::float8 - ${first}::float8 AS late`);
+          const late = Math.ceil(clock?.late ?? 0);
+          if (late > 0) {
+            const shift = Prisma.sql`${late}::float8 * interval '1 millisecond'`;
+            await sql(Prisma.sql`
+              UPDATE deliveries SET run_at = run_at + ${shift} WHERE message_id = ANY(${published.map((message) => message.messageId)}::uuid[]) RETURNING 1`);
+            await sql(Prisma.sql`UPDATE broadcasts SET next_at = next_at + ${shift} WHERE id = ANY(${served}::uuid[]) RETURNING 1`);
+            for (const message of published) message.runAt = new Date(message.runAt.getTime() + late);
+            channelTurn += late;
+            this.options.logger.info({ runner: this.id, channelId, lateMs: late, messages: published.length }, "broadcast round outlasted its lead: its turns moved on");
+          }
           await sql(Prisma.sql`UPDATE channel_pacing SET next_at = ${new Date(channelTurn)}::timestamptz WHERE channel_id = ${channelId}::uuid RETURNING 1`);
         }
         return used;

@@ -385,3 +385,54 @@ describe('broadcasts are seen by their channel only', () => {
     expect((await home.api.get('/broadcasts/not-a-uuid')).status).toBe(404);
   });
 });
+
+describe('a slow round', () => {
+  it("moves its turns on to just after it ends: none falls in the past, so none goes out in a burst on commit", async () => {
+    // The first round's deliveries take 0.8 s to store (a process's first round, a busy database):
+    // far longer than the lead a round's first turn is given.
+    const slow = await appOnOwnDatabase({
+      setupSql: `
+        CREATE FUNCTION slow_first_deliveries() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NOT EXISTS (SELECT 1 FROM deliveries) THEN PERFORM pg_sleep(0.8); END IF;
+          RETURN NULL;
+        END $$;
+        CREATE TRIGGER slow_first_deliveries BEFORE INSERT ON deliveries FOR EACH STATEMENT EXECUTE FUNCTION slow_first_deliveries();`,
+    });
+    const receiver = await startReceiver();
+    const worker = appWorker(slow);
+    const runner = new BroadcastRunner({ prisma: slow.db.prisma, sql: slow.db.query, logger: slow.logger, events: slow.events, onMessagesMade: () => worker.nudge(), idleMs: 50 });
+    try {
+      const workspace = await createWorkspace(slow.db.prisma, { hostname: uniqueHost('bc'), name: 'Slow' });
+      const { apiKey } = await createChannel(slow.db.prisma, { workspaceId: workspace.id, name: 'Hooked', type: 'whatsapp', webhookUrl: receiver.url }, testSealer);
+      const contacts = Array.from({ length: 20 }, (_, i) => ({ id: uuid7(), workspaceId: workspace.id, name: `Person ${i}` }));
+      await slow.db.prisma.contact.createMany({ data: contacts });
+      const api = restClient(slow, workspace.hostname, apiKey);
+      worker.start();
+      runner.start();
+      const created = await api.post('/broadcasts', { name: 'Slow start', audience: { contacts: contacts.map((c) => c.id) }, message: { type: 'text', message: 'Hi' }, rate_per_second: 10 });
+      expect(created.status).toBe(202);
+      const id = created.body.data.broadcast.id;
+      const deadline = Date.now() + 30_000;
+      while ((await api.get(`/broadcasts/${id}`)).body.data.broadcast.status !== 'finished') {
+        if (Date.now() > deadline) throw new Error('the broadcast did not finish');
+        await sleep(100);
+      }
+      // Each turn comes after the round that handed it out had stored its deliveries (0.8 s after the
+      // messages were made), one every 1 / rate s.
+      const rows = await slow.db.query<{ run_at: Date; created_at: Date }>(Prisma.sql`
+        SELECT d.run_at, m.created_at FROM deliveries AS d JOIN messages AS m ON m.id = d.message_id WHERE m.broadcast_id = ${id}::uuid ORDER BY d.run_at`);
+      expect(rows).toHaveLength(20);
+      const made = Math.min(...rows.map((row) => new Date(row.created_at).getTime()));
+      const turns = rows.map((row) => new Date(row.run_at).getTime());
+      expect(turns[0]! - made).toBeGreaterThanOrEqual(800);
+      expect(busiestSecond(turns)).toBeLessThanOrEqual(11);
+      expect(receiver.received).toHaveLength(20);
+    } finally {
+      await runner.stop();
+      await worker.stop();
+      await receiver.close();
+      await slow.drop();
+    }
+  }, 120_000);
+});
