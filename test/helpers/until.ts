@@ -8,3 +8,14 @@ export async function until(done: () => boolean | Promise<boolean>, what = 'cond
     await sleep(20);
   }
 }
+
+/** The most of `times` (epoch ms) within any half-open second [t, t + 1000): sliding windows, one starting at every time. */
+export function busiestSecond(times: number[]): number {
+  const sorted = [...times].sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; i < sorted.length; i++) {
+    while (sorted[i]! - sorted[j]! >= 1000) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}

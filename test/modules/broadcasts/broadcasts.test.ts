@@ -14,6 +14,7 @@ import { startReceiver } from '../../helpers/receiver.js';
 import { appWorker } from '../../helpers/worker.js';
 import { testSealer } from '../../helpers/secrets.js';
 import { runAdminOn } from '../../helpers/admin.js';
+import { busiestSecond } from '../../helpers/until.js';
 
 // A database of its own: the runner and the worker take every due broadcast and delivery.
 let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
@@ -64,17 +65,6 @@ function startProcess() {
     await worker.stop();
   });
   return { worker, runner };
-}
-
-/** The most requests `received` holds within any one second. */
-function busiestSecond(times: number[]): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (sorted[i]! - sorted[j]! >= 1000) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
 }
 
 describe('broadcasts over REST', () => {

@@ -13,7 +13,7 @@ import { startReceiver, type ReceivedRequest } from '../../helpers/receiver.js';
 import { startOwnRedis, type OwnRedis } from '../../helpers/redis-server.js';
 import { testSealer } from '../../helpers/secrets.js';
 import { startServer, type ServerProcess } from '../../helpers/server-process.js';
-import { sleep, until } from '../../helpers/until.js';
+import { busiestSecond, sleep, until } from '../../helpers/until.js';
 
 /**
  * A broadcast sent by real server processes on one PostgreSQL database and one Redis
@@ -41,17 +41,6 @@ interface Received extends ReceivedRequest {
   messageId: string;
   deliveryId: string;
   attempt: number;
-}
-
-/** The most of `times` (epoch ms) within any half-open second [t, t + 1000): sliding windows, one starting at every arrival. */
-function busiestSecond(times: number[]): number {
-  const sorted = [...times].sort((a, b) => a - b);
-  let most = 0;
-  for (let i = 0, j = 0; i < sorted.length; i++) {
-    while (sorted[i]! - sorted[j]! >= 1000) j++;
-    most = Math.max(most, i - j + 1);
-  }
-  return most;
 }
 
 /** Arrivals per whole second from the first one, for the log line. */
