@@ -1,14 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import { firstValueFrom, take, toArray } from 'rxjs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { connectApolloClient } from '../../examples/apollo-client/client.js';
 import { MessageAddedSubscription, SendMessageMutation, ThreadQuery, ViewerQuery } from '../../examples/apollo-client/operations.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { runAdminOn } from '../helpers/admin.js';
-import { serveOnPort, type ServedApp } from '../helpers/real-port.js';
-import { sessionSetup } from '../helpers/sessions.js';
+import { recipeServer } from '../helpers/recipe-server.js';
 
 // Apollo Client 4 at its defaults — PersistedQueryLink (the SHA-256 of print() of each document)
 // in front of HttpLink and GraphQLWsLink (which sends the text beside the id) — runs a browser
@@ -16,33 +12,15 @@ import { sessionSetup } from '../helpers/sessions.js';
 // documents for sessions, on a real port. The registered manifest is the one graphql-codegen
 // wrote for the recipe (examples/apollo-client), posted as a deploy step posts it.
 
-const manifest = JSON.parse(readFileSync(new URL('../../examples/apollo-client/gql/persisted-documents.json', import.meta.url), 'utf8')) as Record<string, string>;
-
-let app: TestApp;
-let served: ServedApp;
-let s: Awaited<ReturnType<typeof sessionSetup>>;
+const live = recipeServer(new URL('../../examples/apollo-client/gql/persisted-documents.json', import.meta.url));
 /** Every GraphQL request body sent over HTTP, as JSON. */
 const sent: Record<string, any>[] = [];
 /** Every message the socket sent, as JSON. */
 const socketSent: Record<string, any>[] = [];
 
-beforeAll(async () => {
-  // fetch sends the URL's host: the workspace is named by X-Forwarded-Host, which the server trusts here.
-  app = await createTestApp({ TRUST_PROXY: '1' });
-  served = await serveOnPort(app.db, app.env, { providers: app.providers, events: app.events });
-  s = await sessionSetup(app);
-  const registered = await s.api.post('/graphql/documents', manifest);
-  expect(registered.body).toEqual({ data: { stored: Object.keys(manifest).length } });
-  expect((await runAdminOn(app.db, ['workspace:configure', '--hostname', s.host, '--trusted-documents-only', 'on'])).code).toBe(0);
-});
-afterAll(async () => {
-  await served.close();
-  await app.close();
-});
-
 /** The recipe's client on the session token, with a recording fetch and socket. */
 function client() {
-  const host = s.host;
+  const host = live.s.host;
   class HostedWebSocket extends WebSocket {
     constructor(url: string, protocols?: string | string[]) {
       super(url, protocols, { headers: { host } });
@@ -59,8 +37,8 @@ function client() {
     return realFetch(input, init);
   }) as typeof fetch;
   const connected = connectApolloClient({
-    baseUrl: `http://127.0.0.1:${served.port}`,
-    token: () => s.session.token,
+    baseUrl: `http://127.0.0.1:${live.served.port}`,
+    token: () => live.s.session.token,
     headers: { 'x-forwarded-host': host },
     webSocketImpl: HostedWebSocket,
   });
@@ -80,14 +58,14 @@ describe('Apollo Client with PersistedQueryLink, HttpLink and GraphQLWsLink at t
     try {
       const viewer = await apollo.query({ query: ViewerQuery, fetchPolicy: 'network-only' });
       expect(viewer.error).toBeUndefined();
-      expect(viewer.data?.viewer?.workspace.id).toBe(s.workspace.id);
+      expect(viewer.data?.viewer?.workspace.id).toBe(live.s.workspace.id);
       // The hash alone, found at once: no PersistedQueryNotFound round trip, no text sent.
       expect(sent).toHaveLength(1);
       expect(sent[0]!.query).toBeUndefined();
       expect(sent[0]!.extensions.persistedQuery.sha256Hash).toMatch(/^[0-9a-f]{64}$/);
 
-      const contact = await s.contact({ phone: '+14155550123' });
-      const opened = await s.send({ to: contact.id, message: 'opens the conversation' });
+      const contact = await live.s.contact({ phone: '+14155550123' });
+      const opened = await live.s.send({ to: contact.id, message: 'opens the conversation' });
       const conversationId = opened.body.data.message.conversationId as string;
 
       const events = firstValueFrom(apollo.subscribe({ query: MessageAddedSubscription, variables: { conversationId } }).pipe(take(1), toArray()));
@@ -103,7 +81,7 @@ describe('Apollo Client with PersistedQueryLink, HttpLink and GraphQLWsLink at t
       expect(result.error).toBeUndefined();
       expect(result.data?.sendMessage?.userErrors).toEqual([]);
       expect(result.data?.sendMessage?.message).toMatchObject({ body, conversationId, status: expect.any(String) });
-      expect(await app.db.prisma.message.count({ where: { body } })).toBe(1);
+      expect(await live.app.db.prisma.message.count({ where: { body } })).toBe(1);
 
       const [event] = await events;
       expect(event!.error).toBeUndefined();

@@ -1,10 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createRelayEnvironment, openThread } from '../../examples/relay/client.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { runAdminOn } from '../helpers/admin.js';
-import { serveOnPort, type ServedApp } from '../helpers/real-port.js';
-import { sessionSetup } from '../helpers/sessions.js';
+import { recipeServer } from '../helpers/recipe-server.js';
 
 // Relay (relay-runtime's Environment, its network layer one fetch function) on a browser session's
 // token, against a live server on a real port whose workspace runs only registered documents for
@@ -14,40 +10,22 @@ import { sessionSetup } from '../helpers/sessions.js';
 // through older pages with the query `@refetchable` made, which fetches the conversation again by
 // `node(id:)`; Relay's connection handler joins the pages into one list.
 
-const manifest = JSON.parse(readFileSync(new URL('../../examples/relay/persisted-documents.json', import.meta.url), 'utf8')) as Record<string, string>;
-
-let app: TestApp;
-let served: ServedApp;
-let s: Awaited<ReturnType<typeof sessionSetup>>;
-
-beforeAll(async () => {
-  // fetch sends the URL's host: the workspace is named by X-Forwarded-Host, which the server trusts here.
-  app = await createTestApp({ TRUST_PROXY: '1' });
-  served = await serveOnPort(app.db, app.env, { providers: app.providers, events: app.events });
-  s = await sessionSetup(app);
-  const registered = await s.api.post('/graphql/documents', manifest);
-  expect(registered.body).toEqual({ data: { stored: Object.keys(manifest).length } });
-  expect((await runAdminOn(app.db, ['workspace:configure', '--hostname', s.host, '--trusted-documents-only', 'on'])).code).toBe(0);
-});
-afterAll(async () => {
-  await served.close();
-  await app.close();
-});
+const live = recipeServer(new URL('../../examples/relay/persisted-documents.json', import.meta.url));
 
 describe('Relay: a fetch function, a node(id:) refetch, a connection walked backward in reading order', () => {
   it("opens a thread on its newest twenty messages, oldest first, and loads older pages in front of them", async () => {
-    const contact = await s.contact({ name: 'Reader', email: 'relay-reader@example.com' });
-    const conversation = await app.db.prisma.conversation.create({ data: { workspaceId: s.workspace.id, channelId: s.channel.id, contactId: contact.id } });
+    const contact = await live.s.contact({ name: 'Reader', email: 'relay-reader@example.com' });
+    const conversation = await live.app.db.prisma.conversation.create({ data: { workspaceId: live.s.workspace.id, channelId: live.s.channel.id, contactId: contact.id } });
     const start = Date.UTC(2026, 0, 1);
-    const rows = await app.db.prisma.message.createManyAndReturn({
+    const rows = await live.app.db.prisma.message.createManyAndReturn({
       data: Array.from({ length: 45 }, (_, i) => ({
-        workspaceId: s.workspace.id,
-        channelId: s.channel.id,
+        workspaceId: live.s.workspace.id,
+        channelId: live.s.channel.id,
         conversationId: conversation.id,
         contactId: contact.id,
         body: `line ${i}`,
         senderType: 'channel' as const,
-        senderChannelId: s.channel.id,
+        senderChannelId: live.s.channel.id,
         createdAt: new Date(start + i * 1000),
       })),
     });
@@ -62,9 +40,9 @@ describe('Relay: a fetch function, a node(id:) refetch, a connection walked back
     }) as typeof fetch;
     try {
       const environment = createRelayEnvironment({
-        baseUrl: `http://127.0.0.1:${served.port}`,
-        token: () => s.session.token,
-        headers: { 'x-forwarded-host': s.host },
+        baseUrl: `http://127.0.0.1:${live.served.port}`,
+        token: () => live.s.session.token,
+        headers: { 'x-forwarded-host': live.s.host },
       });
       const thread = await openThread(environment, conversation.id);
       expect(thread).not.toBeNull();
@@ -90,9 +68,9 @@ describe('Relay: a fetch function, a node(id:) refetch, a connection walked back
       expect(sent.map((body) => body.operationName)).toEqual(['ThreadQuery', 'ThreadMessagesPaginationQuery', 'ThreadMessagesPaginationQuery']);
       for (const body of sent) {
         expect(body.query).toBeUndefined();
-        expect(manifest[String(body.documentId).replace(/^sha256:/, '')]).toBeDefined();
+        expect(live.manifest[String(body.documentId).replace(/^sha256:/, '')]).toBeDefined();
       }
-      expect(manifest[sent[1]!.documentId.replace(/^sha256:/, '')]).toMatch(/node\(id: \$id\)/);
+      expect(live.manifest[sent[1]!.documentId.replace(/^sha256:/, '')]).toMatch(/node\(id: \$id\)/);
       expect(sent[1]!.variables).toEqual({ id: conversation.id, count: 20, before: expect.any(String) });
       thread!.dispose();
 
