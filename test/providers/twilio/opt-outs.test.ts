@@ -1,27 +1,17 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { DeliveryWorker } from '../../../src/modules/delivery/delivery.worker.js';
-import { appOnOwnDatabase } from '../../helpers/fresh-database.js';
 import { restClient } from '../../helpers/rest.js';
-import { TWILIO_SETTINGS, inboundMessageForm, signedTwilioRequest, startTwilioFake, statusForm, twilioWorkspace, type TwilioFake } from '../../helpers/twilio-fake.js';
-import { appWorker, testProviders } from '../../helpers/worker.js';
+import { TWILIO_SETTINGS, inboundMessageForm, signedTwilioRequest, statusForm, twilioWorkspace } from '../../helpers/twilio-fake.js';
+import { appWorker } from '../../helpers/worker.js';
 import { until } from '../../helpers/until.js';
+import { TWILIO_PUBLIC_URL, twilioApp } from '../../helpers/twilio-app.js';
 
 /** Opt-outs on a Twilio channel (docs/contacts.md): keywords in inbound SMS, and Twilio's 21610 refusal. */
 
-const PUBLIC_URL = 'https://connect.example.test';
+const PUBLIC_URL = TWILIO_PUBLIC_URL;
 const { accountSid, authToken } = TWILIO_SETTINGS;
 
-let fake: TwilioFake;
-let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
-
-beforeAll(async () => {
-  fake = await startTwilioFake({ accountSid, authToken });
-  app = await appOnOwnDatabase({ env: { PUBLIC_URL }, providers: testProviders({ settings: { TWILIO_API_URL: fake.url }, publicUrl: PUBLIC_URL }) });
-});
-afterAll(async () => {
-  await app.drop();
-  await fake.close();
-});
+const twilio = twilioApp();
 
 let worker: DeliveryWorker | undefined;
 afterEach(async () => {
@@ -30,15 +20,15 @@ afterEach(async () => {
 });
 
 async function setup() {
-  const ws = await twilioWorkspace(app.db.prisma);
-  const api = restClient(app, ws.host, ws.apiKey);
+  const ws = await twilioWorkspace(twilio.app.db.prisma);
+  const api = restClient(twilio.app, ws.host, ws.apiKey);
   const path = `/webhooks/twilio/${ws.channel.id}`;
   const post = (to: string, form: [string, string][]) => {
     const signed = signedTwilioRequest(`${PUBLIC_URL}${to}`, form, authToken);
-    return app.fetch(ws.host, to, { method: 'POST', headers: signed.headers, body: signed.body });
+    return twilio.app.fetch(ws.host, to, { method: 'POST', headers: signed.headers, body: signed.body });
   };
   const inbound = (phone: string, text: string) => post(path, inboundMessageForm(accountSid, { from: phone, to: ws.settings.from, body: text }));
-  const messages = () => app.db.prisma.message.findMany({ where: { channelId: ws.channel.id, direction: 'inbound' } });
+  const messages = () => twilio.app.db.prisma.message.findMany({ where: { channelId: ws.channel.id, direction: 'inbound' } });
   /** Sends `text` from `phone` and waits until the worker stored it. */
   const received = async (phone: string, text: string) => {
     const before = (await messages()).length;
@@ -53,7 +43,7 @@ async function setup() {
 describe('opt-out keywords in inbound SMS', () => {
   it('STOP (any case, whitespace around it) opts the contact out of the channel, START back in; other texts change nothing', async () => {
     const s = await setup();
-    worker = appWorker(app);
+    worker = appWorker(twilio.app);
     worker.start();
     const contactId = await s.received('+31612340001', 'Hello, is this the shop?');
     expect(await s.optOuts(contactId)).toEqual([]);
@@ -75,52 +65,52 @@ describe('opt-out keywords in inbound SMS', () => {
       expect(await s.optOuts(contactId), word).toEqual([]);
     }
     // Every keyword is stored as the message it is.
-    const bodies = (await app.db.prisma.message.findMany({ where: { contactId, direction: 'inbound' }, orderBy: { createdAt: 'asc' } })).map((m) => m.body);
+    const bodies = (await twilio.app.db.prisma.message.findMany({ where: { contactId, direction: 'inbound' }, orderBy: { createdAt: 'asc' } })).map((m) => m.body);
     expect(bodies).toContain('  stop \n');
   });
 
   it('a one-to-one send to an opted-out contact still goes', async () => {
     const s = await setup();
-    worker = appWorker(app);
+    worker = appWorker(twilio.app);
     worker.start();
     const contactId = await s.received('+31612340002', 'STOP');
     expect(await s.optOuts(contactId)).toHaveLength(1);
-    const before = fake.sent.length;
+    const before = twilio.fake.sent.length;
     const sent = await s.api.post('/messages', { to: contactId, message: 'Your order shipped.' });
     expect(sent.status).toBe(202);
-    await until(() => fake.sent.length > before, 'sent to Twilio');
-    expect(Object.fromEntries(fake.sent.at(-1)!.form)).toMatchObject({ To: '+31612340002', Body: 'Your order shipped.' });
+    await until(() => twilio.fake.sent.length > before, 'sent to Twilio');
+    expect(Object.fromEntries(twilio.fake.sent.at(-1)!.form)).toMatchObject({ To: '+31612340002', Body: 'Your order shipped.' });
   });
 });
 
 describe("Twilio's opt-out refusal", () => {
   it('21610 on send fails the message and opts the contact out (source provider); another refusal code does not', async () => {
     const s = await setup();
-    worker = appWorker(app);
+    worker = appWorker(twilio.app);
     worker.start();
     const contact = (await s.api.post('/contacts', { name: 'Bo', phone: '+31612340003' })).body.data.contact;
     const other = (await s.api.post('/contacts', { name: 'Cy', phone: '+31612340004' })).body.data.contact;
 
-    fake.failNext({ status: 400, code: 21211, message: "The 'To' number is not a valid phone number." });
+    twilio.fake.failNext({ status: 400, code: 21211, message: "The 'To' number is not a valid phone number." });
     const refused = (await s.api.post('/messages', { to: other.id, message: 'Hi' })).body.data.message;
-    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: refused.id } })).status === 'failed', 'failed');
+    await until(async () => (await twilio.app.db.prisma.message.findUniqueOrThrow({ where: { id: refused.id } })).status === 'failed', 'failed');
     expect(await s.optOuts(other.id)).toEqual([]);
 
-    fake.failNext({ status: 400, code: 21610, message: 'Attempt to send to unsubscribed recipient' });
+    twilio.fake.failNext({ status: 400, code: 21610, message: 'Attempt to send to unsubscribed recipient' });
     const message = (await s.api.post('/messages', { to: contact.id, message: 'Hi' })).body.data.message;
-    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: message.id } })).status === 'failed', 'failed');
+    await until(async () => (await twilio.app.db.prisma.message.findUniqueOrThrow({ where: { id: message.id } })).status === 'failed', 'failed');
     expect((await s.api.get(`/messages?contact_id=${contact.id}`)).body.data[0].failureReason).toMatch(/^21610: /);
     expect(await s.optOuts(contact.id)).toEqual([{ channelId: s.channel.id, at: expect.any(String), source: 'provider' }]);
   });
 
   it('21610 in a failed status callback opts the contact out too', async () => {
     const s = await setup();
-    worker = appWorker(app);
+    worker = appWorker(twilio.app);
     worker.start();
     const contact = (await s.api.post('/contacts', { name: 'Di', phone: '+31612340005' })).body.data.contact;
     const message = (await s.api.post('/messages', { to: contact.id, message: 'Hi' })).body.data.message;
-    await until(async () => (await app.db.prisma.message.findUniqueOrThrow({ where: { id: message.id } })).status === 'sent', 'sent');
-    const sid = (await app.db.prisma.providerMessageId.findFirstOrThrow({ where: { messageId: message.id } })).providerId;
+    await until(async () => (await twilio.app.db.prisma.message.findUniqueOrThrow({ where: { id: message.id } })).status === 'sent', 'sent');
+    const sid = (await twilio.app.db.prisma.providerMessageId.findFirstOrThrow({ where: { messageId: message.id } })).providerId;
     const status = await s.post(`${s.path}/status`, statusForm(accountSid, sid, 'undelivered', { errorCode: '21610', errorMessage: 'Unsubscribed recipient' }));
     expect(status.status).toBe(200);
     await until(async () => (await s.optOuts(contact.id)).length === 1, 'opted out');

@@ -3,7 +3,7 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import { parse } from 'graphql';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, loadEnv } from '../../../src/env.js';
 import { openDatabase } from '../../../src/db/database.js';
 import { migrate } from '../../../src/db/migrate.js';
@@ -12,7 +12,6 @@ import { createWebhook } from '../../../src/modules/webhooks/webhooks.service.js
 import { twilioSignature, verifyTwilioSignature } from '../../../src/providers/twilio/signature.js';
 import { onPostgres } from '../../helpers/app.js';
 import { bearer } from '../../helpers/factories.js';
-import { appOnOwnDatabase } from '../../helpers/fresh-database.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { startServer, type ServerProcess } from '../../helpers/server-process.js';
 import { restClient } from '../../helpers/rest.js';
@@ -23,35 +22,22 @@ import {
   TWILIO_SETTINGS,
   inboundMessageForm,
   signedTwilioRequest,
-  startTwilioFake,
   statusForm,
   twilioLibraryAccepts,
   twilioLibrarySignature,
   twilioWorkspace,
-  type TwilioFake,
 } from '../../helpers/twilio-fake.js';
 import { appWorker, testProviders } from '../../helpers/worker.js';
 import { sleep, until } from '../../helpers/until.js';
 import { expectCopiesStoredOnce } from '../inbound-scenarios.js';
+import { TWILIO_PUBLIC_URL, twilioApp } from '../../helpers/twilio-app.js';
 
 /** docs/channels.md for Twilio Programmable Messaging channels, against a local fake of Twilio's REST API. */
 
-/** The gateway's public address: Twilio signs its requests to URLs under it, whatever address a proxy forwards to. */
-const PUBLIC_URL = 'https://connect.example.test';
+const PUBLIC_URL = TWILIO_PUBLIC_URL;
 const { accountSid, authToken } = TWILIO_SETTINGS;
 
-let fake: TwilioFake;
-let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
-
-beforeAll(async () => {
-  fake = await startTwilioFake({ accountSid, authToken });
-  // A database of its own: the worker claims every due delivery and inbound event.
-  app = await appOnOwnDatabase({ env: { PUBLIC_URL }, providers: testProviders({ settings: { TWILIO_API_URL: fake.url }, publicUrl: PUBLIC_URL }) });
-});
-afterAll(async () => {
-  await app.drop();
-  await fake.close();
-});
+const twilio = twilioApp();
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
@@ -60,7 +46,7 @@ afterEach(async () => {
 
 
 function startWorker(): DeliveryWorker {
-  const w = appWorker(app);
+  const w = appWorker(twilio.app);
   cleanups.push(() => w.stop());
   w.start();
   return w;
@@ -69,38 +55,38 @@ function startWorker(): DeliveryWorker {
 type Form = [string, string][];
 
 async function setup(settings: Partial<typeof TWILIO_SETTINGS> = {}) {
-  const ws = await twilioWorkspace(app.db.prisma, settings);
-  const api = restClient(app, ws.host, ws.apiKey);
+  const ws = await twilioWorkspace(twilio.app.db.prisma, settings);
+  const api = restClient(twilio.app, ws.host, ws.apiKey);
   const path = `/webhooks/twilio/${ws.channel.id}`;
   /** Posts a form to `to` (a path), signed as Twilio signs it: for the URL under PUBLIC_URL, with the channel's auth token, unless told otherwise. */
   const post = (to: string, form: Form, options: { token?: string; signedUrl?: string; headers?: Record<string, string>; body?: string } = {}) => {
     const signed = signedTwilioRequest(options.signedUrl ?? `${PUBLIC_URL}${to}`, form, options.token ?? authToken);
-    return app.fetch(ws.host, to, { method: 'POST', headers: { ...signed.headers, ...options.headers }, body: options.body ?? signed.body });
+    return twilio.app.fetch(ws.host, to, { method: 'POST', headers: { ...signed.headers, ...options.headers }, body: options.body ?? signed.body });
   };
   /** A text from `phone` to the channel's number, as Twilio posts it. */
   const inbound = (phone: string, text: string, options: { sid?: string; media?: { url: string; contentType: string }[]; extra?: Form } = {}) =>
     post(path, inboundMessageForm(accountSid, { from: phone, to: ws.settings.from, body: text, ...options }));
   /** A status callback for `sid`, as Twilio posts it to the message's StatusCallback. */
   const status = (sid: string, state: string, options: { errorCode?: string; errorMessage?: string } = {}) => post(`${path}/status`, statusForm(accountSid, sid, state, options));
-  const messages = () => app.db.prisma.message.findMany({ where: { channelId: ws.channel.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
-  const stored = () => app.db.prisma.inboundEvent.count({ where: { channelId: ws.channel.id } });
-  const pendingInbound = () => app.db.prisma.delivery.count({ where: { inboundEvent: { channelId: ws.channel.id }, status: 'pending' } });
+  const messages = () => twilio.app.db.prisma.message.findMany({ where: { channelId: ws.channel.id }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  const stored = () => twilio.app.db.prisma.inboundEvent.count({ where: { channelId: ws.channel.id } });
+  const pendingInbound = () => twilio.app.db.prisma.delivery.count({ where: { inboundEvent: { channelId: ws.channel.id }, status: 'pending' } });
   return { ...ws, api, path, post, inbound, status, messages, stored, pendingInbound };
 }
 type Setup = Awaited<ReturnType<typeof setup>>;
 
 const basic = `Basic ${Buffer.from(`${accountSid}:${authToken}`).toString('base64')}`;
-const statusOf = async (id: string) => (await app.db.prisma.message.findUniqueOrThrow({ where: { id } })).status;
+const statusOf = async (id: string) => (await twilio.app.db.prisma.message.findUniqueOrThrow({ where: { id } })).status;
 
 /** Sends a message through the API and waits until Twilio took it: its id, and the sid Twilio gave it. */
 async function sentMessage(s: Setup, body: Record<string, unknown>) {
-  const before = fake.sent.length;
+  const before = twilio.fake.sent.length;
   const answer = await s.api.post('/messages', body);
   expect(answer.status, JSON.stringify(answer.body)).toBe(202);
   const id = answer.body.data.message.id as string;
   await until(async () => (await statusOf(id)) !== 'queued', 'taken by Twilio');
-  const sid = (await app.db.prisma.providerMessageId.findFirstOrThrow({ where: { messageId: id } })).providerId;
-  return { id, sid, requests: fake.sent.slice(before) };
+  const sid = (await twilio.app.db.prisma.providerMessageId.findFirstOrThrow({ where: { messageId: id } })).providerId;
+  return { id, sid, requests: twilio.fake.sent.slice(before) };
 }
 
 describe('the signature', () => {
@@ -186,7 +172,7 @@ describe('outbound', () => {
   it('a template goes as its rendered text; media as MediaUrl, repeated in order', async () => {
     const s = await setup();
     startWorker();
-    await app.db.prisma.channelTemplate.create({
+    await twilio.app.db.prisma.channelTemplate.create({
       data: { workspaceId: s.workspace.id, channelId: s.channel.id, name: 'order_ready', language: 'en', body: 'Hi {{1}}, order {{2}} is ready.', parameterCount: 2 },
     });
     const templated = await sentMessage(s, { to: { phone: '+31612345679' }, type: 'template', template: { name: 'order_ready', parameters: ['Ann', '42'] } });
@@ -211,13 +197,13 @@ describe('outbound', () => {
       ],
     ]);
     // One message, one sid: the media went with the text.
-    expect(await app.db.prisma.providerMessageId.count({ where: { messageId: media.id } })).toBe(1);
+    expect(await twilio.app.db.prisma.providerMessageId.count({ where: { messageId: media.id } })).toBe(1);
   });
 
   it('a recipient without a phone, or a group, is a 422 on the recipient field, and nothing is stored', async () => {
     const s = await setup();
     const emailOnly = await s.api.post('/contacts', { name: 'Mail Only', email: 'mail@example.com' });
-    const group = await app.db.prisma.contact.create({ data: { workspaceId: s.workspace.id, name: 'A group', phone: '+31612345681', isGroup: true } });
+    const group = await twilio.app.db.prisma.contact.create({ data: { workspaceId: s.workspace.id, name: 'A group', phone: '+31612345681', isGroup: true } });
     const cases = [
       [{ to: emailOnly.body.data.contact.id, message: 'hi' }, 'to', 'This channel sends through SMS: the recipient needs a phone number.'],
       [{ contact: { email: 'new@example.com' }, message: 'hi' }, 'contact', 'This channel sends through SMS: the recipient needs a phone number.'],
@@ -229,13 +215,13 @@ describe('outbound', () => {
       expect(result.body.errors).toEqual({ [field]: [message] });
     }
     expect(await s.messages()).toEqual([]);
-    expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id, email: 'new@example.com' } })).toBe(0);
+    expect(await twilio.app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id, email: 'new@example.com' } })).toBe(0);
   });
 
   it('a 2xx without a sid is sent, once, without a provider id, and logged as a warning without the credentials', async () => {
     const s = await setup();
-    fake.failNext({ status: 201, json: {} });
-    const before = fake.sent.length;
+    twilio.fake.failNext({ status: 201, json: {} });
+    const before = twilio.fake.sent.length;
     const accepted = await s.api.post('/messages', { to: { phone: '+31612345684' }, message: 'taken without a sid' });
     const id = accepted.body.data.message.id as string;
     const w = startWorker();
@@ -243,10 +229,10 @@ describe('outbound', () => {
     await sleep(200);
     await w.stop();
     expect(await statusOf(id)).toBe('sent');
-    expect(fake.sent.length - before).toBe(1);
-    expect(await app.db.prisma.providerMessageId.count({ where: { messageId: id } })).toBe(0);
-    expect(await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).toMatchObject({ status: 'succeeded', attempts: 1 });
-    const warned = app.logs.filter((line) => line.includes('delivered with a warning') && line.includes(id));
+    expect(twilio.fake.sent.length - before).toBe(1);
+    expect(await twilio.app.db.prisma.providerMessageId.count({ where: { messageId: id } })).toBe(0);
+    expect(await twilio.app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).toMatchObject({ status: 'succeeded', attempts: 1 });
+    const warned = twilio.app.logs.filter((line) => line.includes('delivered with a warning') && line.includes(id));
     expect(warned).toHaveLength(1);
     expect(warned[0]).toContain('Twilio answered HTTP 201 without a message sid');
     expect(warned[0]).not.toContain(authToken);
@@ -261,39 +247,39 @@ describe('outbound', () => {
     expect(accepted.status, JSON.stringify(accepted.body)).toBe(202);
     const id = accepted.body.data.message.id as string;
     expect((await s.api.patch(`/contacts/${contact.id}`, { phone: null })).status).toBe(200);
-    const before = fake.sent.length;
+    const before = twilio.fake.sent.length;
     startWorker();
     await until(async () => (await statusOf(id)) === 'failed', 'failed');
-    expect(fake.sent.length).toBe(before);
+    expect(twilio.fake.sent.length).toBe(before);
     const view = (await s.api.get('/messages?limit=10')).body.data.find((m: { id: string }) => m.id === id);
     expect(view).toMatchObject({ status: 'failed', failureReason: 'no_phone: The contact has no phone number to send the SMS to.' });
-    expect(await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(await twilio.app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: id } })).toMatchObject({ status: 'failed', attempts: 1 });
   });
 
   it('a 4xx fails the message at once with Twilio’s code and message; 429, 5xx and a dropped connection are retried', async () => {
     const s = await setup();
     const w = startWorker();
-    fake.failNext({ status: 400, code: 21211, message: "The 'To' number +31612345682 is not a valid phone number." });
+    twilio.fake.failNext({ status: 400, code: 21211, message: "The 'To' number +31612345682 is not a valid phone number." });
     const failed = await s.api.post('/messages', { to: { phone: '+31612345682' }, message: 'will fail' });
     const failedId = failed.body.data.message.id as string;
     await until(async () => (await statusOf(failedId)) === 'failed', 'failed');
     const view = (await s.api.get('/messages?limit=10')).body.data.find((m: { id: string }) => m.id === failedId);
     expect(view).toMatchObject({ status: 'failed', failureReason: "21211: The 'To' number +31612345682 is not a valid phone number." });
-    expect(await app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: failedId } })).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(await twilio.app.db.prisma.delivery.findFirstOrThrow({ where: { messageId: failedId } })).toMatchObject({ status: 'failed', attempts: 1 });
 
-    fake.failNext({ status: 429, code: 20429, message: 'Too Many Requests' }, { status: 500, code: 20500, message: 'Internal Server Error' }, { status: 503, code: 20503, message: 'Service unavailable' }, 'drop');
-    const before = fake.sent.length;
+    twilio.fake.failNext({ status: 429, code: 20429, message: 'Too Many Requests' }, { status: 500, code: 20500, message: 'Internal Server Error' }, { status: 503, code: 20503, message: 'Service unavailable' }, 'drop');
+    const before = twilio.fake.sent.length;
     const retried = await s.api.post('/messages', { to: { phone: '+31612345682' }, message: 'eventually' });
     const retriedId = retried.body.data.message.id as string;
     await until(async () => (await statusOf(retriedId)) === 'sent', 'sent after retries');
-    expect(fake.sent.length - before).toBe(5);
+    expect(twilio.fake.sent.length - before).toBe(5);
     // The 429 is a rate-limit answer: retried without counting an attempt (docs/broadcasts.md#rate-limit-answers).
-    expect(await app.db.prisma.message.findUniqueOrThrow({ where: { id: retriedId } })).toMatchObject({ deliveryAttempts: 4, failureReason: null, lastError: null });
+    expect(await twilio.app.db.prisma.message.findUniqueOrThrow({ where: { id: retriedId } })).toMatchObject({ deliveryAttempts: 4, failureReason: null, lastError: null });
     await w.stop();
     // Sent is sent: nothing more goes to Twilio for either message.
-    expect(fake.sent.length - before).toBe(5);
+    expect(twilio.fake.sent.length - before).toBe(5);
     // The worker logs each retry, with Twilio's answer and never the credentials it sent.
-    const retries = app.logs.filter((line) => (line.includes('delivery failed, will retry') || line.includes('rate limited by the provider')) && line.includes(retriedId));
+    const retries = twilio.app.logs.filter((line) => (line.includes('delivery failed, will retry') || line.includes('rate limited by the provider')) && line.includes(retriedId));
     expect(retries).toHaveLength(4);
     expect(retries.join('\n')).toContain('20429: Twilio answered HTTP 429');
     for (const line of retries) {
@@ -309,7 +295,7 @@ describe('statuses', () => {
     startWorker();
     const r = await startReceiver();
     cleanups.push(r.close);
-    await createWebhook(app.db.prisma, { workspaceId: s.workspace.id, url: r.url, events: ['message.status_changed'] }, testSealer);
+    await createWebhook(twilio.app.db.prisma, { workspaceId: s.workspace.id, url: r.url, events: ['message.status_changed'] }, testSealer);
     const { id, sid } = await sentMessage(s, { to: { phone: '+31612345683' }, message: 'out' });
     for (const state of ['queued', 'accepted', 'sending']) expect((await s.status(sid, state)).status).toBe(200);
     // Delivered overtakes sent: the later sent changes nothing.
@@ -338,7 +324,7 @@ describe('statuses', () => {
     const first = await sentMessage(s, { to: { phone: '+31612345684' }, message: 'one' });
     await s.status(first.sid, 'undelivered', { errorCode: '30003', errorMessage: 'Unreachable destination handset' });
     await until(async () => (await statusOf(first.id)) === 'failed', 'failed');
-    expect(await app.db.prisma.message.findUniqueOrThrow({ where: { id: first.id } })).toMatchObject({ failureReason: '30003: Unreachable destination handset' });
+    expect(await twilio.app.db.prisma.message.findUniqueOrThrow({ where: { id: first.id } })).toMatchObject({ failureReason: '30003: Unreachable destination handset' });
     const view = (await s.api.get('/messages?limit=10')).body.data.find((m: { id: string }) => m.id === first.id);
     expect(view).toMatchObject({ status: 'failed', failureReason: '30003: Unreachable destination handset' });
     await s.status(first.sid, 'delivered');
@@ -348,7 +334,7 @@ describe('statuses', () => {
     const second = await sentMessage(s, { to: { phone: '+31612345684' }, message: 'two' });
     await s.status(second.sid, 'failed', { errorCode: '30007' });
     await until(async () => (await statusOf(second.id)) === 'failed', 'failed');
-    expect((await app.db.prisma.message.findUniqueOrThrow({ where: { id: second.id } })).failureReason).toBe('30007: Twilio reported the message failed');
+    expect((await twilio.app.db.prisma.message.findUniqueOrThrow({ where: { id: second.id } })).failureReason).toBe('30007: Twilio reported the message failed');
   });
 
   it('a status that overtakes the stored sid is retried until the sid is stored', async () => {
@@ -357,9 +343,9 @@ describe('statuses', () => {
     const { id } = await sentMessage(s, { to: { phone: '+31612345685' }, message: 'out' });
     const early = `SM${'e'.repeat(32)}`;
     await s.status(early, 'delivered');
-    await until(async () => (await app.db.prisma.delivery.findFirst({ where: { inboundEvent: { channelId: s.channel.id }, attempts: { gte: 2 } } })) !== null, 'retried');
+    await until(async () => (await twilio.app.db.prisma.delivery.findFirst({ where: { inboundEvent: { channelId: s.channel.id }, attempts: { gte: 2 } } })) !== null, 'retried');
     expect(await statusOf(id)).toBe('sent');
-    await app.db.prisma.providerMessageId.create({ data: { channelId: s.channel.id, providerId: early, messageId: id, part: 1 } });
+    await twilio.app.db.prisma.providerMessageId.create({ data: { channelId: s.channel.id, providerId: early, messageId: id, part: 1 } });
     await until(async () => (await statusOf(id)) === 'delivered', 'applied once stored');
   });
 
@@ -369,7 +355,7 @@ describe('statuses', () => {
     expect(answer.status).toBe(200);
     expect(await answer.text()).toBe('');
     expect(await s.stored()).toBe(1);
-    const [event] = await app.db.prisma.inboundEvent.findMany({ where: { channelId: s.channel.id } });
+    const [event] = await twilio.app.db.prisma.inboundEvent.findMany({ where: { channelId: s.channel.id } });
     expect(event!.provider).toBe('twilio');
   });
 });
@@ -379,8 +365,8 @@ describe('inbound messages', () => {
     const s = await setup();
     const r = await startReceiver();
     cleanups.push(r.close);
-    await createWebhook(app.db.prisma, { workspaceId: s.workspace.id, url: r.url, events: ['message.created', 'contact.created'] }, testSealer);
-    const stream = await subscribeSse((path, init) => app.fetch(s.host, path, init), bearer(s.apiKey), parse('subscription { messageAdded { id direction status body sender { type id name } } }') as never);
+    await createWebhook(twilio.app.db.prisma, { workspaceId: s.workspace.id, url: r.url, events: ['message.created', 'contact.created'] }, testSealer);
+    const stream = await subscribeSse((path, init) => twilio.app.fetch(s.host, path, init), bearer(s.apiKey), parse('subscription { messageAdded { id direction status body sender { type id name } } }') as never);
     cleanups.push(() => stream.close());
 
     const before = new Date();
@@ -395,7 +381,7 @@ describe('inbound messages', () => {
     startWorker();
     await until(async () => (await s.messages()).length === 1, 'processed');
     const [message] = await s.messages();
-    const contact = await app.db.prisma.contact.findUniqueOrThrow({ where: { id: message!.contactId }, include: { channels: true } });
+    const contact = await twilio.app.db.prisma.contact.findUniqueOrThrow({ where: { id: message!.contactId }, include: { channels: true } });
     expect(contact).toMatchObject({ name: '+31612345691', phone: '+31612345691' });
     expect(contact.channels.map((link) => link.channelId)).toEqual([s.channel.id]);
     const view = (await s.api.get(`/messages?conversation_id=${message!.conversationId}`)).body.data[0];
@@ -419,7 +405,7 @@ describe('inbound messages', () => {
     });
     // Twilio sends no time: the message is dated when the gateway received it.
     expect(new Date(view.createdAt).getTime()).toBeGreaterThanOrEqual(before.getTime() - 1000);
-    expect(await app.db.prisma.providerMessageId.findFirst({ where: { channelId: s.channel.id, providerId: 'SMinbound00000000000000000000001' } })).toMatchObject({ messageId: message!.id });
+    expect(await twilio.app.db.prisma.providerMessageId.findFirst({ where: { channelId: s.channel.id, providerId: 'SMinbound00000000000000000000001' } })).toMatchObject({ messageId: message!.id });
     const conversation = (await s.api.get(`/conversations/${message!.conversationId}`)).body.data.conversation;
     expect(conversation).toMatchObject({ status: 'open', lastMessageAt: view.createdAt, stateChanges: [{ type: 'opened', actor: { type: 'contact', id: contact.id } }] });
 
@@ -427,7 +413,7 @@ describe('inbound messages', () => {
     expect(stream.received[0]!.data).toEqual({ messageAdded: { id: message!.id, direction: 'inbound', status: 'received', body: 'Hello from SMS', sender: { type: 'contact', id: contact.id, name: '+31612345691' } } });
     await until(() => r.received.length >= 2, 'events');
     expect(r.received.map((request) => JSON.parse(request.body).type).sort()).toEqual(['contact.created', 'message.created']);
-    expect(app.logs.join('\n')).not.toContain('Hello from SMS');
+    expect(twilio.app.logs.join('\n')).not.toContain('Hello from SMS');
   });
 
   it('from a sender that is not a phone number are answered, stored, and skipped once by processing, logged without the body', async () => {
@@ -443,18 +429,18 @@ describe('inbound messages', () => {
 
     startWorker();
     await until(async () => (await s.pendingInbound()) === 0, 'processed');
-    const deliveries = await app.db.prisma.delivery.findMany({ where: { inboundEvent: { channelId: s.channel.id } } });
+    const deliveries = await twilio.app.db.prisma.delivery.findMany({ where: { inboundEvent: { channelId: s.channel.id } } });
     expect(deliveries.map((d) => [d.status, d.attempts])).toEqual([
       ['succeeded', 1],
       ['succeeded', 1],
       ['succeeded', 1],
     ]);
     expect(await s.messages()).toEqual([]);
-    expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id } })).toBe(0);
-    const skipped = app.logs.filter((line) => line.includes('inbound item not supported: ignored') && line.includes(s.channel.id));
+    expect(await twilio.app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id } })).toBe(0);
+    const skipped = twilio.app.logs.filter((line) => line.includes('inbound item not supported: ignored') && line.includes(s.channel.id));
     expect(skipped).toHaveLength(3);
-    expect(app.logs.join('\n')).not.toContain(marker);
-    const metrics = await (await app.fetch(s.host, '/metrics')).text();
+    expect(twilio.app.logs.join('\n')).not.toContain(marker);
+    const metrics = await (await twilio.app.fetch(s.host, '/metrics')).text();
     expect(Number(/^connect_inbound_items_total\{provider="twilio",outcome="unsupported"\} (\d+)/m.exec(metrics)?.[1] ?? 0)).toBeGreaterThanOrEqual(3);
   });
 
@@ -466,7 +452,7 @@ describe('inbound messages', () => {
     await s.inbound('+31612345692', 'it is me');
     await until(async () => (await s.messages()).length === 1, 'processed');
     expect((await s.messages())[0]!.contactId).toBe(known.body.data.contact.id);
-    expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id } })).toBe(1);
+    expect(await twilio.app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id } })).toBe(1);
   });
 
   it('parameters Twilio adds later are accepted, and signed like the rest', async () => {
@@ -479,7 +465,7 @@ describe('inbound messages', () => {
     // The same form with one of those parameters changed after signing is not Twilio's.
     const form = inboundMessageForm(accountSid, { from: '+31612345693', to: s.settings.from, body: 'tampered', extra });
     const signed = signedTwilioRequest(`${PUBLIC_URL}${s.path}`, form, authToken);
-    const tampered = await app.fetch(s.host, s.path, { method: 'POST', headers: signed.headers, body: signed.body.replace('ChannelMetadata2031=', 'ChannelMetadata2031=x') });
+    const tampered = await twilio.app.fetch(s.host, s.path, { method: 'POST', headers: signed.headers, body: signed.body.replace('ChannelMetadata2031=', 'ChannelMetadata2031=x') });
     expect(tampered.status).toBe(403);
     expect(await s.stored()).toBe(1);
   });
@@ -487,7 +473,7 @@ describe('inbound messages', () => {
   it('are stored once however many copies of a MessageSid arrive, one after another or at once', async () => {
     const s = await setup();
     const form = inboundMessageForm(accountSid, { from: '+31612345694', to: s.settings.from, body: 'only once', sid: 'SMdup0000000000000000000000000001' });
-    await expectCopiesStoredOnce(app, {
+    await expectCopiesStoredOnce(twilio.app, {
       workspaceId: s.workspace.id,
       channelId: s.channel.id,
       postCopy: () => s.post(s.path, form),
@@ -504,9 +490,9 @@ describe('inbound webhooks refused', () => {
     const s = await setup();
     const marker = `SECRET-BODY-${Date.now()}`;
     const form = inboundMessageForm(accountSid, { from: '+31612345695', to: s.settings.from, body: marker });
-    const other = await app.db.prisma.channel.create({ data: { workspaceId: s.workspace.id, name: 'Plain', type: 'sms' } });
+    const other = await twilio.app.db.prisma.channel.create({ data: { workspaceId: s.workspace.id, name: 'Plain', type: 'sms' } });
     const inactive = await setup();
-    await app.db.prisma.channel.update({ where: { id: inactive.channel.id }, data: { status: 'inactive' } });
+    await twilio.app.db.prisma.channel.update({ where: { id: inactive.channel.id }, data: { status: 'inactive' } });
     const signedFor = (url: string, f: Form = form) => signedTwilioRequest(url, f, authToken);
     const json = signedFor(`${PUBLIC_URL}${s.path}`, []);
     const cases: [string, Promise<Response>, number][] = [
@@ -532,8 +518,8 @@ describe('inbound webhooks refused', () => {
       ['a signed body that is not a form', s.post(s.path, [], { headers: { ...json.headers, 'content-type': 'application/json' }, body: `{"Body":"${marker}"}` }), 400],
       ['a signed form without MessageSid', s.post(s.path, form.filter(([name]) => !/Sid$/.test(name) || name === 'AccountSid' || name === 'MessagingServiceSid')), 400],
       ['a signed status without MessageStatus', s.post(`${s.path}/status`, statusForm(accountSid, 'SM1', 'delivered').filter(([name]) => !name.endsWith('Status'))), 400],
-      ['a GET', app.fetch(s.host, s.path), 405],
-      ['another path', app.fetch(s.host, `${s.path}/other`, { method: 'POST' }), 404],
+      ['a GET', twilio.app.fetch(s.host, s.path), 405],
+      ['another path', twilio.app.fetch(s.host, `${s.path}/other`, { method: 'POST' }), 404],
     ];
     for (const [what, response, status] of cases) {
       const answer = await response;
@@ -541,9 +527,9 @@ describe('inbound webhooks refused', () => {
       await answer.body?.cancel();
     }
     expect(await s.stored()).toBe(0);
-    expect(await app.db.prisma.inboundEvent.count({ where: { channelId: { in: [other.id, inactive.channel.id] } } })).toBe(0);
-    expect(app.logs.join('\n')).not.toContain(marker);
-    expect(app.logs.filter((line) => line.includes('inbound webhook refused') && line.includes('"provider":"twilio"')).length).toBeGreaterThanOrEqual(cases.length - 2);
+    expect(await twilio.app.db.prisma.inboundEvent.count({ where: { channelId: { in: [other.id, inactive.channel.id] } } })).toBe(0);
+    expect(twilio.app.logs.join('\n')).not.toContain(marker);
+    expect(twilio.app.logs.filter((line) => line.includes('inbound webhook refused') && line.includes('"provider":"twilio"')).length).toBeGreaterThanOrEqual(cases.length - 2);
   });
 });
 
@@ -553,11 +539,11 @@ describe('inbound media', () => {
     startWorker();
     const image = Buffer.from('\xff\xd8\xff fake jpeg bytes', 'latin1');
     const clip = Buffer.alloc(64 * 1024, 7);
-    const imageUrl = fake.addMedia(image, 'image/jpeg');
+    const imageUrl = twilio.fake.addMedia(image, 'image/jpeg');
     // Two redirects on the API's own origin, then the CDN: three hops, within the limit.
-    const clipUrl = fake.addMedia(clip, 'video/mp4', { redirects: 3 });
-    const loopUrl = fake.addMedia(image, 'image/png', { redirects: 4 });
-    const goneUrl = `${fake.url}/2010-04-01/Accounts/${accountSid}/Messages/MM1/Media/MEgone`;
+    const clipUrl = twilio.fake.addMedia(clip, 'video/mp4', { redirects: 3 });
+    const loopUrl = twilio.fake.addMedia(image, 'image/png', { redirects: 4 });
+    const goneUrl = `${twilio.fake.url}/2010-04-01/Accounts/${accountSid}/Messages/MM1/Media/MEgone`;
     await s.inbound('+31612345696', 'Look', {
       media: [
         { url: imageUrl, contentType: 'image/jpeg' },
@@ -578,9 +564,9 @@ describe('inbound media', () => {
         { index: 3, contentType: 'image/gif', filename: null },
       ],
     });
-    expect(JSON.stringify(view)).not.toContain(fake.url);
+    expect(JSON.stringify(view)).not.toContain(twilio.fake.url);
 
-    const get = (index: number) => app.fetch(s.host, `/api/connect/messages/${message!.id}/media/${index}`, { headers: bearer(s.apiKey) });
+    const get = (index: number) => twilio.app.fetch(s.host, `/api/connect/messages/${message!.id}/media/${index}`, { headers: bearer(s.apiKey) });
     const first = await get(0);
     expect(first.status).toBe(200);
     expect(first.headers.get('content-type')).toBe('image/jpeg');
@@ -590,15 +576,15 @@ describe('inbound media', () => {
     expect(Buffer.from(await second.arrayBuffer())).toEqual(clip);
 
     // The API's origin got the channel's credentials on every hop; the CDN (another origin) never did.
-    expect(fake.mediaRequests.length).toBeGreaterThanOrEqual(4);
-    expect(fake.mediaRequests.every((request) => request.authorization === basic)).toBe(true);
-    expect(fake.cdnRequests.length).toBe(2);
-    expect(fake.cdnRequests.map((request) => request.authorization)).toEqual([undefined, undefined]);
+    expect(twilio.fake.mediaRequests.length).toBeGreaterThanOrEqual(4);
+    expect(twilio.fake.mediaRequests.every((request) => request.authorization === basic)).toBe(true);
+    expect(twilio.fake.cdnRequests.length).toBe(2);
+    expect(twilio.fake.cdnRequests.map((request) => request.authorization)).toEqual([undefined, undefined]);
 
     const looping = await get(2);
     expect(looping.status).toBe(502);
     expect(await looping.json()).toEqual({ status: 'error', message: "The channel's provider could not hand the file over: the provider redirected more than 3 times." });
-    expect(fake.cdnRequests.length).toBe(2);
+    expect(twilio.fake.cdnRequests.length).toBe(2);
     const gone = await get(3);
     expect(gone.status).toBe(502);
     expect(await gone.json()).toEqual({ status: 'error', message: "The channel's provider could not hand the file over: the provider answered HTTP 404." });
@@ -606,20 +592,20 @@ describe('inbound media', () => {
   });
 
   it('a media URL at a private address is refused when WEBHOOK_PRIVATE_TARGETS is deny (502), and nothing is fetched', async () => {
-    const guarded = testProviders({ targets: 'deny', settings: { TWILIO_API_URL: fake.url }, publicUrl: PUBLIC_URL });
+    const guarded = testProviders({ targets: 'deny', settings: { TWILIO_API_URL: twilio.fake.url }, publicUrl: PUBLIC_URL });
     cleanups.push(() => guarded.close());
-    const url = fake.addMedia(Buffer.from('x'), 'image/png');
-    const before = fake.mediaRequests.length;
+    const url = twilio.fake.addMedia(Buffer.from('x'), 'image/png');
+    const before = twilio.fake.mediaRequests.length;
     const fetcher = guarded.media('twilio')!;
     await expect(fetcher.open({ id: 'c', name: 'c', webhookUrl: null, webhookSecret: null, settings: { accountSid }, secrets: { authToken } }, url, 1024)).rejects.toThrow(
       /the media's address was refused \(127\.0\.0\.1 is a loopback address/,
     );
-    expect(fake.mediaRequests.length).toBe(before);
+    expect(twilio.fake.mediaRequests.length).toBe(before);
   });
 });
 
 describe('admin commands', () => {
-  const admin = (...argv: string[]) => runAdminOn(app.db, argv, { PUBLIC_URL });
+  const admin = (...argv: string[]) => runAdminOn(twilio.app.db, argv, { PUBLIC_URL });
   const twilioFlags = ['--account-sid', accountSid, '--auth-token', authToken, '--from', '+14155550100'];
 
   it('channel:create, list and configure a twilio channel: the token sealed and never shown, the inbound URL printed', async () => {
@@ -635,10 +621,10 @@ describe('admin commands', () => {
       provider: 'twilio',
       inboundUrl: `${PUBLIC_URL}/webhooks/twilio/${created.json.id}`,
     });
-    const stored = await app.db.prisma.channel.findUniqueOrThrow({ where: { id: created.json.id } });
+    const stored = await twilio.app.db.prisma.channel.findUniqueOrThrow({ where: { id: created.json.id } });
     expect(stored.providerSettings).toEqual({ accountSid, from: '+14155550100' });
     expect(JSON.parse(testSealer.open(stored.providerSecrets!))).toEqual({ authToken });
-    const [row] = await app.db.prisma.$queryRaw<{ row: string }[]>`SELECT row_to_json(c)::text AS row FROM channels c WHERE id = ${stored.id}::uuid`;
+    const [row] = await twilio.app.db.prisma.$queryRaw<{ row: string }[]>`SELECT row_to_json(c)::text AS row FROM channels c WHERE id = ${stored.id}::uuid`;
     expect(row!.row).not.toContain(authToken);
 
     const listed = await admin('channel:list', '--hostname', hostname);
@@ -648,14 +634,14 @@ describe('admin commands', () => {
     expect(JSON.stringify(listed.json)).not.toContain(authToken);
 
     expect((await admin('channel:configure', '--channel', stored.id, '--from', '+14155550199', '--auth-token', 'rotated-token-0123456789abcdef01')).json).toEqual({ id: stored.id, provider: 'twilio' });
-    const changed = await app.db.prisma.channel.findUniqueOrThrow({ where: { id: stored.id } });
+    const changed = await twilio.app.db.prisma.channel.findUniqueOrThrow({ where: { id: stored.id } });
     expect(changed.providerSettings).toEqual({ accountSid, from: '+14155550199' });
 
     // A Messaging Service is not a sender (docs/channels.md: --from +E164): refused in one line, nothing changed.
     const service = await admin('channel:configure', '--channel', stored.id, '--from', `MG${'cd'.repeat(16)}`);
     expect(service.code).toBe(1);
     expect(service.stderr).toMatch(/^error: --from must be the sending number in E\.164 form \(\+14155550100\)$/);
-    expect((await app.db.prisma.channel.findUniqueOrThrow({ where: { id: stored.id } })).providerSettings).toEqual({ accountSid, from: '+14155550199' });
+    expect((await twilio.app.db.prisma.channel.findUniqueOrThrow({ where: { id: stored.id } })).providerSettings).toEqual({ accountSid, from: '+14155550199' });
     expect(JSON.parse(testSealer.open(changed.providerSecrets!))).toEqual({ authToken: 'rotated-token-0123456789abcdef01' });
   });
 
@@ -683,8 +669,8 @@ describe('admin commands', () => {
     }
     const wrongType = await admin('channel:create', '--hostname', hostname, '--name', 'X', '--type', 'whatsapp', '--provider', 'twilio', ...twilioFlags);
     expect(wrongType.stderr).toMatch(/^error: --provider twilio carries sms channels, not whatsapp ones \(use --type sms\)$/);
-    const workspace = await app.db.prisma.workspace.findFirstOrThrow({ where: { hostname } });
-    expect(await app.db.prisma.channel.count({ where: { workspaceId: workspace.id } })).toBe(0);
+    const workspace = await twilio.app.db.prisma.workspace.findFirstOrThrow({ where: { hostname } });
+    expect(await twilio.app.db.prisma.channel.count({ where: { workspaceId: workspace.id } })).toBe(0);
   });
 });
 
@@ -695,7 +681,7 @@ describe('metrics', () => {
     await s.inbound('+31612345697', 'counted');
     await s.post(s.path, inboundMessageForm(accountSid, { from: '+31612345697', to: s.settings.from, body: 'forged' }), { token: 'forged-token-00000000000000000000' });
     await until(async () => (await s.messages()).length === 1);
-    const text = await (await app.fetch(s.host, '/metrics')).text();
+    const text = await (await twilio.app.fetch(s.host, '/metrics')).text();
     const value = (line: string) => Number(new RegExp(`^${line.replace(/[{}"]/g, (c) => `\\${c}`)} (\\d+)`, 'm').exec(text)?.[1] ?? 0);
     expect(value('connect_inbound_events_total{provider="twilio",outcome="accepted"}')).toBeGreaterThanOrEqual(1);
     expect(value('connect_inbound_events_total{provider="twilio",outcome="bad_signature"}')).toBeGreaterThanOrEqual(1);
@@ -705,7 +691,7 @@ describe('metrics', () => {
 
 describe('logs', () => {
   it('never carry the auth token or the Basic credentials, after every send, refusal and download above', () => {
-    const logs = app.logs.join('\n');
+    const logs = twilio.app.logs.join('\n');
     expect(logs).toContain('inbound webhook refused');
     expect(logs).not.toContain(authToken);
     expect(logs).not.toContain(basic.slice('Basic '.length));
@@ -751,13 +737,13 @@ describe.skipIf(onPostgres)('a server process', () => {
     await db.close();
 
     const publicUrl = 'https://sms.example.test/gateway';
-    server = startServer({ PGLITE_DIR: pgliteDir, SEED_DEMO: '0', DELIVERY_WORKER: '1', DELIVERY_POLL_MS: '50', TWILIO_API_URL: fake.url, PUBLIC_URL: publicUrl });
+    server = startServer({ PGLITE_DIR: pgliteDir, SEED_DEMO: '0', DELIVERY_WORKER: '1', DELIVERY_POLL_MS: '50', TWILIO_API_URL: twilio.fake.url, PUBLIC_URL: publicUrl });
     const base = await server.listening;
-    const before = fake.sent.length;
+    const before = twilio.fake.sent.length;
     const sent = await call(base, ws.host, '/api/connect/messages', { authorization: `Bearer ${ws.apiKey}`, 'content-type': 'application/json' }, JSON.stringify({ to: { phone: '+31612345698' }, message: 'From a process' }));
     expect(sent.status, sent.text).toBe(202);
-    await until(() => fake.sent.length > before, 'sent to the fake', 15_000);
-    expect(fake.sent[before]!.form).toEqual([
+    await until(() => twilio.fake.sent.length > before, 'sent to the fake', 15_000);
+    expect(twilio.fake.sent[before]!.form).toEqual([
       ['To', '+31612345698'],
       ['From', TWILIO_SETTINGS.from],
       ['Body', 'From a process'],
