@@ -1,4 +1,4 @@
-import { inject } from 'vitest';
+import { afterAll, afterEach, beforeAll, inject } from 'vitest';
 import { openDatabase, type Database } from '../../src/db/database.js';
 import { migrate } from '../../src/db/migrate.js';
 import { createTemporaryDatabase } from '../../src/db/temporary.js';
@@ -64,4 +64,22 @@ export function appWithFailingInsert(table: string, condition: string, message: 
       END $$;
       CREATE TRIGGER fail_on_insert BEFORE INSERT ON ${table} FOR EACH ROW EXECUTE FUNCTION fail_on_insert();`,
   });
+}
+
+/**
+ * For a test file whose workers and runners take every due row (so that on the shared run
+ * database they would take other files' rows): an app on a database of its own, made before the
+ * file's tests (set once they run) and dropped after them, and `cleanups` run after each test,
+ * the last added first.
+ */
+export function appPerFile(): { app: TestApp & { drop(): Promise<void> }; cleanups: (() => Promise<void>)[] } {
+  const own = { cleanups: [] as (() => Promise<void>)[] } as ReturnType<typeof appPerFile>;
+  beforeAll(async () => {
+    own.app = await appOnOwnDatabase();
+  }, 120_000);
+  afterEach(async () => {
+    while (own.cleanups.length) await own.cleanups.pop()!();
+  });
+  afterAll(() => own.app?.drop());
+  return own;
 }

@@ -1,11 +1,11 @@
 import type { LookupAddress } from 'node:dns';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runAdmin } from '../../src/cli/run-admin.js';
 import { loadEnv } from '../../src/env.js';
 import { checkTarget, createOutboundClient, nonPublicClass, type Resolver } from '../../src/lib/outbound-http.js';
 import { createWebhook } from '../../src/modules/webhooks/webhooks.service.js';
 import { workspaceWithChannel } from '../helpers/factories.js';
-import { appOnOwnDatabase } from '../helpers/fresh-database.js';
+import { appPerFile } from '../helpers/fresh-database.js';
 import { startReceiver } from '../helpers/receiver.js';
 import { restClient } from '../helpers/rest.js';
 import { testProviders, testWorker } from '../helpers/worker.js';
@@ -14,16 +14,8 @@ import { TEST_SECRETS_KEY, testSealer } from '../helpers/secrets.js';
 /** docs/operating-safely.md, Outbound targets: outbound targets (event subscription and channel webhook URLs) under WEBHOOK_PRIVATE_TARGETS. */
 
 // Workers claim every due delivery: a database of its own.
-let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
-beforeAll(async () => {
-  app = await appOnOwnDatabase();
-});
-afterAll(() => app.drop());
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const perFile = appPerFile();
+const { cleanups } = perFile;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 async function until(done: () => boolean | Promise<boolean>, ms = 8000) {
@@ -54,7 +46,7 @@ async function admin(env: Record<string, string>, resolve: Resolver | undefined,
     argv,
     loadEnv({ NODE_ENV: 'test', SECRETS_KEY: TEST_SECRETS_KEY, ...env }),
     { stdout: (line) => out.push(line), stderr: (line) => err.push(line) },
-    async () => ({ ...app.db, close: async () => {} }),
+    async () => ({ ...perFile.app.db, close: async () => {} }),
     resolve ? { resolve } : {},
   );
   return { code, stdout: out.join('\n'), stderr: err.join('\n') };
@@ -107,7 +99,7 @@ describe('admin commands under WEBHOOK_PRIVATE_TARGETS=deny', () => {
   const deny = { WEBHOOK_PRIVATE_TARGETS: 'deny' };
 
   it('refuse every notation of a non-public address with one line, and create nothing', async () => {
-    const ws = await workspaceWithChannel(app.db.prisma);
+    const ws = await workspaceWithChannel(perFile.app.db.prisma);
     for (const [url, range] of PRIVATE_URLS) {
       const hook = await admin(deny, undefined, 'webhook:create', '--hostname', ws.host, '--url', url);
       expect(hook.code, url).toBe(1);
@@ -117,12 +109,12 @@ describe('admin commands under WEBHOOK_PRIVATE_TARGETS=deny', () => {
       expect(channel.code, url).toBe(1);
       expect(channel.stderr).toMatch(/^error: --webhook-url refused: /);
     }
-    expect(await app.db.prisma.webhookEndpoint.count({ where: { workspaceId: ws.workspace.id } })).toBe(0);
-    expect(await app.db.prisma.channel.count({ where: { workspaceId: ws.workspace.id } })).toBe(1);
+    expect(await perFile.app.db.prisma.webhookEndpoint.count({ where: { workspaceId: ws.workspace.id } })).toBe(0);
+    expect(await perFile.app.db.prisma.channel.count({ where: { workspaceId: ws.workspace.id } })).toBe(1);
   });
 
   it('resolve host names: a name with any non-public address is refused, a public one stored', async () => {
-    const ws = await workspaceWithChannel(app.db.prisma);
+    const ws = await workspaceWithChannel(perFile.app.db.prisma);
     const dns = fakeDns({ 'internal.example': [['93.184.216.34', '10.1.2.3']], 'hooks.example': [['93.184.216.34', '2606:4700::1111']] });
     const refused = await admin(deny, dns, 'webhook:create', '--hostname', ws.host, '--url', 'https://internal.example/hook');
     expect(refused.stderr).toBe('error: --url refused: internal.example resolves to 10.1.2.3, which is a private address; outbound targets must be public (WEBHOOK_PRIVATE_TARGETS=allow permits private ones)');
@@ -134,7 +126,7 @@ describe('admin commands under WEBHOOK_PRIVATE_TARGETS=deny', () => {
   });
 
   it('is the default in production; development and tests allow private targets', async () => {
-    const ws = await workspaceWithChannel(app.db.prisma);
+    const ws = await workspaceWithChannel(perFile.app.db.prisma);
     const production = await admin({ NODE_ENV: 'production' }, undefined, 'webhook:create', '--hostname', ws.host, '--url', 'http://127.0.0.1:9/hook');
     expect(production.code).toBe(1);
     const allowed = await admin({ NODE_ENV: 'production', WEBHOOK_PRIVATE_TARGETS: 'allow' }, undefined, 'webhook:create', '--hostname', ws.host, '--url', 'http://127.0.0.1:9/hook');
@@ -145,7 +137,7 @@ describe('admin commands under WEBHOOK_PRIVATE_TARGETS=deny', () => {
 
 describe('URL credentials', () => {
   it('are refused at creation under either policy, and never shown by a listing', async () => {
-    const ws = await workspaceWithChannel(app.db.prisma);
+    const ws = await workspaceWithChannel(perFile.app.db.prisma);
     for (const policy of ['allow', 'deny']) {
       const hook = await admin({ WEBHOOK_PRIVATE_TARGETS: policy }, undefined, 'webhook:create', '--hostname', ws.host, '--url', 'https://user:pass@hooks.example/in');
       expect(hook.code).toBe(2);
@@ -154,8 +146,8 @@ describe('URL credentials', () => {
       expect(channel.stderr).toBe('error: --webhook-url must not contain a user name or password');
     }
     // Stored before the rule existed.
-    await createWebhook(app.db.prisma, { workspaceId: ws.workspace.id, url: 'https://olduser:oldsecret@hooks.example/in', events: [] }, testSealer);
-    await app.db.prisma.channel.update({ where: { id: ws.channel.id }, data: { webhookUrl: 'https://chanuser:chansecret@hooks.example/c' } });
+    await createWebhook(perFile.app.db.prisma, { workspaceId: ws.workspace.id, url: 'https://olduser:oldsecret@hooks.example/in', events: [] }, testSealer);
+    await perFile.app.db.prisma.channel.update({ where: { id: ws.channel.id }, data: { webhookUrl: 'https://chanuser:chansecret@hooks.example/c' } });
     const hooks = await admin({}, undefined, 'webhook:list', '--hostname', ws.host);
     const channels = await admin({}, undefined, 'channel:list', '--hostname', ws.host);
     for (const listing of [hooks.stdout, channels.stdout]) {
@@ -169,14 +161,14 @@ describe('URL credentials', () => {
 describe('deliveries under WEBHOOK_PRIVATE_TARGETS=deny', () => {
   /** A workspace whose events go to `url`, one event queued, and a worker with the given policy and DNS. */
   async function eventTo(url: string, targets: 'allow' | 'deny', resolve?: Resolver) {
-    const ws = await workspaceWithChannel(app.db.prisma);
-    const { endpoint } = await createWebhook(app.db.prisma, { workspaceId: ws.workspace.id, url, events: ['contact.created'] }, testSealer);
-    const created = await restClient(app, ws.host, ws.apiKey).post('/contacts', { name: 'Target', email: `t${Date.now()}@example.com` });
+    const ws = await workspaceWithChannel(perFile.app.db.prisma);
+    const { endpoint } = await createWebhook(perFile.app.db.prisma, { workspaceId: ws.workspace.id, url, events: ['contact.created'] }, testSealer);
+    const created = await restClient(perFile.app, ws.host, ws.apiKey).post('/contacts', { name: 'Target', email: `t${Date.now()}@example.com` });
     expect(created.status).toBe(201);
-    const w = testWorker(app.db, { providers: testProviders({ targets, ...(resolve ? { resolve } : {}) }) });
+    const w = testWorker(perFile.app.db, { providers: testProviders({ targets, ...(resolve ? { resolve } : {}) }) });
     cleanups.push(() => w.stop());
     w.start();
-    const delivery = () => app.db.prisma.delivery.findFirstOrThrow({ where: { endpointId: endpoint.id } });
+    const delivery = () => perFile.app.db.prisma.delivery.findFirstOrThrow({ where: { endpointId: endpoint.id } });
     return { delivery };
   }
 
@@ -186,7 +178,7 @@ describe('deliveries under WEBHOOK_PRIVATE_TARGETS=deny', () => {
     const port = new URL(r.url).port;
     // Public when the admin command checked it; the receiver's loopback address when delivering.
     const dns = fakeDns({ 'rebind.example': [['93.184.216.34'], ['127.0.0.1']] });
-    const stored = await admin({ WEBHOOK_PRIVATE_TARGETS: 'deny' }, dns, 'webhook:create', '--hostname', (await workspaceWithChannel(app.db.prisma)).host, '--url', `http://rebind.example:${port}/hook`);
+    const stored = await admin({ WEBHOOK_PRIVATE_TARGETS: 'deny' }, dns, 'webhook:create', '--hostname', (await workspaceWithChannel(perFile.app.db.prisma)).host, '--url', `http://rebind.example:${port}/hook`);
     expect(stored.code, stored.stderr).toBe(0);
     const { delivery } = await eventTo(`http://rebind.example:${port}/hook`, 'deny', dns);
     await until(async () => (await delivery()).attempts >= 1 && (await delivery()).lockedBy === null);

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { parse } from 'graphql';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BroadcastRunner } from '../../../src/modules/broadcasts/broadcasts.runner.js';
 import { createChannel } from '../../../src/modules/channels/channels.service.js';
 import { createWorkspace } from '../../../src/modules/workspaces/workspaces.service.js';
 import { uuid7 } from '../../../src/lib/uuid.js';
-import { appOnOwnDatabase } from '../../helpers/fresh-database.js';
+import { appOnOwnDatabase, appPerFile } from '../../helpers/fresh-database.js';
 import { createTestApp } from '../../helpers/app.js';
 import { bearer, uniqueHost } from '../../helpers/factories.js';
 import { startReceiver } from '../../helpers/receiver.js';
@@ -22,17 +22,8 @@ import { appWorker } from '../../helpers/worker.js';
  * the stream completes; another workspace's or channel's broadcast is refused.
  */
 
-let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
-beforeAll(async () => {
-  // A database of its own: the runner and the worker take every due broadcast and delivery.
-  app = await appOnOwnDatabase();
-}, 120_000);
-afterAll(() => app.drop());
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const perFile = appPerFile();
+const { cleanups } = perFile;
 
 const UPDATED = parse('subscription ($id: ID!) { broadcastUpdated(id: $id) { id name status ratePerSecond counts { total pending sent failed skipped } finishedAt } }');
 
@@ -48,19 +39,19 @@ interface View {
 async function setup(n: number) {
   const receiver = await startReceiver();
   cleanups.push(receiver.close);
-  const workspace = await createWorkspace(app.db.prisma, { hostname: uniqueHost('bu'), name: 'Updates' });
-  const { channel, apiKey } = await createChannel(app.db.prisma, { workspaceId: workspace.id, name: 'Hooked', type: 'whatsapp', webhookUrl: receiver.url }, testSealer);
+  const workspace = await createWorkspace(perFile.app.db.prisma, { hostname: uniqueHost('bu'), name: 'Updates' });
+  const { channel, apiKey } = await createChannel(perFile.app.db.prisma, { workspaceId: workspace.id, name: 'Hooked', type: 'whatsapp', webhookUrl: receiver.url }, testSealer);
   const contacts = Array.from({ length: n }, (_, i) => ({ id: uuid7(), workspaceId: workspace.id, name: `Person ${i}`, email: `u${i}-${workspace.id}@example.com` }));
-  await app.db.prisma.contact.createMany({ data: contacts });
-  const api = restClient(app, workspace.hostname, apiKey);
+  await perFile.app.db.prisma.contact.createMany({ data: contacts });
+  const api = restClient(perFile.app, workspace.hostname, apiKey);
   const broadcast = (body: Record<string, unknown>) => api.post('/broadcasts', { audience: { contacts: contacts.map((c) => c.id) }, message: { message: 'Hello' }, ...body });
   return { workspace, channel, apiKey, api, broadcast };
 }
 
 /** The delivery worker and the broadcast runner of one process, started. */
 function startProcess() {
-  const worker = appWorker(app);
-  const runner = new BroadcastRunner({ prisma: app.db.prisma, sql: app.db.query, logger: app.logger, events: app.events, onMessagesMade: () => worker.nudge(), idleMs: 50 });
+  const worker = appWorker(perFile.app);
+  const runner = new BroadcastRunner({ prisma: perFile.app.db.prisma, sql: perFile.app.db.query, logger: perFile.app.logger, events: perFile.app.events, onMessagesMade: () => worker.nudge(), idleMs: 50 });
   worker.start();
   runner.start();
   cleanups.push(async () => {
@@ -70,7 +61,7 @@ function startProcess() {
 }
 
 async function watch(host: string, apiKey: string, id: string) {
-  const stream = await observeSse((path, init) => app.fetch(host, path, init), bearer(apiKey), UPDATED as never, { id } as never);
+  const stream = await observeSse((path, init) => perFile.app.fetch(host, path, init), bearer(apiKey), UPDATED as never, { id } as never);
   cleanups.push(() => stream.close());
   return stream;
 }
@@ -129,7 +120,7 @@ describe('broadcastUpdated', () => {
   }, 60_000);
 
   it('streams the same over a WebSocket and an event stream on a real port, each completing after the last view', async () => {
-    const served = await serveOnPort(app.db, app.env, { events: app.events });
+    const served = await serveOnPort(perFile.app.db, perFile.app.env, { events: perFile.app.events });
     cleanups.push(() => served.close());
     const s = await setup(8);
     const id = (await s.broadcast({ name: 'Served', rate_per_second: 8 })).body.data.broadcast.id as string;
@@ -154,7 +145,7 @@ describe('broadcastUpdated', () => {
     const created = await home.broadcast({ name: 'Secret plan', start_at: '2099-01-01T00:00:00Z' });
     const id = created.body.data.broadcast.id as string;
     const other = await setup(1);
-    const { apiKey: siblingKey } = await createChannel(app.db.prisma, { workspaceId: home.workspace.id, name: 'Sibling', type: 'whatsapp' }, testSealer);
+    const { apiKey: siblingKey } = await createChannel(perFile.app.db.prisma, { workspaceId: home.workspace.id, name: 'Sibling', type: 'whatsapp' }, testSealer);
     for (const [host, key] of [
       [other.workspace.hostname, other.apiKey],
       [home.workspace.hostname, siblingKey],

@@ -1,11 +1,11 @@
 import { Writable } from 'node:stream';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createChannel } from '../../../src/modules/channels/channels.service.js';
 import { createWorkspace } from '../../../src/modules/workspaces/workspaces.service.js';
 import { BroadcastRunner } from '../../../src/modules/broadcasts/broadcasts.runner.js';
 import { uuid7 } from '../../../src/lib/uuid.js';
 import { Prisma } from '../../../src/generated/prisma/client.js';
-import { appOnOwnDatabase } from '../../helpers/fresh-database.js';
+import { appOnOwnDatabase, appPerFile } from '../../helpers/fresh-database.js';
 import { onPostgres } from '../../helpers/app.js';
 import { bearer, uniqueHost } from '../../helpers/factories.js';
 import { postOperation } from '../../helpers/graphql.js';
@@ -17,16 +17,8 @@ import { runAdminOn } from '../../helpers/admin.js';
 import { busiestSecond } from '../../helpers/until.js';
 
 // A database of its own: the runner and the worker take every due broadcast and delivery.
-let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
-beforeAll(async () => {
-  app = await appOnOwnDatabase();
-}, 120_000);
-afterAll(() => app.drop());
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const perFile = appPerFile();
+const { cleanups } = perFile;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -36,7 +28,7 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms 
     const value = await read();
     if (done(value)) return value;
     if (Date.now() > deadline) {
-      const debug = await app.db.query(Prisma.sql`SELECT r.state, m.status, d.status AS d_status, d.run_at, d.attempts, d.locked_by, d.last_error, now() FROM broadcast_recipients r LEFT JOIN messages m ON m.id = r.message_id LEFT JOIN deliveries d ON d.message_id = m.id WHERE m.status IS DISTINCT FROM 'sent'`);
+      const debug = await perFile.app.db.query(Prisma.sql`SELECT r.state, m.status, d.status AS d_status, d.run_at, d.attempts, d.locked_by, d.last_error, now() FROM broadcast_recipients r LEFT JOIN messages m ON m.id = r.message_id LEFT JOIN deliveries d ON d.message_id = m.id WHERE m.status IS DISTINCT FROM 'sent'`);
       console.log(JSON.stringify(debug, null, 1));
       throw new Error(`condition not reached in time: ${JSON.stringify(value)}`);
     }
@@ -46,18 +38,18 @@ async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, ms 
 
 /** A workspace with a webhook channel posting to `url`, `n` contacts, and a client acting as the channel. */
 async function setup(n: number, url?: string, maxRate?: number) {
-  const workspace = await createWorkspace(app.db.prisma, { hostname: uniqueHost('bc'), name: 'Broadcasts' });
-  const { channel, apiKey } = await createChannel(app.db.prisma, { workspaceId: workspace.id, name: 'Hooked', type: 'whatsapp', webhookUrl: url }, testSealer);
-  if (maxRate) await app.db.prisma.channel.update({ where: { id: channel.id }, data: { maxRatePerSecond: maxRate } });
+  const workspace = await createWorkspace(perFile.app.db.prisma, { hostname: uniqueHost('bc'), name: 'Broadcasts' });
+  const { channel, apiKey } = await createChannel(perFile.app.db.prisma, { workspaceId: workspace.id, name: 'Hooked', type: 'whatsapp', webhookUrl: url }, testSealer);
+  if (maxRate) await perFile.app.db.prisma.channel.update({ where: { id: channel.id }, data: { maxRatePerSecond: maxRate } });
   const contacts = Array.from({ length: n }, (_, i) => ({ id: uuid7(), workspaceId: workspace.id, name: `Person ${i}`, email: `p${i}-${workspace.id}@example.com` }));
-  await app.db.prisma.contact.createMany({ data: contacts });
-  return { workspace, channel, apiKey, api: restClient(app, workspace.hostname, apiKey), contactIds: contacts.map((c) => c.id) };
+  await perFile.app.db.prisma.contact.createMany({ data: contacts });
+  return { workspace, channel, apiKey, api: restClient(perFile.app, workspace.hostname, apiKey), contactIds: contacts.map((c) => c.id) };
 }
 
 /** The delivery worker and the broadcast runner of one process, started. */
 function startProcess() {
-  const worker = appWorker(app);
-  const runner = new BroadcastRunner({ prisma: app.db.prisma, sql: app.db.query, logger: app.logger, events: app.events, onMessagesMade: () => worker.nudge(), idleMs: 50 });
+  const worker = appWorker(perFile.app);
+  const runner = new BroadcastRunner({ prisma: perFile.app.db.prisma, sql: perFile.app.db.query, logger: perFile.app.logger, events: perFile.app.events, onMessagesMade: () => worker.nudge(), idleMs: 50 });
   worker.start();
   runner.start();
   cleanups.push(async () => {
@@ -73,7 +65,7 @@ describe('broadcasts over REST', () => {
     cleanups.push(receiver.close);
     const { api, contactIds, channel } = await setup(4, receiver.url);
     const [optedOut] = contactIds;
-    await app.db.prisma.contactOptOut.create({ data: { contactId: optedOut!, channelId: channel.id, at: new Date(), source: 'keyword' } });
+    await perFile.app.db.prisma.contactOptOut.create({ data: { contactId: optedOut!, channelId: channel.id, at: new Date(), source: 'keyword' } });
     startProcess();
     const created = await api.post('/broadcasts', { name: 'Opt-outs', audience: { contacts: contactIds }, message: { type: 'text', message: 'Hello' }, rate_per_second: 10 });
     expect(created.status).toBe(202);
@@ -86,7 +78,7 @@ describe('broadcasts over REST', () => {
     expect(done.counts).toEqual({ total: 4, pending: 0, sent: 3, delivered: 0, read: 0, failed: 0, skipped: 1 });
     const messages = await api.get('/messages?limit=100');
     expect(messages.body.data.map((m: { contactId: string }) => m.contactId).sort()).toEqual(contactIds.slice(1).sort());
-    const skipped = await app.db.query<{ contact_id: string; message_id: string | null }>(
+    const skipped = await perFile.app.db.query<{ contact_id: string; message_id: string | null }>(
       Prisma.sql`SELECT contact_id, message_id FROM broadcast_recipients WHERE broadcast_id = ${id}::uuid AND state = 'skipped'`,
     );
     expect(skipped).toEqual([{ contact_id: optedOut, message_id: null }]);
@@ -112,7 +104,7 @@ describe('broadcasts over REST', () => {
         expect(receiver.received.length).toBeGreaterThanOrEqual(30);
     // The turns the runner handed out (a delivery's first due time; a retry would move it): one every
     // 1/rate s, so that the broadcast takes total / rate and no second holds more than 1.1 × the rate.
-    const turns = (await app.db.query<{ run_at: Date }>(Prisma.sql`
+    const turns = (await perFile.app.db.query<{ run_at: Date }>(Prisma.sql`
       SELECT d.run_at FROM deliveries d JOIN messages m ON m.id = d.message_id
        WHERE m.broadcast_id = ${broadcast.id}::uuid AND d.attempts = 1 ORDER BY d.run_at`)).map((row) => new Date(row.run_at).getTime());
     expect(busiestSecond(turns)).toBeLessThanOrEqual(11);
@@ -142,14 +134,14 @@ describe('broadcasts over REST', () => {
 
   it('personalises template parameters and refuses unknown contacts, storing nothing', async () => {
     const { api, contactIds, channel, workspace } = await setup(3);
-    await app.db.prisma.channelTemplate.create({
+    await perFile.app.db.prisma.channelTemplate.create({
       data: { workspaceId: workspace.id, channelId: channel.id, name: 'greeting', language: 'en', category: 'marketing', status: 'approved', body: 'Hi {{1}}, mail {{2}}', parameterCount: 2 },
     });
     const unknown = uuid7();
     const refused = await api.post('/broadcasts', { name: 'Bad', audience: { contacts: [...contactIds, unknown] }, message: { type: 'text', message: 'x' } });
     expect(refused.status).toBe(422);
     expect(refused.body.errors['audience.contacts'][0]).toContain(unknown);
-    expect(await app.db.prisma.broadcast.count({ where: { workspaceId: workspace.id } })).toBe(0);
+    expect(await perFile.app.db.prisma.broadcast.count({ where: { workspaceId: workspace.id } })).toBe(0);
 
     const badRate = await api.post('/broadcasts', { name: 'Fast', audience: { contacts: contactIds }, message: { type: 'text', message: 'x' }, rate_per_second: 101 });
     expect(badRate.status).toBe(422);
@@ -173,7 +165,7 @@ describe('broadcasts over REST', () => {
     await until(async () => (await api.get(`/broadcasts/${id}`)).body.data.broadcast.status, (status) => status === 'finished');
     const messages = (await api.get('/messages')).body.data as { body: string; contactId: string; type: string }[];
     expect(messages).toHaveLength(3);
-    const contacts = await app.db.prisma.contact.findMany({ where: { id: { in: contactIds } } });
+    const contacts = await perFile.app.db.prisma.contact.findMany({ where: { id: { in: contactIds } } });
     for (const message of messages) {
       const contact = contacts.find((c) => c.id === message.contactId)!;
       expect(message).toMatchObject({ type: 'template', body: `Hi ${contact.name}, mail ${contact.email}` });
@@ -182,7 +174,7 @@ describe('broadcasts over REST', () => {
 
   it('replays an idempotent create, and pause, resume and cancel steer it', async () => {
     const { api, apiKey, workspace, contactIds } = await setup(40, undefined, 5);
-    const keyed = restClient(app, workspace.hostname, apiKey, { 'idempotency-key': 'bc-1' });
+    const keyed = restClient(perFile.app, workspace.hostname, apiKey, { 'idempotency-key': 'bc-1' });
     const body = { name: 'Slow', audience: { contacts: contactIds }, message: { type: 'text', message: 'Tick' } };
     const first = await keyed.post('/broadcasts', body);
     const again = await keyed.post('/broadcasts', body);
@@ -219,7 +211,7 @@ describe('broadcasts over REST', () => {
 });
 
 describe("a channel's max rate (channel:configure --max-rate)", () => {
-  const admin = (...argv: string[]) => runAdminOn(app.db, argv);
+  const admin = (...argv: string[]) => runAdminOn(perFile.app.db, argv);
 
   it("bounds the broadcasts' rates, lowers those not ended, and goes back to the provider's default", async () => {
     const { api, channel, contactIds } = await setup(3);
@@ -230,7 +222,7 @@ describe("a channel's max rate (channel:configure --max-rate)", () => {
     const set = await admin('channel:configure', '--id', channel.id, '--max-rate', '5');
     expect(set.stderr).toBe('');
     expect(set.json).toEqual({ id: channel.id, provider: 'webhook', maxRatePerSecond: 5, maxRateIsDefault: false });
-    expect((await app.db.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } })).maxRatePerSecond).toBe(5);
+    expect((await perFile.app.db.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } })).maxRatePerSecond).toBe(5);
     // A broadcast not yet ended is lowered to its channel's rate; a new one is refused above it and takes it by default.
     expect((await api.get(`/broadcasts/${fast.body.data.broadcast.id}`)).body.data.broadcast.ratePerSecond).toBe(5);
     const over = await api.post('/broadcasts', { name: 'Over', rate_per_second: 6, ...later });
@@ -240,7 +232,7 @@ describe("a channel's max rate (channel:configure --max-rate)", () => {
 
     const reset = await admin('channel:configure', '--channel', channel.id, '--max-rate', 'default');
     expect(reset.json).toEqual({ id: channel.id, provider: 'webhook', maxRatePerSecond: 100, maxRateIsDefault: true });
-    expect((await app.db.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } })).maxRatePerSecond).toBeNull();
+    expect((await perFile.app.db.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } })).maxRatePerSecond).toBeNull();
     expect((await api.post('/broadcasts', { name: 'Webhook pace', ...later })).body.data.broadcast.ratePerSecond).toBe(100);
     expect((await api.post('/broadcasts', { name: 'Too fast', rate_per_second: 101, ...later })).status).toBe(422);
     expect((await admin('channel:configure', '--id', channel.id, '--max-rate', 'null')).json.maxRateIsDefault).toBe(true);
@@ -256,7 +248,7 @@ describe("a channel's max rate (channel:configure --max-rate)", () => {
     expect((await admin('channel:configure', '--id', channel.id, '--channel', channel.id, '--max-rate', '3')).stderr).toBe('error: give the channel once: --channel or --id, not both');
     expect((await admin('channel:configure', '--max-rate', '3')).stderr).toBe('error: --channel is required');
     expect((await admin('channel:configure', '--id', channel.id)).stderr).toMatch(/^error: nothing to change: give --max-rate/);
-    expect((await app.db.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } })).maxRatePerSecond).toBeNull();
+    expect((await perFile.app.db.prisma.channel.findUniqueOrThrow({ where: { id: channel.id } })).maxRatePerSecond).toBeNull();
   });
 });
 
@@ -270,7 +262,7 @@ describe('broadcast:watch', () => {
     const id = (await api.post('/broadcasts', { name: 'Watched', audience: { contacts: contactIds }, message: { message: 'Hi' }, rate_per_second: 10 })).body.data.broadcast.id;
     startProcess();
     const began = Date.now();
-    const watched = await runAdminOn(app.db, ['broadcast:watch', '--id', id]);
+    const watched = await runAdminOn(perFile.app.db, ['broadcast:watch', '--id', id]);
     const took = Date.now() - began;
     expect(watched.code, watched.stderr).toBe(0);
     expect(watched.json).toMatchObject({ id, name: 'Watched', status: 'finished', counts: { total: 25, pending: 0, sent: 25 } });
@@ -299,7 +291,7 @@ describe('broadcast:watch', () => {
       }),
       { isTTY: true, columns: 200 },
     );
-    const watched = await runAdminOn(app.db, ['broadcast:watch', '--id', id], {}, { terminal });
+    const watched = await runAdminOn(perFile.app.db, ['broadcast:watch', '--id', id], {}, { terminal });
     expect(watched.code, watched.stderr).toBe(0);
     // The bar is drawn on the terminal, no lines besides it.
     expect(watched.stderr).toBe('');
@@ -309,8 +301,8 @@ describe('broadcast:watch', () => {
     expect(frames.at(-1)).toMatch(/^Barred \[\u2588{40}\] 100% \| 6\/6 \| sent 6 delivered 0 read 0 failed 0 skipped 0 \| finished/);
 
     const unknown = uuid7();
-    expect(await runAdminOn(app.db, ['broadcast:watch', '--id', unknown])).toMatchObject({ code: 1, stdout: '', stderr: `error: No broadcast has id ${unknown}.` });
-    expect((await runAdminOn(app.db, ['broadcast:watch'])).stderr).toBe('error: --id is required');
+    expect(await runAdminOn(perFile.app.db, ['broadcast:watch', '--id', unknown])).toMatchObject({ code: 1, stdout: '', stderr: `error: No broadcast has id ${unknown}.` });
+    expect((await runAdminOn(perFile.app.db, ['broadcast:watch'])).stderr).toBe('error: --id is required');
   });
 });
 
@@ -322,32 +314,32 @@ describe('broadcasts over GraphQL', () => {
     const { apiKey, workspace, contactIds } = await setup(4, undefined, 2);
     const headers = bearer(apiKey);
     const unknown = uuid7();
-    const refused = await postOperation(app, workspace.hostname, headers, {
+    const refused = await postOperation(perFile.app, workspace.hostname, headers, {
       query: CREATE,
       variables: { input: { name: 'Bad', audience: { contacts: [unknown] }, message: { message: 'Hi' } } },
     });
     expect(refused.data.createBroadcast.broadcast).toBeNull();
     expect(refused.data.createBroadcast.userErrors[0].field).toEqual(['input', 'audience', 'contacts']);
     expect(refused.data.createBroadcast.userErrors[0].message).toContain(unknown);
-    const tooFast = await postOperation(app, workspace.hostname, headers, {
+    const tooFast = await postOperation(perFile.app, workspace.hostname, headers, {
       query: CREATE,
       variables: { input: { name: 'Fast', audience: { contacts: contactIds }, message: { message: 'Hi' }, ratePerSecond: 3 } },
     });
     expect(tooFast.data.createBroadcast.userErrors[0].field).toEqual(['input', 'ratePerSecond']);
 
-    const created = await postOperation(app, workspace.hostname, headers, {
+    const created = await postOperation(perFile.app, workspace.hostname, headers, {
       query: CREATE,
       variables: { input: { name: 'Later', audience: { contacts: contactIds }, message: { message: 'Hi' }, startAt: '2099-01-01T00:00:00Z' } },
     });
     const broadcast = created.data.createBroadcast.broadcast;
     expect(broadcast).toMatchObject({ name: 'Later', status: 'scheduled', ratePerSecond: 2, counts: { total: 4, pending: 4, skipped: 0 } });
-    const read = await postOperation(app, workspace.hostname, headers, {
+    const read = await postOperation(perFile.app, workspace.hostname, headers, {
       query: `query($id: ID!) { broadcast(id: $id) { id status } broadcasts(first: 5) { edges { node { id } } } }`,
       variables: { id: broadcast.id },
     });
     expect(read.data.broadcast).toEqual({ id: broadcast.id, status: 'scheduled' });
     expect(read.data.broadcasts.edges.map((edge: { node: { id: string } }) => edge.node.id)).toEqual([broadcast.id]);
-    const canceled = await postOperation(app, workspace.hostname, headers, {
+    const canceled = await postOperation(perFile.app, workspace.hostname, headers, {
       query: `mutation($id: ID!) { cancelBroadcast(id: $id) { broadcast { status counts { pending skipped } } userErrors { field message } } }`,
       variables: { id: broadcast.id },
     });
@@ -359,8 +351,8 @@ describe('broadcasts are seen by their channel only', () => {
   it("answers 404 for another workspace's or another channel's broadcast, changing nothing", async () => {
     const home = await setup(2);
     const other = await setup(1);
-    const { apiKey: siblingKey } = await createChannel(app.db.prisma, { workspaceId: home.workspace.id, name: 'Sibling', type: 'whatsapp' }, testSealer);
-    const sibling = restClient(app, home.workspace.hostname, siblingKey);
+    const { apiKey: siblingKey } = await createChannel(perFile.app.db.prisma, { workspaceId: home.workspace.id, name: 'Sibling', type: 'whatsapp' }, testSealer);
+    const sibling = restClient(perFile.app, home.workspace.hostname, siblingKey);
     const created = await home.api.post('/broadcasts', { name: 'Mine', audience: { contacts: home.contactIds }, message: { message: 'Hi' }, start_at: '2099-01-01T00:00:00Z' });
     const id = created.body.data.broadcast.id;
     for (const client of [other.api, sibling]) {

@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { DeliveryWorkerOptions } from '../../../src/modules/delivery/delivery.worker.js';
 import { createChannel } from '../../../src/modules/channels/channels.service.js';
 import { Webhook } from 'standardwebhooks';
@@ -8,36 +8,28 @@ import { uniqueHost } from '../../helpers/factories.js';
 import { restClient } from '../../helpers/rest.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { createWorkspace } from '../../../src/modules/workspaces/workspaces.service.js';
-import { appOnOwnDatabase } from '../../helpers/fresh-database.js';
+import { appPerFile } from '../../helpers/fresh-database.js';
 import { testWorker } from '../../helpers/worker.js';
 import { testSealer } from '../../helpers/secrets.js';
 
 // A database of its own: workers claim every due delivery, so on the shared run
 // database they would deliver other test files' messages under their feet.
-let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
-beforeAll(async () => {
-  app = await appOnOwnDatabase();
-});
-afterAll(() => app.drop());
-
-const cleanups: (() => Promise<void>)[] = [];
-afterEach(async () => {
-  while (cleanups.length) await cleanups.pop()!();
-});
+const perFile = appPerFile();
+const { cleanups } = perFile;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 function worker(overrides: Partial<DeliveryWorkerOptions> = {}) {
-  const w = testWorker(app.db, overrides);
+  const w = testWorker(perFile.app.db, overrides);
   cleanups.push(() => w.stop());
   return w;
 }
 
 /** A channel (optionally with a webhook URL) and a REST client acting as it. */
 async function channel(webhookUrl?: string) {
-  const workspace = await createWorkspace(app.db.prisma, { hostname: uniqueHost(), name: 'Delivery' });
-  const { channel, apiKey } = await createChannel(app.db.prisma, { workspaceId: workspace.id, name: 'Hooked', type: 'whatsapp', webhookUrl }, testSealer);
-  const api = restClient(app, workspace.hostname, apiKey);
+  const workspace = await createWorkspace(perFile.app.db.prisma, { hostname: uniqueHost(), name: 'Delivery' });
+  const { channel, apiKey } = await createChannel(perFile.app.db.prisma, { workspaceId: workspace.id, name: 'Hooked', type: 'whatsapp', webhookUrl }, testSealer);
+  const api = restClient(perFile.app, workspace.hostname, apiKey);
   const send = async (body: Record<string, unknown> = {}) => {
     const result = await api.post('/messages', { to: { phone: '+31612345678' }, message: 'Hello', ...body });
     expect(result.status).toBe(202);
@@ -46,8 +38,8 @@ async function channel(webhookUrl?: string) {
   return { channel, api, send };
 }
 
-const message = (id: string) => app.db.prisma.message.findUniqueOrThrow({ where: { id } });
-const delivery = (messageId: string) => app.db.prisma.delivery.findFirstOrThrow({ where: { messageId } });
+const message = (id: string) => perFile.app.db.prisma.message.findUniqueOrThrow({ where: { id } });
+const delivery = (messageId: string) => perFile.app.db.prisma.delivery.findFirstOrThrow({ where: { messageId } });
 
 /** Runs `w` until `done` holds (or fails after `ms`). */
 async function until(done: () => Promise<boolean>, ms = 5000) {
@@ -123,7 +115,7 @@ describe('delivery worker', () => {
     cleanups.push(receiver.close);
     const { send } = await channel(receiver.url);
     const id = await send();
-    await app.db.prisma.delivery.updateMany({ where: { messageId: id }, data: { maxAttempts: 3 } });
+    await perFile.app.db.prisma.delivery.updateMany({ where: { messageId: id }, data: { maxAttempts: 3 } });
     worker().start();
     await until(async () => (await message(id)).status === 'failed');
     expect(receiver.received).toHaveLength(3);
@@ -138,7 +130,7 @@ describe('delivery worker', () => {
     await receiver.close();
     const { send } = await channel(receiver.url);
     const id = await send();
-    await app.db.prisma.delivery.updateMany({ where: { messageId: id }, data: { maxAttempts: 1 } });
+    await perFile.app.db.prisma.delivery.updateMany({ where: { messageId: id }, data: { maxAttempts: 1 } });
     worker().start();
     await until(async () => (await message(id)).status === 'failed');
     expect((await message(id)).lastError).toMatch(/^webhook unreachable: /);
@@ -213,7 +205,7 @@ describe('delivery worker', () => {
     for (let i = 0; i < 30; i++) ids.push(await send({ message: `bulk ${i}` }));
     const workers = [worker({ batchSize: 3 }), worker({ batchSize: 3 }), worker({ batchSize: 3 })];
     for (const w of workers) w.start();
-    await until(async () => (await app.db.prisma.message.count({ where: { id: { in: ids }, status: 'sent' } })) === ids.length, 15_000);
+    await until(async () => (await perFile.app.db.prisma.message.count({ where: { id: { in: ids }, status: 'sent' } })) === ids.length, 15_000);
     const perDelivery = new Map<string, number>();
     for (const r of receiver.received) perDelivery.set(String(r.headers['webhook-id']), (perDelivery.get(String(r.headers['webhook-id'])) ?? 0) + 1);
     expect(perDelivery.size).toBe(30);
@@ -251,7 +243,7 @@ describe('transactional outbox', () => {
     const ids = [await send(), await send({ message: 'second' })];
     const rejected = await api.post('/messages', { to: { phone: '+31612345678' }, type: 'template', template: { name: 'missing', parameters: [] } });
     expect(rejected.status).toBe(422);
-    const messages = await app.db.prisma.message.findMany({ where: { channelId: ch.id }, include: { deliveries: true } });
+    const messages = await perFile.app.db.prisma.message.findMany({ where: { channelId: ch.id }, include: { deliveries: true } });
     expect(messages.map((m) => m.id).sort()).toEqual(ids.sort());
     expect(messages.map((m) => m.deliveries.length)).toEqual([1, 1]);
   });
