@@ -159,6 +159,12 @@ function graphqlFault(body: string): string | null {
   return null;
 }
 
+/**
+ * The n-th new contact's phone: a Berlin number (+49 30 and 9 digits of n), which no seeded contact
+ * has (theirs are mobile numbers) and no other request of the run (n counts them all).
+ */
+const benchPhone = (n: number) => `+4930${String(n % 1_000_000_000).padStart(9, '0')}`;
+
 const text = (n: number) => `Bench message ${n}: your parcel with the charger is on its way (ref bench${n % 1000}).`;
 
 /** The text of the n-th inbound message: the run and n, so that its arrival can be matched. */
@@ -211,6 +217,21 @@ export const OPERATIONS: Operation[] = [
       path: `/api/connect/contacts/${pick(ctx.patchContacts, n)}`,
       headers: headers(ctx, true),
       body: JSON.stringify({ name: `Bench ${ctx.run}-${n}` }),
+    }),
+  },
+  {
+    id: 'rest.create',
+    title: 'POST /contacts (name, email, phone)',
+    transport: 'rest',
+    write: true,
+    tail: true,
+    rest: { id: 'rest.patch', target: 0.5, label: 'create/PATCH' },
+    // Every request a new contact: its own email and phone (run and n), held by no other.
+    request: (ctx, n) => ({
+      method: 'POST',
+      path: '/api/connect/contacts',
+      headers: headers(ctx, true),
+      body: JSON.stringify({ name: `Bench ${ctx.run}-${n}`, email: `bench-${ctx.run}-${n}@example.com`, phone: benchPhone(n) }),
     }),
   },
   {

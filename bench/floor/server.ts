@@ -239,6 +239,45 @@ async function updateContactName(db: pg.PoolClient, auth: Auth, id: string, inpu
   });
 }
 
+/**
+ * POST /contacts with a name, an email and a phone (both valid as the bench sends them) — 8
+ * statements: authenticate; BEGIN; the live contacts holding the email (any case) or the phone
+ * (a 422 naming the holder); INSERT the contact … RETURNING; its phone row; its link to the
+ * channel; the `contact.created` event; COMMIT. A concurrent writer of the same value is refused
+ * by the unique indexes (a 500 here).
+ */
+async function createContact(db: pg.PoolClient, auth: Auth, input: unknown): Promise<ContactRow> {
+  const body = (input ?? {}) as Record<string, unknown>;
+  const name = contactName({ name: body.name });
+  const email = typeof body.email === 'string' ? body.email.trim() : null;
+  const phone = typeof body.phone === 'string' ? body.phone.trim() : null;
+  if (!email || !phone) throw new HttpFailure(422, { message: 'The floor creates contacts with an email and a phone.' });
+  return inTransaction(db, async () => {
+    const { rows: held } = await db.query<{ email_holder: string | null; phone_holder: string | null }>(
+      `SELECT (SELECT id FROM contacts WHERE workspace_id = $1 AND deleted_at IS NULL AND email_normalized = $2) AS email_holder,
+              (SELECT contact_id FROM contact_phones WHERE workspace_id = $1 AND NOT contact_deleted AND number = $3) AS phone_holder`,
+      [auth.workspaceId, email.toLowerCase(), phone],
+    );
+    const holder = held[0]!.email_holder ?? held[0]!.phone_holder;
+    if (holder) {
+      const field = held[0]!.email_holder ? 'email' : 'phone';
+      throw new HttpFailure(422, { message: `The ${field} has already been taken.`, errors: { [field]: [`The ${field} has already been taken.`] }, conflict: { field, contactId: holder } });
+    }
+    const at = new Date();
+    const { rows } = await db.query<ContactRow>(
+      `INSERT INTO contacts (id, workspace_id, name, email, email_normalized, phone, created_at, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+       RETURNING id, name, email, phone, is_group, created_at, updated_at, '[]'::json AS opt_outs`,
+      [uuid7(at.getTime()), auth.workspaceId, name, email, email.toLowerCase(), phone, at],
+    );
+    const contact = rows[0]!;
+    await db.query(`INSERT INTO contact_phones (id, workspace_id, contact_id, number) VALUES (gen_random_uuid(), $1, $2, $3)`, [auth.workspaceId, contact.id, phone]);
+    await db.query(`INSERT INTO contact_channels (contact_id, channel_id) VALUES ($1, $2)`, [contact.id, auth.channel.id]);
+    await recordEvent(db, auth.workspaceId, 'contact.created', contactView(contact), at);
+    return contact;
+  });
+}
+
 interface SentMessage {
   id: string;
   conversationId: string;
@@ -837,6 +876,10 @@ async function rest(db: pg.PoolClient, auth: Auth, request: http.IncomingMessage
   if (request.method === 'PATCH' && patch) {
     const contact = await updateContactName(db, auth, decodeURIComponent(patch[1]!), parseJson(text));
     return [200, { data: { contact: contactView(contact) } }];
+  }
+  if (request.method === 'POST' && path === '/contacts') {
+    const contact = await createContact(db, auth, parseJson(text));
+    return [201, { data: { contact: contactView(contact) } }];
   }
   if (request.method === 'POST' && path === '/messages') {
     const body = parseJson(text) as Record<string, unknown> | undefined;
