@@ -56,6 +56,23 @@ describe('statements per request on the hot paths', () => {
     expect((await counted(200, () => s.api.patch(`/contacts/${c.id}`, { phone: '+31612345679' }))).length).toBeLessThanOrEqual(6);
   });
 
+  it('POST /contacts is one statement after authentication, taken values included; with an Idempotency-Key it runs in a transaction', async () => {
+    const s = await setup();
+    const sqls = await counted(201, () => s.api.post('/contacts', { name: 'New', email: 'new@example.com', phone: '+31612345670' }));
+    expect(authentications(sqls)).toBe(1);
+    expect(sqls.length).toBeLessThanOrEqual(2);
+    const taken = await counted(422, () => s.api.post('/contacts', { name: 'Again', email: 'NEW@example.com' }));
+    expect(taken.length).toBeLessThanOrEqual(2);
+    const keyed = await counted(201, () =>
+      app.fetch(s.host, '/api/connect/contacts', {
+        method: 'POST',
+        headers: { authorization: `Bearer ${s.apiKey}`, 'content-type': 'application/json', 'idempotency-key': 'c1' },
+        body: JSON.stringify({ name: 'Keyed', email: 'keyed@example.com' }),
+      }),
+    );
+    expect(keyed.length).toBeLessThanOrEqual(12);
+  });
+
   it('POST /messages to a contact with an open conversation is one statement after authentication', async () => {
     const s = await setup();
     const c = await s.contact({ email: 'a@example.com' });

@@ -1,11 +1,11 @@
-import { Prisma } from '../../generated/prisma/client.js';
+import { Prisma, type Contact } from '../../generated/prisma/client.js';
 import type { RunSql } from '../../db/database.js';
 import { ValidationError } from '../../errors/domain.js';
 import { uuid7 } from '../../lib/uuid.js';
 import { parseInput } from '../../lib/validation.js';
 import { queueEventsSql } from '../events/events.service.js';
 import { createContactSchema } from './contacts.schemas.js';
-import { contactTable } from './contacts.sql.js';
+import { CONTACT_ROW, contactTable, withoutOptOuts, type ContactRow } from './contacts.sql.js';
 
 /** The most rows one import request (or one batch of the admin command) takes. */
 export const IMPORT_BATCH_MAX = 10_000;
@@ -20,11 +20,8 @@ export interface ImportResult {
 }
 
 /** A row that passed the field rules, with the keys it is matched by. */
-interface ValidRow {
+interface ValidRow extends NewContact {
   index: number;
-  name: string;
-  email: string | null;
-  phone: string | null;
 }
 
 /** Attempts for a batch that lost a race with another writer of the same email or phone. */
@@ -82,7 +79,13 @@ export async function importContacts(
   if (unique.length) {
     for (let attempt = 1; ; attempt++) {
       try {
-        for (const row of await matchAndCreate(sql, target, unique, at)) results[row.index] = row;
+        const outcomes = await matchAndCreate(sql, target, unique, at);
+        unique.forEach((row, i) => {
+          const { contact, emailHolder, phoneHolder } = outcomes[i]!;
+          results[row.index] = contact
+            ? { index: row.index, id: contact.id, status: 'created' }
+            : { index: row.index, id: (emailHolder ?? phoneHolder)!, status: 'matched' };
+        });
         break;
       } catch (error) {
         if (attempt < ATTEMPTS && violatesUniqueness(error)) continue;
@@ -94,40 +97,73 @@ export async function importContacts(
   return results;
 }
 
+/** A contact to create, its fields as the rules of POST /contacts left them (the phone E.164). */
+export interface NewContact {
+  name: string;
+  email: string | null;
+  phone: string | null;
+}
+
+/** What `matchAndCreate` found for a row: the live contacts holding its email and its phone, else the contact it created. */
+export interface MatchOutcome {
+  emailHolder: string | null;
+  phoneHolder: string | null;
+  /** The new contact (every column with `whole`, else its id alone); null when a value was held. */
+  contact: ContactRow | null;
+  /** Deliveries queued by the statement, over all its rows. */
+  queued: number;
+}
+
 /**
- * One statement: the rows' existing contacts (by email, then by phone) are looked up, the others
- * inserted with their phone, their link to the channel and their events.
+ * One statement over arrays (POST /contacts is one row of it): for each row, the live contacts of
+ * the workspace holding its email (any case) and its phone (any stored form) are looked up; a row
+ * that neither is held is inserted with its phone, its link to the channel and its
+ * `contact.created` event. A concurrent writer taking one of the values first makes the statement
+ * fail as a whole (a unique violation) and store nothing. The outcomes come in the rows' order.
  */
-async function matchAndCreate(sql: RunSql, target: { workspaceId: string; channelId: string | null }, rows: ValidRow[], at: Date): Promise<ImportResult[]> {
+export async function matchAndCreate(
+  sql: RunSql,
+  target: { workspaceId: string; channelId: string | null },
+  rows: readonly NewContact[],
+  at: Date,
+  whole = false,
+): Promise<MatchOutcome[]> {
   const ids = rows.map(() => uuid7());
   const workspaceId = target.workspaceId;
   const event = queueEventsSql(workspaceId, [{ type: 'contact.created', data: contactTable.sql('inserted') }], at, Prisma.sql`inserted`);
   const link = target.channelId
     ? Prisma.sql`, linked AS (INSERT INTO contact_channels (contact_id, channel_id) SELECT id, ${target.channelId}::uuid FROM inserted RETURNING 1)`
     : Prisma.empty;
-  const found = await sql<{ position: number; id: string; created: boolean }>(Prisma.sql`
+  const found = await sql<Contact & { emailHolder: string | null; phoneHolder: string | null; queued: number }>(Prisma.sql`
     WITH input AS (
       SELECT * FROM unnest(${rows.map((_, i) => i)}::int[], ${ids}::uuid[], ${rows.map((r) => r.name)}::text[],
                            ${rows.map((r) => r.email)}::text[], ${rows.map((r) => r.phone)}::text[])
                AS input(position, id, name, email, phone)),
-    matched AS (
+    held AS (
       SELECT input.position, input.id AS new_id, input.name, input.email, input.phone,
-             coalesce(
-               (SELECT c.id FROM contacts c
-                 WHERE c.workspace_id = ${workspaceId}::uuid AND c.deleted_at IS NULL AND c.email_normalized = lower(input.email)),
-               (SELECT p.contact_id FROM contact_phones p
-                 WHERE p.workspace_id = ${workspaceId}::uuid AND NOT p.contact_deleted AND p.number = input.phone)) AS existing_id
+             (SELECT c.id FROM contacts c
+               WHERE c.workspace_id = ${workspaceId}::uuid AND c.deleted_at IS NULL AND c.email_normalized = lower(input.email)) AS email_holder,
+             (SELECT p.contact_id FROM contact_phones p
+               WHERE p.workspace_id = ${workspaceId}::uuid AND NOT p.contact_deleted AND p.number = input.phone) AS phone_holder
         FROM input),
     inserted AS (
       INSERT INTO contacts (id, workspace_id, name, email, email_normalized, phone, created_at, updated_at)
       SELECT new_id, ${workspaceId}::uuid, name, email, lower(email), phone, ${at}::timestamptz, ${at}::timestamptz
-        FROM matched WHERE existing_id IS NULL ORDER BY position
+        FROM held WHERE email_holder IS NULL AND phone_holder IS NULL ORDER BY position
       RETURNING *),
     phones AS (
       INSERT INTO contact_phones (id, workspace_id, contact_id, number)
       SELECT gen_random_uuid(), ${workspaceId}::uuid, id, phone FROM inserted WHERE phone IS NOT NULL
       RETURNING 1)${link},
     queued AS (${event} RETURNING 1)
-    SELECT position, coalesce(existing_id, new_id) AS id, existing_id IS NULL AS created FROM matched`);
-  return found.map((row) => ({ index: rows[row.position]!.index, id: row.id, status: row.created ? 'created' : 'matched' }));
+    SELECT held.email_holder AS "emailHolder", held.phone_holder AS "phoneHolder", ${whole ? CONTACT_ROW.sql('inserted') : Prisma.sql`inserted.id`},
+           (SELECT count(*) FROM queued)::int AS queued
+      FROM held LEFT JOIN inserted ON inserted.id = held.new_id
+     ORDER BY held.position`);
+  return found.map(({ emailHolder, phoneHolder, queued, ...contact }) => ({
+    emailHolder,
+    phoneHolder,
+    contact: contact.id ? withoutOptOuts(contact as Contact) : null,
+    queued,
+  }));
 }

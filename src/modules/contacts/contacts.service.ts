@@ -14,6 +14,7 @@ import type { WriteGuard } from '../idempotency/idempotency.service.js';
 import { recordEvents } from '../events/events.service.js';
 import { MESSAGES, contactFiltersSchema, createContactSchema, findContactSchema, updateContactSchema, type UpdateContactInput } from './contacts.schemas.js';
 import { pageArgs, type Columns, type RowLoad } from '../../db/view.js';
+import { matchAndCreate } from './contacts.import.js';
 import { CONTACT_ROW, contactPage, contactTable, withoutOptOuts, writeContact, type ContactChanges, type ContactRow } from './contacts.sql.js';
 
 const live = (workspaceId: string) => ({ workspaceId, deletedAt: null });
@@ -43,10 +44,15 @@ async function assertAvailable(db: Db, workspaceId: string, values: { email?: st
     values.email ? holderOf(db, workspaceId, 'email', values.email, exceptId) : null,
     values.phone ? holderOf(db, workspaceId, 'phone', values.phone, exceptId) : null,
   ]);
+  refuseTaken(emailHolder?.id ?? null, phoneHolder?.id ?? null);
+}
+
+/** The 422 of a taken email or phone (their holders' ids): every taken field, `conflict` naming the first holder (the email's). */
+function refuseTaken(emailHolder: string | null, phoneHolder: string | null) {
   const errors: Record<string, string[]> = {};
   if (emailHolder) errors.email = [MESSAGES.emailTaken];
   if (phoneHolder) errors.phone = [MESSAGES.phoneTaken];
-  const holder = emailHolder ? { field: 'email', contactId: emailHolder.id } : phoneHolder ? { field: 'phone', contactId: phoneHolder.id } : null;
+  const holder = emailHolder ? { field: 'email', contactId: emailHolder } : phoneHolder ? { field: 'phone', contactId: phoneHolder } : null;
   if (holder) throw new ValidationError(errors, holder, Object.keys(errors));
 }
 
@@ -180,11 +186,27 @@ export async function updateContact(ctx: RequestContext, id: string, body: unkno
   return written.contact;
 }
 
-/** POST /contacts: creates a contact linked to `channelId` (GraphQL's input field), else to the acting channel. */
+/**
+ * POST /contacts: creates a contact linked to `channelId` (GraphQL's input field), else to the
+ * acting channel. Without an idempotency key it is one statement (the import's, for one row): the
+ * holders of the email and phone are looked up and, when there are none, the contact is inserted
+ * with its phone, its channel link and `contact.created`; a concurrent writer of the same value
+ * makes the unique indexes refuse it, answered with the same 422. With a key, the key's claim and
+ * answer join the write in a transaction.
+ */
 export async function createContact(ctx: RequestContext, body: unknown, guard?: WriteGuard<ContactRow>, channelId?: string | null): Promise<ContactRow> {
   const channel = startingChannel(ctx.auth, channelId);
   const workspaceId = ctx.auth.workspace.id;
   const input = parseInput(createContactSchema, body);
+  if (!guard) {
+    const outcome = await withUniqueness(ctx.prisma, workspaceId, input, undefined, async () => {
+      const [row] = await matchAndCreate(ctx.sql, { workspaceId, channelId: channel.id }, [input], new Date(), true);
+      refuseTaken(row!.emailHolder, row!.phoneHolder);
+      return row!;
+    });
+    if (outcome.queued > 0) ctx.onMessageQueued?.();
+    return outcome.contact!;
+  }
   let queued = 0;
   const created = await withUniqueness(ctx.prisma, workspaceId, input, undefined, () =>
     ctx.prisma.$transaction(async (tx) => {

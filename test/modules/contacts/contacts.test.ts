@@ -279,6 +279,18 @@ describe.runIf(onPostgres)('races on PostgreSQL', () => {
     expect(await app.db.prisma.contact.count({ where: { workspaceId: workspace.id } })).toBe(1);
   });
 
+  it('lets exactly one of several concurrent creates with the same phone win, its phone row stored once; the others get 422 naming it', async () => {
+    const { api, workspace } = await setup();
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => api.post('/contacts', { name: `Racer ${i}`, email: `racer${i}@example.com`, phone: '+31612343434' })),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([201, 422, 422, 422, 422, 422, 422, 422]);
+    const winner = results.find((r) => r.status === 201)!.body.data.contact.id;
+    for (const loser of results.filter((r) => r.status === 422)) expect(loser.body.conflict).toEqual({ field: 'phone', contactId: winner });
+    expect(await app.db.prisma.contact.count({ where: { workspaceId: workspace.id } })).toBe(1);
+    expect(await app.db.prisma.contactPhone.count({ where: { workspaceId: workspace.id } })).toBe(1);
+  });
+
   it('lets exactly one of several concurrent updates to the same phone win', async () => {
     const { api } = await setup();
     const ids: string[] = [];
