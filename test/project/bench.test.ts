@@ -140,7 +140,7 @@ describe.skipIf(!onPostgres)('npm run bench', () => {
         expect(Number.isFinite(page.ratio) && page.ratio > 0, name).toBe(true);
         expect(targets.get(`inbox-scale.${name}`), name).toBeDefined();
       }
-      for (const id of ['rest.patch.floor', 'rest.send.floor', 'rest.list.floor', 'rest.deep.floor', 'rest.search.floor', 'gql.updateContact.rest', 'gql.sendMessage.rest', 'gql.contacts.rest', 'gql.contacts.byId.rest', 'rest.list.session.rest', 'deep-page', 'backward-page.conversation', 'contact-search', 'errors', 'rss', 'wa.accept.floor', 'heap-growth']) {
+      for (const id of ['rest.patch.floor', 'rest.send.floor', 'rest.list.floor', 'rest.deep.floor', 'rest.search.floor', 'gql.updateContact.rest', 'gql.sendMessage.rest', 'gql.contacts.rest', 'gql.contacts.byId.rest', 'rest.list.session.rest', 'rest.create.rest', 'deep-page', 'backward-page.conversation', 'contact-search', 'errors', 'rss', 'wa.accept.floor', 'heap-growth']) {
         expect(targets.get(id), id).toBeDefined();
       }
       // Issue 22's tail targets: the gateway's p99 and p50 against the floor's, for the four operations they name.
