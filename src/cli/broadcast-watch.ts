@@ -1,19 +1,15 @@
-import cliProgress from 'cli-progress';
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
 import { InputError } from '../errors/domain.js';
 import { isUuid } from '../lib/uuid.js';
 import { broadcastColumns, broadcastView, type BroadcastRow } from '../modules/broadcasts/broadcasts.sql.js';
 import type { BroadcastView } from '../modules/broadcasts/broadcasts.schemas.js';
+import { startProgress, type ProgressOutput } from './progress.js';
 
 /** How often `broadcast:watch` reads the broadcast. */
 export const WATCH_INTERVAL_MS = 1000;
 
 /** Where `broadcast:watch` shows progress: a bar on `terminal` when it is a TTY, else one line a second through `line`. */
-export interface WatchOutput {
-  /** The stream a bar is drawn on (the admin command's stderr), when it is a terminal. */
-  terminal?: NodeJS.WritableStream & { isTTY?: boolean };
-  line(text: string): void;
-}
+export type WatchOutput = ProgressOutput;
 
 const ENDED: readonly BroadcastView['status'][] = ['finished', 'canceled'];
 
@@ -41,29 +37,23 @@ export function progressLine(view: BroadcastView, at = new Date()): string {
  */
 export async function watchBroadcast(prisma: PrismaClient, id: string, output: WatchOutput, intervalMs = WATCH_INTERVAL_MS): Promise<BroadcastView> {
   let view = await readBroadcast(prisma, id);
-  const terminal = output.terminal?.isTTY ? output.terminal : undefined;
-  const bar = terminal
-    ? new cliProgress.SingleBar(
-        {
-          stream: terminal,
-          format: '{name} [{bar}] {percentage}% | {value}/{total} | sent {sent} delivered {delivered} read {read} failed {failed} skipped {skipped} | {status}',
-          hideCursor: true,
-          emptyOnZero: true,
-        },
-        cliProgress.Presets.shades_classic,
-      )
-    : undefined;
   const payload = (current: BroadcastView) => ({ name: current.name, status: current.status, ...current.counts });
-  bar?.start(view.counts.total, doneOf(view), payload(view));
+  const progress = startProgress(output, {
+    format: '{name} [{bar}] {percentage}% | {value}/{total} | sent {sent} delivered {delivered} read {read} failed {failed} skipped {skipped} | {status}',
+    total: view.counts.total,
+    value: doneOf(view),
+    payload: payload(view),
+    line: () => progressLine(view),
+    everyMs: intervalMs,
+  });
   try {
-    for (;;) {
-      if (bar) bar.update(doneOf(view), payload(view));
-      else output.line(progressLine(view));
-      if (ENDED.includes(view.status)) return view;
+    while (!ENDED.includes(view.status)) {
       await new Promise((resolve) => setTimeout(resolve, intervalMs));
       view = await readBroadcast(prisma, id);
+      progress.update(doneOf(view), payload(view), view.counts.total);
     }
+    return view;
   } finally {
-    bar?.stop();
+    progress.stop();
   }
 }
