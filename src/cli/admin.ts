@@ -6,6 +6,12 @@ try {
     stdout: (line) => process.stdout.write(`${line}\n`),
     stderr: (line) => process.stderr.write(`${line}\n`),
     terminal: process.stderr,
+    onInterrupt(stop) {
+      // Kept until the command is done: a second Ctrl-C (or the one a wrapper such as npm or tsx
+      // passes on) finds it too, and the command still ends where it said it would.
+      process.on('SIGINT', stop);
+      return () => process.off('SIGINT', stop);
+    },
   });
   process.exitCode = code;
 } catch (error) {

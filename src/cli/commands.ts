@@ -26,6 +26,8 @@ import { WEBHOOK_EVENTS, webhookEventSchema } from '../modules/webhooks/webhooks
 import { createWebhook, deleteWebhook, listWebhooks } from '../modules/webhooks/webhooks.service.js';
 import { registerDocuments, setTrustedDocumentsOnly } from '../modules/documents/documents.service.js';
 import { watchBroadcast } from './broadcast-watch.js';
+import { importExitCode, importFile } from './contacts-import.js';
+import { IMPORT_BATCH_MAX } from '../modules/contacts/contacts.import.js';
 import type { AdminIo } from './io.js';
 
 type FlagKind = 'string' | 'boolean';
@@ -64,6 +66,8 @@ export interface AdminCommand<T = any, R = any> {
   invalidates?(input: T, result: R): CredentialInvalidation | null;
   /** The object printed, when it is not the result itself (which then carries what `invalidates` needs). */
   print?(result: R): unknown;
+  /** The exit code of a run that printed its result: 0 unless the result says part of the work was not done. */
+  exitCode?(result: R): number;
 }
 
 const seconds = z
@@ -340,6 +344,37 @@ export const commands: Record<string, AdminCommand> = {
       });
       return { id: contact.id };
     },
+  }),
+
+  'contacts:import': define({
+    summary: `--hostname H --file F.csv|F.ndjson|F.jsonl [--channel ID] [--batch-size N (1 to ${IMPORT_BATCH_MAX}, the default)]`,
+    flags: { hostname: 'string', file: 'string', channel: 'string', 'batch-size': 'string' },
+    input: z.object({
+      hostname: hostnameSchema,
+      file: z.string().trim().min(1, 'is required'),
+      channel: id.optional(),
+      'batch-size': z
+        .string()
+        .regex(/^\d+$/, 'must be a whole number of rows')
+        .transform(Number)
+        .pipe(z.number().int().min(1, 'must be at least 1').max(IMPORT_BATCH_MAX, `must be at most ${IMPORT_BATCH_MAX}`))
+        .optional(),
+    }),
+    // Progress on stderr (a bar on a terminal); the summary on stdout; exit 3 when some rows failed, 130 when stopped.
+    async run(prisma, input, context) {
+      const workspace = await workspaceByHostname(prisma, input.hostname);
+      const channel = input.channel === undefined ? null : await channelById(prisma, input.channel);
+      if (channel && channel.workspaceId !== workspace.id) throw new InputError(`Channel ${channel.id} is not a channel of ${input.hostname}.`);
+      return importFile(prisma, {
+        workspaceId: workspace.id,
+        channelId: channel?.id ?? null,
+        file: input.file,
+        output: { ...(context.io?.terminal ? { terminal: context.io.terminal } : {}), line: (text) => context.io?.stderr(text) },
+        onInterrupt: context.io?.onInterrupt,
+        ...(input['batch-size'] ? { batchSize: input['batch-size'] } : {}),
+      });
+    },
+    exitCode: importExitCode,
   }),
 
   'contact:delete': define({

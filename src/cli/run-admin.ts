@@ -46,8 +46,9 @@ function firstIssue(error: ZodError): string {
 }
 
 /**
- * Runs one admin command. Prints one JSON object on success (exit 0); on bad
- * input one line on stderr (exit 1 for a rejected request, 2 for bad usage).
+ * Runs one admin command. Prints one JSON object on success (exit 0, or the command's own code
+ * for a result that is not wholly a success); on bad input one line on stderr (exit 1 for a
+ * rejected request, 2 for bad usage).
  */
 export async function runAdmin(
   argv: string[],
@@ -109,7 +110,7 @@ export async function runAdmin(
       );
     }
     io.stdout(JSON.stringify(command.print ? command.print(result) : result));
-    return 0;
+    return command.exitCode?.(result) ?? 0;
   } catch (error) {
     if (error instanceof DomainError || error instanceof SecretsKeyError) {
       io.stderr(`error: ${error.message}`);

@@ -14,13 +14,14 @@ export interface AdminResult {
 /**
  * Runs an admin command in this process, the way `npm run admin` does, on `db` (left open), with
  * the tests' SECRETS_KEY and `env` over it; `terminal` stands for the stderr stream a progress bar
- * is drawn on (a terminal when its `isTTY` is true). `stderrTimes`: when each stderr line came.
+ * is drawn on (a terminal when its `isTTY` is true); `onInterrupt` stands for Ctrl-C (it receives
+ * what a command does on Ctrl-C, for the test to call). `stderrTimes`: when each stderr line came.
  */
 export async function runAdminOn(
   db: Database,
   argv: string[],
   env: Record<string, string> = {},
-  options: { terminal?: NodeJS.WritableStream & { isTTY?: boolean } } = {},
+  options: { terminal?: NodeJS.WritableStream & { isTTY?: boolean }; onInterrupt?: (stop: () => void) => () => void } = {},
 ): Promise<AdminResult & { stderrTimes: number[] }> {
   const out: string[] = [];
   const err: string[] = [];
@@ -35,6 +36,7 @@ export async function runAdminOn(
         stderrTimes.push(Date.now());
       },
       ...(options.terminal ? { terminal: options.terminal } : {}),
+      ...(options.onInterrupt ? { onInterrupt: options.onInterrupt } : {}),
     },
     async () => ({ ...db, close: async () => {} }),
   );
