@@ -520,6 +520,7 @@ type Expectation =
   | { kind: 'allVisible' }
   | { kind: 'userError'; object: string; code: 'NOT_FOUND' | 'INVALID'; field: readonly string[]; message: string }
   | { kind: 'success'; object: string }
+  | { kind: 'imported' }
   | { kind: 'reported' }
   | { kind: 'activityError'; code: 'NOT_FOUND' | 'INVALID'; field: readonly string[] };
 
@@ -723,6 +724,24 @@ const GRAPHQL_FIELDS: Record<string, FieldEntry> = {
       ]),
     ],
   },
+  'Mutation.importContacts': {
+    idPaths: ['input.channelId'],
+    document: `mutation ($input: ImportContactsInput!) { importContacts(input: $input) { results { index status contact { ${contactSelection} } ${payloadErrors} } ${payloadErrors} } }`,
+    cases: (w) => [
+      {
+        label: 'own channelId',
+        variables: { input: { contacts: [{ name: 'Imported', email: `imported-${w.a.channel.id}@example.com` }], channelId: w.a.channel.id } },
+        expect: { kind: 'imported' },
+      },
+      ...each([w.b.channel.id, w.a2.channel.id], (channelId) => [
+        {
+          label: `channelId ${channelId}`,
+          variables: { input: { contacts: [{ name: 'Elsewhere', email: 'elsewhere-import@example.com' }], channelId } },
+          expect: { kind: 'userError', object: 'results', code: 'INVALID', field: ['input', 'channelId'], message: 'The channelId must be a channel this credential can act as.' } as const,
+        },
+      ]),
+    ],
+  },
   'Mutation.createSession': {
     idPaths: ['input.channelIds'],
     document: `mutation ($input: CreateSessionInput!) { createSession(input: $input) { session { id channelIds user { id } } ${payloadErrors} } }`,
@@ -875,7 +894,7 @@ describe('GraphQL: every id-taking field with another workspace\'s and another c
     it(coordinate, async () => {
       const before = await world.invisibleState();
       const cases = entry.cases(world);
-      const shows = (kind: Expectation['kind']) => kind === 'visible' || kind === 'nonEmpty' || kind === 'success' || kind === 'allVisible';
+      const shows = (kind: Expectation['kind']) => kind === 'visible' || kind === 'nonEmpty' || kind === 'success' || kind === 'imported' || kind === 'allVisible';
       expect(cases.some((c) => !shows(c.expect.kind))).toBe(true);
       for (const c of cases) {
         const what = `${coordinate} ${c.label}`;
@@ -905,6 +924,10 @@ describe('GraphQL: every id-taking field with another workspace\'s and another c
           case 'success':
             expect(value?.userErrors, `${what}: ${result.text}`).toEqual([]);
             expect(value?.[c.expect.object]?.id, what).toEqual(expect.any(String));
+            break;
+          case 'imported':
+            expect(value?.userErrors, `${what}: ${result.text}`).toEqual([]);
+            expect(value?.results?.map((row: { status: string; contact: { id: string } | null }) => [row.status, typeof row.contact?.id]), what).toEqual([['created', 'string']]);
             break;
           case 'reported':
             expect(value, `${what}: ${result.text}`).toEqual({ reported: true, userErrors: [] });

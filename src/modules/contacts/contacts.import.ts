@@ -3,8 +3,10 @@ import type { RunSql } from '../../db/database.js';
 import { ValidationError } from '../../errors/domain.js';
 import { uuid7 } from '../../lib/uuid.js';
 import { parseInput } from '../../lib/validation.js';
+import { startingChannel } from '../../context/request.js';
+import type { RequestContext } from '../../context/types.js';
 import { queueEventsSql } from '../events/events.service.js';
-import { createContactSchema } from './contacts.schemas.js';
+import { createContactSchema, importContactsSchema } from './contacts.schemas.js';
 import { CONTACT_ROW, contactTable, withoutOptOuts, type ContactRow } from './contacts.sql.js';
 
 /** The most rows one import request (or one batch of the admin command) takes. */
@@ -94,6 +96,20 @@ export async function importContacts(
     }
   }
   for (const [index, leader] of following) results[index] = { index, id: results[leader]!.id, status: 'matched' };
+  return results;
+}
+
+/**
+ * An import request of either transport: `body` is `{contacts: [...]}` (1 to IMPORT_BATCH_MAX rows,
+ * else a ValidationError on `contacts`), created contacts are linked to `channelId` (one the
+ * credential can act as) or else the acting channel.
+ */
+export async function importContactsFor(ctx: RequestContext, body: unknown, channelId?: string | null): Promise<ImportResult[]> {
+  const { contacts } = parseInput(importContactsSchema, body);
+  const channel = startingChannel(ctx.auth, channelId);
+  const results = await importContacts(ctx.sql, { workspaceId: ctx.auth.workspace.id, channelId: channel.id }, contacts);
+  // The contact.created events wait for the delivery worker.
+  if (results.some((row) => row.status === 'created')) ctx.onMessageQueued?.();
   return results;
 }
 

@@ -8,9 +8,7 @@ import { apiUuid, collectionEnvelope, resourceEnvelope } from '../../rest/schema
 import { CONTACT_VIEW_QUERY, createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
 import { contactTable, type ContactRow } from './contacts.sql.js';
 import { contactFiltersSchema, contactViewSchema, createContactSchema, findContactSchema, importContactsSchema, importResultSchema, updateContactSchema } from './contacts.schemas.js';
-import { importContacts } from './contacts.import.js';
-import { actingChannel } from '../../context/request.js';
-import { parseInput } from '../../lib/validation.js';
+import { importContactsFor } from './contacts.import.js';
 
 const contactEnvelope = resourceEnvelope('contact', contactViewSchema);
 const contactParams = z.object({ contact: apiUuid.meta({ description: 'The contact UUID.' }) });
@@ -78,13 +76,7 @@ export const contactRoutes = [
     body: importContactsSchema,
     bodyLimitBytes: 8 * 1024 * 1024,
     responses: { 200: { description: 'Each row\'s outcome, in the order sent.', schema: z.object({ data: z.object({ results: z.array(importResultSchema) }) }) } },
-    handler: async ({ ctx, body }) => {
-      const { contacts } = parseInput(importContactsSchema, await body());
-      const channel = actingChannel(ctx.auth);
-      const results = await importContacts(ctx.sql, { workspaceId: ctx.auth.workspace.id, channelId: channel.id }, contacts);
-      if (results.some((row) => row.status === 'created')) ctx.onMessageQueued?.();
-      return json(200, { data: { results } });
-    },
+    handler: async ({ ctx, body }) => json(200, { data: { results: await importContactsFor(ctx, await body()) } }),
   }),
 
   route({

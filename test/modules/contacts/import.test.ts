@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../../helpers/app.js';
-import { workspaceWithChannel } from '../../helpers/factories.js';
+import { bearer, workspaceWithChannel } from '../../helpers/factories.js';
+import { postOperation } from '../../helpers/graphql.js';
+import { sessionSetup } from '../../helpers/sessions.js';
 import { restClient } from '../../helpers/rest.js';
 import { importContact } from '../../../src/modules/contacts/contacts.service.js';
 
@@ -75,5 +77,70 @@ describe('POST /contacts/import', () => {
     expect(big.status).toBe(200);
     expect(big.body.data.results.filter((row: { status: string }) => row.status === 'created')).toHaveLength(10_000);
     expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id } })).toBe(10_000);
+  });
+});
+
+describe('importContacts (GraphQL)', () => {
+  const IMPORT = `mutation ($input: ImportContactsInput!) {
+    importContacts(input: $input) {
+      results { index status contact { id name email phoneNumber optOuts { channelId } } userErrors { field message code } }
+      userErrors { field message code } } }`;
+
+  it('answers each row with its status, its contact and, for a failed row, userErrors on the input path', async () => {
+    const s = await setup();
+    const ann = (await s.api.post('/contacts', { name: 'Ann', email: 'ann@example.com' })).body.data.contact;
+    const run = (contacts: unknown[]) => postOperation(app, s.host, bearer(s.apiKey), { query: IMPORT, variables: { input: { contacts } } });
+    const answer = await run([
+      { name: 'Bo', email: 'bo@example.com', phone: '+31612340021' },
+      { name: 'Ann Again', email: 'ANN@example.com' },
+      { name: 'Bo Twice', phone: '+31612340021' },
+      { name: 'X', email: 'not-an-email' },
+    ]);
+    expect(answer.status).toBe(200);
+    expect(answer.errors).toBeUndefined();
+    const { results, userErrors } = answer.data.importContacts;
+    expect(userErrors).toEqual([]);
+    expect(results).toEqual([
+      { index: 0, status: 'created', contact: { id: expect.any(String), name: 'Bo', email: 'bo@example.com', phoneNumber: '+31612340021', optOuts: [] }, userErrors: [] },
+      { index: 1, status: 'matched', contact: { id: ann.id, name: 'Ann', email: 'ann@example.com', phoneNumber: null, optOuts: [] }, userErrors: [] },
+      { index: 2, status: 'matched', contact: { id: results[0].contact.id, name: 'Bo', email: 'bo@example.com', phoneNumber: '+31612340021', optOuts: [] }, userErrors: [] },
+      {
+        index: 3,
+        status: 'failed',
+        contact: null,
+        userErrors: [
+          { field: ['input', 'contacts', '3', 'name'], message: 'The name must be at least 2 characters.', code: 'INVALID' },
+          { field: ['input', 'contacts', '3', 'email'], message: 'The email must be a valid email address.', code: 'INVALID' },
+        ],
+      },
+    ]);
+    // Created contacts are linked to the acting channel, as over REST.
+    expect(await app.db.prisma.contactChannel.count({ where: { contactId: results[0].contact.id, channelId: s.channel.id } })).toBe(1);
+    expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id } })).toBe(2);
+
+    // The input as a whole: no rows, or more than 10,000, is a userError on input.contacts and nothing else.
+    const empty = await run([]);
+    expect(empty.data.importContacts).toEqual({ results: null, userErrors: [{ field: ['input', 'contacts'], message: 'At least one contact must be given.', code: 'INVALID' }] });
+  });
+
+  it('is refused to a session (backend credentials only): FORBIDDEN, nothing stored', async () => {
+    const s = await sessionSetup(app);
+    const refused = await postOperation(app, s.host, bearer(s.session.token), {
+      query: IMPORT,
+      variables: { input: { contacts: [{ name: 'Sneaky', email: 'sneaky@example.com' }] } },
+    });
+    expect(refused.status).toBe(200);
+    expect(refused.data).toEqual({ importContacts: null });
+    expect(refused.errors).toEqual([expect.objectContaining({ path: ['importContacts'], extensions: { code: 'FORBIDDEN' } })]);
+    expect(await app.db.prisma.contact.count({ where: { workspaceId: s.workspace.id, email: 'sneaky@example.com' } })).toBe(0);
+    // And over REST: 403.
+    expect((await s.browser.post('/contacts/import', { contacts: [{ name: 'Sneaky', email: 'sneaky@example.com' }] })).status).toBe(403);
+  });
+
+  it('answers thirty rows with their contacts, in the order sent', async () => {
+    const s = await setup();
+    const contacts = Array.from({ length: 30 }, (_, i) => ({ name: `Person ${i}`, email: `person${i}@example.com` }));
+    const answer = await postOperation(app, s.host, bearer(s.apiKey), { query: IMPORT, variables: { input: { contacts } } });
+    expect(answer.data.importContacts.results.map((row: { contact: { name: string } }) => row.contact.name)).toEqual(contacts.map((c) => c.name));
   });
 });
