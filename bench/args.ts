@@ -43,6 +43,8 @@ export interface Settings {
   redis: string;
   /** Conversations added for the inbox-at-scale check (0: no check). */
   inboxScale: number;
+  /** Contacts imported through POST /contacts/import for the import row (0: no row). */
+  import: number;
 }
 
 export const HELP = `npm run bench -- [options]
@@ -106,6 +108,9 @@ Output
                       not through the API), then the first inbox page unfiltered against its
                       filtered, searched and sort=last_message pages, p50 one request at a time on
                       the gateway, each judged ≤ 1.5 × the unfiltered page's (default 0: no check)
+  --import N          the import row: N generated contacts (100000 is the target's size) imported
+                      through POST /contacts/import in requests of 10 000, one at a time, after the
+                      other rows; total seconds and rows/s, judged < 60 s per 100 000 (default 0: no row)
   --help              this text
 `;
 
@@ -114,7 +119,7 @@ export class UsageError extends Error {}
 export function parseArgs(argv: string[]): Settings | 'help' {
   const values = new Map<string, string>();
   const flags = new Set<string>();
-  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'crowd-warmup', 'crowd-env', 'crowd-transport', 'redis', 'inbox-scale']);
+  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'crowd-warmup', 'crowd-env', 'crowd-transport', 'redis', 'inbox-scale', 'import']);
   const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help', 'floor-prepared']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -171,6 +176,7 @@ export function parseArgs(argv: string[]): Settings | 'help' {
     crowdEnv: crowdEnv(values.get('crowd-env')),
     redis: values.get('redis') ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
     inboxScale: number('inbox-scale', 0, 0),
+    import: number('import', 0, 0),
     server: values.get('database') ?? process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   };
 }

@@ -1,3 +1,4 @@
+import { IMPORT_REQUEST_ROWS, IMPORT_TARGET_S, type ImportRun } from './import.js';
 import { TRANSPORT_NAMES, type CrowdResult } from './crowd.js';
 import type { ContactSearch, PageLatency, SearchLatency } from './checks.js';
 import { median, type EventLoopDelay, type Window } from './measure.js';
@@ -120,6 +121,8 @@ export interface Report {
   searchAtScale: { messages: number; before: number; latency: SearchLatency; growth: Record<string, number> } | null;
   /** The inbox at scale (--inbox-scale); absent from reports made before it. */
   inboxAtScale?: InboxAtScale | null;
+  /** The import row (--import); absent from reports made before it. */
+  importRun?: ImportRun | null;
   contactSearch: ContactSearch | null;
   /** Inbound processing and delivery through the workers (medians over rounds); null when not run. */
   whatsapp: WhatsAppSummary | null;
@@ -263,6 +266,17 @@ export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'i
       value: page.ratio,
       target: `≤ ${INBOX_FILTER_LIMIT.toFixed(2)}`,
       pass: page.ratio <= INBOX_FILTER_LIMIT,
+    });
+  }
+  if (report.importRun) {
+    const run = report.importRun;
+    const per100k = (run.seconds * 100_000) / run.contacts;
+    targets.push({
+      id: 'import',
+      description: `POST /contacts/import: ${run.contacts.toLocaleString('en-US')} contacts in ${run.requests} requests, seconds per 100,000 (${run.rowsPerS.toLocaleString('en-US')} rows/s)`,
+      value: Math.round(per100k * 10) / 10,
+      target: `< ${IMPORT_TARGET_S}`,
+      pass: per100k < IMPORT_TARGET_S,
     });
   }
   targets.push({
@@ -497,6 +511,10 @@ export function render(report: Report): string {
     const at = `${inbox.conversations.toLocaleString('en-US')} conversations`;
     latency.push([`GET /conversations (unfiltered, ${at})`, `${fixed(inbox.unfiltered.p50, 1)} / —`, `${fixed(inbox.unfiltered.p95, 1)} / —`]);
     for (const page of Object.values(inbox.pages)) latency.push([`GET /conversations?${page.query} (${at})`, `${fixed(page.latency.p50, 1)} / —`, `${fixed(page.latency.p95, 1)} / —`]);
+  }
+  if (report.importRun) {
+    const run = report.importRun;
+    latency.push([`POST /contacts/import, ${IMPORT_REQUEST_ROWS.toLocaleString('en-US')} rows (${run.requests} requests: ${run.seconds} s, ${run.rowsPerS.toLocaleString('en-US')} rows/s)`, `${fixed(run.medianRequestS * 1000, 0)} / —`, `${fixed(run.slowestRequestS * 1000, 0)} (slowest) / —`]);
   }
   if (report.contactSearch?.gateway) latency.push([`GET /contacts?search=${report.contactSearch.term}`, `${fixed(report.contactSearch.gateway.p50, 1)} / —`, `${fixed(report.contactSearch.gateway.p95, 1)} / —`]);
   if (latency.length) {

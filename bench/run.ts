@@ -29,6 +29,7 @@ import { BENCH_WHATSAPP, addMessages, closeSessions, createTenant, createWhatsAp
 import { ROOT, buildGateway, buildRef, liveHeapMb, rssMb, startFloor, startGateway, type ServerProcess, type WhatsAppSettings } from './servers.js';
 import { countStatements, type StatementReport } from './statements.js';
 import { growInbox, inboxLatency, type InboxAtScale } from './inbox-scale.js';
+import { importRow, type ImportRun } from './import.js';
 import { deliveryRound, discardInbound, inboundProcessing, repliers } from './whatsapp.js';
 import { startBenchWhatsAppFake, type BenchWhatsAppFake } from './whatsapp-fake.js';
 
@@ -351,6 +352,13 @@ async function main(): Promise<number> {
       note(`crowd: ${JSON.stringify(crowd)}`);
     }
     const contacts = await contactSearch(monitor, statements?.contactSearch ?? null, contactTerm, settings.contacts, gateway, ctx);
+    // After the contact search: its plan is judged on the seeded contacts alone.
+    let imported: ImportRun | null = null;
+    if (settings.import > 0) {
+      note(`the import row: ${settings.import.toLocaleString('en-US')} contacts through POST /contacts/import`);
+      imported = await importRow(gateway, ctx, settings.import);
+      note(`import: ${JSON.stringify(imported)}`);
+    }
     const rss = rssMb(gateway.pid);
     closeConnections();
 
@@ -370,6 +378,7 @@ async function main(): Promise<number> {
       search,
       searchAtScale,
       inboxAtScale,
+      importRun: imported,
       contactSearch: contacts,
       whatsapp: extras.length ? summariseWhatsApp(extras) : null,
       rounds: extras,
