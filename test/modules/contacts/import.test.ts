@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../../helpers/app.js';
+import { createTestApp, statementCountingApp, type TestApp } from '../../helpers/app.js';
 import { bearer, workspaceWithChannel } from '../../helpers/factories.js';
 import { postOperation } from '../../helpers/graphql.js';
 import { sessionSetup } from '../../helpers/sessions.js';
@@ -137,10 +137,21 @@ describe('importContacts (GraphQL)', () => {
     expect((await s.browser.post('/contacts/import', { contacts: [{ name: 'Sneaky', email: 'sneaky@example.com' }] })).status).toBe(403);
   });
 
-  it('answers thirty rows with their contacts, in the order sent', async () => {
-    const s = await setup();
-    const contacts = Array.from({ length: 30 }, (_, i) => ({ name: `Person ${i}`, email: `person${i}@example.com` }));
-    const answer = await postOperation(app, s.host, bearer(s.apiKey), { query: IMPORT, variables: { input: { contacts } } });
-    expect(answer.data.importContacts.results.map((row: { contact: { name: string } }) => row.contact.name)).toEqual(contacts.map((c) => c.name));
+  it('answers thirty rows with their contacts, in the order sent, read together', async () => {
+    const counting = await statementCountingApp();
+    try {
+      const ws = await workspaceWithChannel(counting.app.db.prisma);
+      const contacts = Array.from({ length: 30 }, (_, i) => ({ name: `Person ${i}`, email: `person${i}@example.com` }));
+      let answer: any;
+      const statements = await counting.counted(async () => {
+        answer = await postOperation(counting.app, ws.host, bearer(ws.apiKey), { query: IMPORT, variables: { input: { contacts } } });
+      });
+      expect(answer.data.importContacts.results.map((row: { contact: { name: string } }) => row.contact.name)).toEqual(contacts.map((c) => c.name));
+      // Authentication, the import, then the contacts and their opt-outs: one statement each, whatever the rows.
+      expect(statements.filter((sql) => /FROM "public"."contacts"/.test(sql))).toHaveLength(1);
+      expect(statements.length).toBeLessThanOrEqual(4);
+    } finally {
+      await counting.app.close();
+    }
   });
 });
