@@ -168,7 +168,8 @@ describe('contacts:import', () => {
 
   it('stops after the batch under way on Ctrl-C: what was imported stays, the summary says how far it got, exit 130', async () => {
     const ws = await workspaceWithChannel(db.prisma);
-    const rows = 150;
+    // Sixty batches: Ctrl-C comes long before the last, wherever the machine is.
+    const rows = 3_000;
     const ndjson = file('.ndjson', Array.from({ length: rows }, (_, i) => JSON.stringify({ name: `Person ${i}`, email: `p${i}@example.com` })).join('\n'));
     let stop: (() => void) | null = null;
     let released = false;
@@ -193,7 +194,9 @@ describe('contacts:import', () => {
     const summary = JSON.parse(result.stdout);
     const stored = await db.prisma.contact.count({ where: { workspaceId: ws.workspace.id } });
     // Whole batches only: the one under way when Ctrl-C came finished, none began after it.
-    expect([50, 100]).toContain(stored);
+    expect(stored % 50).toBe(0);
+    expect(stored).toBeGreaterThan(0);
+    expect(stored).toBeLessThan(rows);
     expect(summary).toMatchObject({ rows, created: stored, matched: 0, failed: 0, interrupted: true, lastLine: stored });
     expect(result.stderr).toContain(`interrupted: the rows up to line ${stored} (${stored} of ${rows}) were imported`);
 
