@@ -33,8 +33,9 @@ function file(extension: string, text: string): string {
   return name;
 }
 
+/** A workspace's contacts by name (one batch's rows share their creation time). */
 const contactsOf = (workspaceId: string) =>
-  db.prisma.contact.findMany({ where: { workspaceId }, orderBy: { createdAt: 'asc' }, include: { channels: true, phones: true } });
+  db.prisma.contact.findMany({ where: { workspaceId }, orderBy: { name: 'asc' }, include: { channels: true, phones: true } });
 
 /** Runs a command that is refused: one `error:` line, nothing on stdout, exit 1. */
 async function refused(argv: string[], message: RegExp) {
