@@ -2,12 +2,11 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../src/db/database.js';
 import { onPostgres, openTestDatabase } from '../helpers/app.js';
 import { workspaceWithChannel } from '../helpers/factories.js';
-import { runAdminOn } from '../helpers/admin.js';
+import { recordingTerminal, runAdminOn } from '../helpers/admin.js';
 import { FAILURES_LISTED, SOME_ROWS_FAILED } from '../../src/cli/contacts-import.js';
 
 let db: Database;
@@ -149,21 +148,12 @@ describe('contacts:import', () => {
 
   it('draws a bar on a terminal', async () => {
     const ws = await workspaceWithChannel(db.prisma);
-    let drawn = '';
-    const terminal = Object.assign(
-      new Writable({
-        write(chunk, _encoding, done) {
-          drawn += String(chunk);
-          done();
-        },
-      }),
-      { isTTY: true, columns: 200 },
-    );
+    const { terminal, drawn: drawnSoFar } = recordingTerminal();
     const csv = file('.csv', 'name,email\nAnn,ann@example.com\nBo,bo@example.com\n');
     const result = await runAdminOn(db, ['contacts:import', '--hostname', ws.host, '--file', csv], {}, { terminal });
     expect(result.code, result.stderr).toBe(0);
     expect(result.stderr).toBe('');
-    const frames = drawn.split(/\r|\x1B\[\d*[GKJ]/).filter((frame) => frame.includes('contacts ['));
+    const frames = drawnSoFar().split(/\r|\x1B\[\d*[GKJ]/).filter((frame) => frame.includes('contacts ['));
     expect(frames.at(-1)).toMatch(/^contacts \[\u2588{40}\] 100% \| 2\/2 \| created 2 matched 0 failed 0/);
   });
 

@@ -1,3 +1,4 @@
+import { Writable } from 'node:stream';
 import { runAdmin } from '../../src/cli/run-admin.js';
 import type { Database } from '../../src/db/database.js';
 import { loadEnv } from '../../src/env.js';
@@ -41,4 +42,19 @@ export async function runAdminOn(
     async () => ({ ...db, close: async () => {} }),
   );
   return { code, json: code === 0 && out[0]?.startsWith('{') ? JSON.parse(out.join('\n')) : undefined, stdout: out.join('\n'), stderr: err.join('\n'), stderrTimes };
+}
+
+/** A stand-in for a terminal (`isTTY`, 200 columns) for runAdminOn's `terminal`: what was drawn on it, as `drawn()`. */
+export function recordingTerminal(): { terminal: NodeJS.WritableStream & { isTTY: boolean }; drawn(): string } {
+  let drawn = '';
+  const terminal = Object.assign(
+    new Writable({
+      write(chunk, _encoding, done) {
+        drawn += String(chunk);
+        done();
+      },
+    }),
+    { isTTY: true, columns: 200 },
+  );
+  return { terminal, drawn: () => drawn };
 }

@@ -1,4 +1,3 @@
-import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createChannel } from '../../../src/modules/channels/channels.service.js';
 import { createWorkspace } from '../../../src/modules/workspaces/workspaces.service.js';
@@ -13,7 +12,7 @@ import { restClient } from '../../helpers/rest.js';
 import { startReceiver } from '../../helpers/receiver.js';
 import { appWorker } from '../../helpers/worker.js';
 import { testSealer } from '../../helpers/secrets.js';
-import { runAdminOn } from '../../helpers/admin.js';
+import { recordingTerminal, runAdminOn } from '../../helpers/admin.js';
 import { busiestSecond } from '../../helpers/until.js';
 
 // A database of its own: the runner and the worker take every due broadcast and delivery.
@@ -281,22 +280,13 @@ describe('broadcast:watch', () => {
     const { api, contactIds } = await setup(6);
     const id = (await api.post('/broadcasts', { name: 'Barred', audience: { contacts: contactIds }, message: { message: 'Hi' }, rate_per_second: 5 })).body.data.broadcast.id;
     startProcess();
-    let drawn = '';
-    const terminal = Object.assign(
-      new Writable({
-        write(chunk, _encoding, done) {
-          drawn += String(chunk);
-          done();
-        },
-      }),
-      { isTTY: true, columns: 200 },
-    );
+    const { terminal, drawn: drawnSoFar } = recordingTerminal();
     const watched = await runAdminOn(perFile.app.db, ['broadcast:watch', '--id', id], {}, { terminal });
     expect(watched.code, watched.stderr).toBe(0);
     // The bar is drawn on the terminal, no lines besides it.
     expect(watched.stderr).toBe('');
     expect(watched.json).toMatchObject({ id, status: 'finished', counts: { total: 6, sent: 6 } });
-    const frames = drawn.split(/\r|\x1B\[\d*[GKJ]/).filter((frame) => frame.includes('Barred ['));
+    const frames = drawnSoFar().split(/\r|\x1B\[\d*[GKJ]/).filter((frame) => frame.includes('Barred ['));
     expect(frames.length).toBeGreaterThanOrEqual(1);
     expect(frames.at(-1)).toMatch(/^Barred \[\u2588{40}\] 100% \| 6\/6 \| sent 6 delivered 0 read 0 failed 0 skipped 0 \| finished/);
 
