@@ -138,9 +138,12 @@ export interface CredentialHold {
 export interface CredentialWatch {
   /** Tells this process at once, and the others through Redis, that credentials changed. */
   announce(change: CredentialInvalidation): Promise<void>;
-  /** Watches the caller's credential for a stream; `onLapse` is called once, when it lapses. */
-  watch(auth: AuthContext, onLapse: (lapse: Lapse) => void): CredentialHold;
-  /** How many streams are watched. */
+  /**
+   * Watches the caller's credential for a stream (or, with `socket`, for a WebSocket itself);
+   * `onLapse` is called once, when it lapses.
+   */
+  watch(auth: AuthContext, onLapse: (lapse: Lapse) => void, options?: { socket?: boolean }): CredentialHold;
+  /** How many streams are watched (sockets' own watches not counted). */
   readonly size: number;
   dispose(): void;
 }

@@ -29,6 +29,8 @@ interface Watched {
   pending: Promise<void> | undefined;
   /** Fires at the credential's expiry (or its minting credential's). */
   timer: NodeJS.Timeout | undefined;
+  /** A WebSocket's own watch (not a stream's): not counted in `size`. */
+  socket: boolean;
 }
 
 /**
@@ -170,8 +172,8 @@ export function createCredentialWatch(options: {
       await bus.announce(CREDENTIAL_INVALIDATIONS, JSON.stringify(change));
     },
 
-    watch(auth, onLapse): CredentialHold {
-      const target: Watched = { auth, onLapse, lapsed: false, pending: undefined, timer: undefined };
+    watch(auth, onLapse, options): CredentialHold {
+      const target: Watched = { auth, onLapse, lapsed: false, pending: undefined, timer: undefined, socket: options?.socket === true };
       watched.add(target);
       arm(target);
       updatePoll();
@@ -210,7 +212,9 @@ export function createCredentialWatch(options: {
     },
 
     get size() {
-      return watched.size;
+      let streams = 0;
+      for (const target of watched) if (!target.socket) streams++;
+      return streams;
     },
 
     dispose() {

@@ -251,7 +251,7 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
           socket.close(1001, 'Going away');
           setTimeout(() => socket.terminate(), 1000).unref();
         });
-        const hold = options.credentialWatch.watch(caller, (lapse) => socketLapsed(ctx, lapse));
+        const hold = options.credentialWatch.watch(caller, (lapse) => socketLapsed(ctx, lapse), { socket: true });
         socket.once('close', () => {
           unregister();
           hold.release();
