@@ -222,18 +222,19 @@ describe.skipIf(onPostgres)('npm run admin -- contacts:import', () => {
     expect(JSON.parse(result.stdout)).toMatchObject({ rows: 2, created: 1, failed: 1, failures: [{ line: 3 }] });
 
     // Ctrl-C as soon as the first progress line shows: the run ends at the next batch, exit 130.
-    const big = file('.ndjson', Array.from({ length: 2_000 }, (_, i) => JSON.stringify({ name: `Person ${i}`, email: `q${i}@example.com` })).join('\n'));
+    // Two hundred batches, so that a quiet machine cannot finish them all before the first line.
+    const big = file('.ndjson', Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ name: `Person ${i}`, email: `q${i}@example.com` })).join('\n'));
     let sent = false;
     const stopped = await run(['contacts:import', '--hostname', 'import.test', '--file', big, '--batch-size', '100'], (stderr, child) => {
-      if (!sent && /\d+\/2000/.test(stderr)) {
+      if (!sent && /\d+\/20000/.test(stderr)) {
         sent = true;
         child.kill('SIGINT');
       }
     });
     expect(stopped.code, stopped.stderr).toBe(130);
     const summary = JSON.parse(stopped.stdout);
-    expect(summary).toMatchObject({ rows: 2_000, interrupted: true, failed: 0 });
-    expect(summary.created).toBeLessThan(2_000);
+    expect(summary).toMatchObject({ rows: 20_000, interrupted: true, failed: 0 });
+    expect(summary.created).toBeLessThan(20_000);
     expect(summary.created % 100).toBe(0);
     expect(stopped.stderr).toMatch(/interrupted: /);
   }, 180_000);
