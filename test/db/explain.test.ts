@@ -106,7 +106,10 @@ beforeAll(async () => {
   await app.db.withSession(async (session) => {
     await session.exec(`BEGIN; ${seedSql(ws.workspace.id, ws.channel.id, '3161')} COMMIT;`);
     await session.exec(`BEGIN; ${seedSql(other.workspace.id, other.channel.id, '4479')} COMMIT;`);
+    // Statistics from every row, not a sample: the plans are those of these rows on every run.
+    await session.exec('SET default_statistics_target = 1000');
     await session.exec('VACUUM (ANALYZE)');
+    await session.exec('RESET default_statistics_target');
     const [contact] = await session.query<{ id: string }>(
       `SELECT id FROM contacts WHERE workspace_id = $1 AND deleted_at IS NULL ORDER BY created_at DESC, id DESC OFFSET 10 LIMIT 1`,
       [ws.workspace.id],
