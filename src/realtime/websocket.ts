@@ -86,8 +86,13 @@ function socketLapsed(ctx: WebSocketContext, lapse: Lapse): void {
   if (lapse === 'unchecked') return;
   const close = lapse === 'expired' ? LAPSE_CLOSE.TOKEN_EXPIRED! : LAPSE_CLOSE.UNAUTHENTICATED!;
   lapsed(ctx, close);
+  if (!stillOpen(ctx)) ctx.extra.socket.close(close.code, close.reason);
+}
+
+/** Whether an operation of the socket is open: one graphql-ws holds whose `complete` is not on its way. */
+function stillOpen(ctx: WebSocketContext): boolean {
   const completing = ctx.extra.completing;
-  if (Object.keys(ctx.subscriptions).every((open) => completing?.has(open))) ctx.extra.socket.close(close.code, close.reason);
+  return Object.keys(ctx.subscriptions).some((open) => !completing?.has(open));
 }
 
 /**
@@ -100,7 +105,7 @@ function closeWhenDone(ctx: WebSocketContext, id: string): void {
   completing.add(id);
   for (const done of completing) if (!(done in ctx.subscriptions)) completing.delete(done);
   const close = ctx.extra.closing;
-  if (!close || Object.keys(ctx.subscriptions).some((open) => !completing.has(open))) return;
+  if (!close || stillOpen(ctx)) return;
   const socket = ctx.extra.socket;
   setImmediate(() => socket.close(close.code, close.reason));
 }
