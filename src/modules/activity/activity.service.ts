@@ -1,8 +1,9 @@
+import { Prisma } from '../../generated/prisma/client.js';
 import type { RequestContext } from '../../context/types.js';
 import { activeTraceparent } from '../../lib/tracing.js';
 import { ForbiddenError, ServiceUnavailableError, ValidationError } from '../../errors/domain.js';
 import { parseInput } from '../../lib/validation.js';
-import { findWorkspaceUser, getConversation } from '../conversations/conversations.service.js';
+import { REPLACING_PENDING_RECEIPT, findWorkspaceUser, getConversation, latestInboundSql } from '../conversations/conversations.service.js';
 import { ACTIVITY_MESSAGES, reportActivitySchema } from './activity.schemas.js';
 import type { ActivityEvent, ActivityUser } from '../../context/services.js';
 
@@ -66,15 +67,9 @@ async function queueTypingIndicator(ctx: RequestContext, conversationId: string)
     INSERT INTO deliveries (id, workspace_id, conversation_id, payload, trace_parent)
     SELECT gen_random_uuid(), due.workspace_id, due.id, json_build_object('message_id', latest.provider_id, 'typing', true), ${activeTraceparent()}::text
       FROM due
-     CROSS JOIN LATERAL (
-           SELECT (SELECT p.provider_id FROM provider_message_ids AS p WHERE p.message_id = m.id AND p.channel_id = due.channel_id ORDER BY p.part LIMIT 1) AS provider_id
-             FROM messages AS m
-            WHERE m.conversation_id = due.id AND m.direction = 'inbound'
-            ORDER BY m.created_at DESC, m.id DESC
-            LIMIT 1) AS latest
+    ${latestInboundSql(Prisma.raw('due.id'), Prisma.raw('due.channel_id'))}
      WHERE latest.provider_id IS NOT NULL
-    ON CONFLICT (conversation_id) WHERE status = 'pending'
-    DO UPDATE SET payload = EXCLUDED.payload, attempts = 0, run_at = now(), locked_by = NULL, locked_until = NULL, last_error = NULL, updated_at = now()`;
+    ${REPLACING_PENDING_RECEIPT}`;
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ConversationStateChangeType } from '../../generated/prisma/client.js';
+import { Prisma, type ConversationStateChangeType } from '../../generated/prisma/client.js';
 import type { Db } from '../../db/types.js';
 import type { AuthContext, RequestContext } from '../../context/types.js';
 import { readableChannelIds } from '../../context/request.js';
@@ -359,6 +359,31 @@ export async function assignConversation(ctx: RequestContext, id: string, input:
 }
 
 /**
+ * How a receipt queued for a conversation that already has one pending takes its place: the new
+ * payload, its attempts afresh, taken from a worker attempting it (whose outcome is then not
+ * recorded). The end of a receipt's INSERT, for read receipts and typing indicators alike.
+ */
+export const REPLACING_PENDING_RECEIPT = Prisma.sql`
+    ON CONFLICT (conversation_id) WHERE status = 'pending'
+    DO UPDATE SET payload = EXCLUDED.payload, attempts = 0, run_at = now(), locked_by = NULL, locked_until = NULL, last_error = NULL, updated_at = now()`;
+
+/**
+ * A receipt's message, as a LATERAL subquery: the latest inbound message of the conversation whose
+ * id is `conversationId` (an SQL expression of the outer query), created at or before `through`
+ * when given, with its `created_at` and the id its provider gave it on `channelId`'s channel.
+ */
+export function latestInboundSql(conversationId: Prisma.Sql, channelId: Prisma.Sql, through: Date | null = null): Prisma.Sql {
+  return Prisma.sql`
+    CROSS JOIN LATERAL (
+           SELECT m.created_at,
+                  (SELECT p.provider_id FROM provider_message_ids AS p WHERE p.message_id = m.id AND p.channel_id = ${channelId} ORDER BY p.part LIMIT 1) AS provider_id
+             FROM messages AS m
+            WHERE m.conversation_id = ${conversationId} AND m.direction = 'inbound'${through ? Prisma.sql` AND m.created_at <= ${through}::timestamptz` : Prisma.empty}
+            ORDER BY m.created_at DESC, m.id DESC
+            LIMIT 1) AS latest`;
+}
+
+/**
  * Queues, in the transaction that moved the conversation's read state from `previous` to
  * `through`, the read receipt of a channel whose provider takes them (`readReceipts`): the provider id of the latest
  * inbound message read, when that message is newly read and has one. A conversation has at most
@@ -372,18 +397,11 @@ async function queueReadReceipt(tx: Db, providers: string[], conversationId: str
     SELECT gen_random_uuid(), c.workspace_id, c.id, json_build_object('message_id', latest.provider_id), ${activeTraceparent()}::text
       FROM conversations AS c
       JOIN channels AS channel ON channel.id = c.channel_id AND channel.provider = ANY(${providers}::text[])
-     CROSS JOIN LATERAL (
-           SELECT m.created_at,
-                  (SELECT p.provider_id FROM provider_message_ids AS p WHERE p.message_id = m.id AND p.channel_id = c.channel_id ORDER BY p.part LIMIT 1) AS provider_id
-             FROM messages AS m
-            WHERE m.conversation_id = c.id AND m.direction = 'inbound' AND m.created_at <= ${through}::timestamptz
-            ORDER BY m.created_at DESC, m.id DESC
-            LIMIT 1) AS latest
+    ${latestInboundSql(Prisma.raw('c.id'), Prisma.raw('c.channel_id'), through)}
      WHERE c.id = ${conversationId}::uuid
        AND latest.provider_id IS NOT NULL
        AND (${previous}::timestamptz IS NULL OR latest.created_at > ${previous}::timestamptz)
-    ON CONFLICT (conversation_id) WHERE status = 'pending'
-    DO UPDATE SET payload = EXCLUDED.payload, attempts = 0, run_at = now(), locked_by = NULL, locked_until = NULL, last_error = NULL, updated_at = now()`;
+    ${REPLACING_PENDING_RECEIPT}`;
 }
 
 /**
