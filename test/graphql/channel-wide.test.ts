@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
 import { addChannel, bearer, createConnection } from '../helpers/factories.js';
 import { messagingSetup } from '../helpers/messaging.js';
-import { serveOnPort, type ServedApp } from '../helpers/real-port.js';
 import { restClient } from '../helpers/rest.js';
 import { mintSession } from '../helpers/sessions.js';
 import { observeSse } from '../helpers/sse.js';
 import { recordingSocket, type RecordingSocket } from '../helpers/websocket.js';
 import { graphql } from '../gql/index.js';
+import { servedAppPerFile } from '../helpers/served-app.js';
 
 // docs/inbox.md ("Following every channel"): a credential of several channels holds one socket (or
 // one event stream) for all of them. messageAdded, messageUpdated and conversationUpdated without
@@ -21,24 +20,15 @@ const WideMessageAdded = graphql(`
   }
 `);
 
-let app: TestApp;
-let served: ServedApp;
-beforeAll(async () => {
-  app = await createTestApp();
-  served = await serveOnPort(app.db, app.env, { providers: app.providers, events: app.events });
-});
-afterAll(async () => {
-  await served.close();
-  await app.close();
-});
+const port = servedAppPerFile();
 
 /** A workspace with channels A and B (and C, which no session below may act as), their keys, a contact, and sessions over A+B and over A. */
 async function twoChannels() {
-  const s = await messagingSetup(app);
-  const b = await addChannel(app.db.prisma, s.workspace.id, 'Channel B');
-  const c = await addChannel(app.db.prisma, s.workspace.id, 'Channel C');
-  const both = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: 'A and B', channelIds: [s.channel.id, b.channel.id] });
-  const sessionAB = await mintSession(restClient(app, s.host, both.token), { user: s.user.email });
+  const s = await messagingSetup(port.app);
+  const b = await addChannel(port.app.db.prisma, s.workspace.id, 'Channel B');
+  const c = await addChannel(port.app.db.prisma, s.workspace.id, 'Channel C');
+  const both = await createConnection(port.app.db.prisma, { workspaceId: s.workspace.id, name: 'A and B', channelIds: [s.channel.id, b.channel.id] });
+  const sessionAB = await mintSession(restClient(port.app, s.host, both.token), { user: s.user.email });
   expect(sessionAB.channels.sort()).toEqual([s.channel.id, b.channel.id].sort());
   const sessionA = await mintSession(s.api, { user: s.user.email });
   expect(sessionA.channels).toEqual([s.channel.id]);
@@ -47,7 +37,7 @@ async function twoChannels() {
   const channels = { A: s.channel.id, B: b.channel.id, C: c.channel.id };
   /** Sends `message` to the contact on a channel, with that channel's key. */
   const sendOn = async (channel: keyof typeof keys, message: string) => {
-    const sent = await restClient(app, s.host, keys[channel]).post('/messages', { to: contact.id, message });
+    const sent = await restClient(port.app, s.host, keys[channel]).post('/messages', { to: contact.id, message });
     expect(sent.status).toBe(202);
     return sent.body.data.message as { id: string; conversationId: string };
   };
@@ -70,8 +60,8 @@ const dataOf = (socket: RecordingSocket, id: string) => socket.of(id).filter((me
 describe('subscriptions of a credential over several channels', () => {
   it('one socket over channels A and B receives both channels’ events, without X-Channel-Uuid; a session over A alone receives only A’s', async () => {
     const s = await twoChannels();
-    const wide = await recordingSocket(served.port, s.host, { Authorization: `Bearer ${s.sessionAB.token}` });
-    const narrow = await recordingSocket(served.port, s.host, { Authorization: `Bearer ${s.sessionA.token}` });
+    const wide = await recordingSocket(port.served.port, s.host, { Authorization: `Bearer ${s.sessionAB.token}` });
+    const narrow = await recordingSocket(port.served.port, s.host, { Authorization: `Bearer ${s.sessionA.token}` });
     try {
       const subscriptions = {
         added: ['subscription { messageAdded { body channelId } }'],
@@ -105,8 +95,8 @@ describe('subscriptions of a credential over several channels', () => {
   it('narrows to one of its channels by channelId, or by X-Channel-Uuid in connection_init', async () => {
     const s = await twoChannels();
     const { A, B } = s.channels;
-    const socket = await recordingSocket(served.port, s.host, { Authorization: `Bearer ${s.sessionAB.token}` });
-    const headed = await recordingSocket(served.port, s.host, { Authorization: `Bearer ${s.sessionAB.token}`, 'X-Channel-Uuid': B });
+    const socket = await recordingSocket(port.served.port, s.host, { Authorization: `Bearer ${s.sessionAB.token}` });
+    const headed = await recordingSocket(port.served.port, s.host, { Authorization: `Bearer ${s.sessionAB.token}`, 'X-Channel-Uuid': B });
     try {
       await live(socket, {
         onB: ['subscription ($channelId: ID) { messageAdded(channelId: $channelId) { body } }', { channelId: B }],
@@ -133,9 +123,9 @@ describe('subscriptions of a credential over several channels', () => {
   it('answers a channelId the credential cannot act as with an error, not a silent stream', async () => {
     const s = await twoChannels();
     const { B, C } = s.channels;
-    const wide = await recordingSocket(served.port, s.host, { Authorization: `Bearer ${s.sessionAB.token}` });
-    const narrow = await recordingSocket(served.port, s.host, { Authorization: `Bearer ${s.sessionA.token}` });
-    const headed = await recordingSocket(served.port, s.host, { Authorization: `Bearer ${s.sessionAB.token}`, 'X-Channel-Uuid': s.channels.A });
+    const wide = await recordingSocket(port.served.port, s.host, { Authorization: `Bearer ${s.sessionAB.token}` });
+    const narrow = await recordingSocket(port.served.port, s.host, { Authorization: `Bearer ${s.sessionA.token}` });
+    const headed = await recordingSocket(port.served.port, s.host, { Authorization: `Bearer ${s.sessionAB.token}`, 'X-Channel-Uuid': s.channels.A });
     try {
       const refused = [
         [wide, 'subscription ($channelId: ID) { messageAdded(channelId: $channelId) { id } }', C],
@@ -162,7 +152,7 @@ describe('subscriptions of a credential over several channels', () => {
 
   it('follows every channel over one SSE stream too', async () => {
     const s = await twoChannels();
-    const fetchOn = (path: string, init: RequestInit) => app.fetch(s.host, path, init);
+    const fetchOn = (path: string, init: RequestInit) => port.app.fetch(s.host, path, init);
     const stream = await observeSse(fetchOn, bearer(s.sessionAB.token), WideMessageAdded);
     try {
       await s.sendOn('B', 'on B');

@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
+import { describe, expect, it } from 'vitest';
 import { bearer } from '../helpers/factories.js';
 import { messagingSetup } from '../helpers/messaging.js';
-import { serveOnPort, type ServedApp } from '../helpers/real-port.js';
+import { serveOnPort } from '../helpers/real-port.js';
 import { sessionSetup } from '../helpers/sessions.js';
 import { socketClient } from '../helpers/websocket.js';
 import { graphql } from '../gql/index.js';
+import { servedAppPerFile } from '../helpers/served-app.js';
 
 // A GraphQL 401 is answered in the media type the request accepted, with extensions.code; no
 // GraphQL error carries transport details (extensions.http), over any transport.
@@ -28,16 +28,7 @@ const Added = graphql(`
   }
 `);
 
-let app: TestApp;
-let served: ServedApp;
-beforeAll(async () => {
-  app = await createTestApp();
-  served = await serveOnPort(app.db, app.env, { providers: app.providers, events: app.events });
-});
-afterAll(async () => {
-  await served.close();
-  await app.close();
-});
+const port = servedAppPerFile();
 
 /** Every GraphQL error in a JSON text, wherever it sits. */
 function errorsIn(value: unknown): { message: string; extensions?: Record<string, unknown> }[] {
@@ -58,14 +49,14 @@ describe('a GraphQL 401', () => {
   ];
 
   it('answers in the media type the request accepted, with extensions.code and nothing of the transport', async () => {
-    const s = await messagingSetup(app);
+    const s = await messagingSetup(port.app);
     for (const { accept, type } of cases) {
       for (const method of ['GET', 'POST'] as const) {
         const headers: Record<string, string> = { authorization: 'Bearer cak_unknown', ...(accept ? { accept } : {}) };
         const response =
           method === 'GET'
-            ? await app.fetch(s.host, `/graphql?${new URLSearchParams({ query: '{ viewer { workspace { name } } }' })}`, { headers })
-            : await app.fetch(s.host, '/graphql', { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ viewer { workspace { name } } }' }) });
+            ? await port.app.fetch(s.host, `/graphql?${new URLSearchParams({ query: '{ viewer { workspace { name } } }' })}`, { headers })
+            : await port.app.fetch(s.host, '/graphql', { method, headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ query: '{ viewer { workspace { name } } }' }) });
         expect(response.status, `${method} ${accept}`).toBe(401);
         expect(response.headers.get('content-type'), `${method} ${accept}`).toBe(`${type}; charset=utf-8`);
         expect(response.headers.get('www-authenticate')).toBe('Bearer');
@@ -75,9 +66,9 @@ describe('a GraphQL 401', () => {
   });
 
   it('says TOKEN_EXPIRED for an expired session, in the accepted media type', async () => {
-    const ss = await sessionSetup(app);
-    await app.db.prisma.accessToken.update({ where: { id: ss.session.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
-    const response = await app.fetch(ss.host, '/graphql', {
+    const ss = await sessionSetup(port.app);
+    await port.app.db.prisma.accessToken.update({ where: { id: ss.session.id }, data: { expiresAt: new Date(Date.now() - 1000) } });
+    const response = await port.app.fetch(ss.host, '/graphql', {
       method: 'POST',
       headers: { ...bearer(ss.session.token), accept: 'application/graphql-response+json', 'content-type': 'application/json' },
       body: JSON.stringify({ query: '{ viewer { workspace { name } } }' }),
@@ -90,8 +81,8 @@ describe('a GraphQL 401', () => {
 
 describe('errors over a WebSocket', () => {
   it("end a revoked session's subscription with UNAUTHENTICATED and no extensions.http", async () => {
-    const ss = await sessionSetup(app);
-    const socket = socketClient(served.port, ss.host, { Authorization: `Bearer ${ss.session.token}` });
+    const ss = await sessionSetup(port.app);
+    const socket = socketClient(port.served.port, ss.host, { Authorization: `Bearer ${ss.session.token}` });
     try {
       const subscription = socket.subscribe(Added, {});
       await socket.run(Viewer);
@@ -106,8 +97,8 @@ describe('errors over a WebSocket', () => {
   });
 
   it('refuse an operation over the budget with RATE_LIMITED and no extensions.http', async () => {
-    const limited = await serveOnPort(app.db, { ...app.env, RATE_LIMIT_PER_MINUTE: 2 }, { providers: app.providers });
-    const s = await messagingSetup(app);
+    const limited = await serveOnPort(port.app.db, { ...port.app.env, RATE_LIMIT_PER_MINUTE: 2 }, { providers: port.app.providers });
+    const s = await messagingSetup(port.app);
     const socket = socketClient(limited.port, s.host, { Authorization: `Bearer ${s.apiKey}` });
     try {
       expect((await socket.run(Viewer)).data?.viewer?.workspace.name).toBe('Test workspace');

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, expect } from 'vitest';
-import { createTestApp, type TestApp } from './app.js';
+import { beforeAll, expect } from 'vitest';
+import type { TestApp } from './app.js';
 import { runAdminOn } from './admin.js';
-import { serveOnPort, type ServedApp } from './real-port.js';
+import type { ServedApp } from './real-port.js';
+import { servedAppPerFile } from './served-app.js';
 import { sessionSetup } from './sessions.js';
 
 export interface RecipeServer {
@@ -21,19 +22,22 @@ export interface RecipeServer {
  * closed after them; the fields are set once the tests run.
  */
 export function recipeServer(manifestUrl: URL): RecipeServer {
-  const live = { manifest: JSON.parse(readFileSync(manifestUrl, 'utf8')) as Record<string, string> } as RecipeServer;
+  // fetch sends the URL's host: the workspace is named by X-Forwarded-Host, which the server trusts here.
+  const port = servedAppPerFile({ TRUST_PROXY: '1' });
+  const live = {
+    manifest: JSON.parse(readFileSync(manifestUrl, 'utf8')) as Record<string, string>,
+    get app() {
+      return port.app;
+    },
+    get served() {
+      return port.served;
+    },
+  } as RecipeServer;
   beforeAll(async () => {
-    // fetch sends the URL's host: the workspace is named by X-Forwarded-Host, which the server trusts here.
-    live.app = await createTestApp({ TRUST_PROXY: '1' });
-    live.served = await serveOnPort(live.app.db, live.app.env, { providers: live.app.providers, events: live.app.events });
     live.s = await sessionSetup(live.app);
     const registered = await live.s.api.post('/graphql/documents', live.manifest);
     expect(registered.body).toEqual({ data: { stored: Object.keys(live.manifest).length } });
     expect((await runAdminOn(live.app.db, ['workspace:configure', '--hostname', live.s.host, '--trusted-documents-only', 'on'])).code).toBe(0);
-  });
-  afterAll(async () => {
-    await live.served?.close();
-    await live.app?.close();
   });
   return live;
 }

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import http from 'node:http';
 import net from 'node:net';
 import { TEST_SECRETS_KEY } from './secrets.js';
 
@@ -77,3 +78,20 @@ export function waitFor(server: ServerProcess, pattern: RegExp): Promise<void> {
 
 
 export type ServerProcess = ReturnType<typeof startServer>;
+
+/**
+ * One request to a server process at `base` (its `listening` URL), a JSON body sent as JSON;
+ * `host` names the workspace (fetch cannot set Host).
+ */
+export function requestServer(base: string, host: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
+  return new Promise<{ status: number; text: string }>((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = http.request(`${base}${path}`, { method, headers: { host, accept: 'application/json', ...(payload ? { 'content-type': 'application/json' } : {}), ...headers } }, (res) => {
+      let text = '';
+      res.on('data', (chunk) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}

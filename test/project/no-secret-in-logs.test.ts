@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
 import { createChannel, rotateWebhookSecret } from '../../src/modules/channels/channels.service.js';
@@ -10,22 +9,8 @@ import { openDatabase, type Database } from '../../src/db/database.js';
 import { createTemporaryDatabase } from '../../src/db/temporary.js';
 import { onPostgres } from '../helpers/app.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { startServer, type ServerProcess } from '../helpers/server-process.js';
+import { requestServer, startServer, type ServerProcess } from '../helpers/server-process.js';
 import { testSealer } from '../helpers/secrets.js';
-
-/** One request to the real server; fetch cannot set Host, which names the workspace. */
-function call(base: string, host: string, method: string, path: string, headers: Record<string, string> = {}, body?: unknown) {
-  return new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(`${base}${path}`, { method, headers: { host, accept: 'application/json', ...(payload ? { 'content-type': 'application/json' } : {}), ...headers } }, (res) => {
-      let text = '';
-      res.on('data', (chunk) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
 
 describe.skipIf(!onPostgres)('no secret in any log line of a full run at trace level', () => {
   // A database of its own: the server's delivery worker claims every due delivery.
@@ -66,24 +51,24 @@ describe.skipIf(!onPostgres)('no secret in any log line of a full run at trace l
     const auth = (token: string) => ({ authorization: `Bearer ${token}` });
 
     const answers = [
-      await call(base, host, 'GET', '/api/connect/channels', auth(apiKey)),
-      await call(base, host, 'POST', '/api/connect/contacts', auth(apiKey), { name: 'Ann', email: 'ann@example.com' }),
-      await call(base, host, 'POST', '/api/connect/messages', auth(apiKey), { to: { phone: '+31612340101' }, message: 'Plain hello' }),
-      await call(base, host, 'POST', '/api/connect/messages', { ...auth(apiKey), 'idempotency-key': 'k1' }, { to: { phone: '+31612340101' }, message: ciphertexts[0], is_encrypted: true }),
-      await call(base, host, 'POST', '/api/connect/messages', { ...auth(apiKey), 'idempotency-key': 'k1' }, { to: { phone: '+31612340101' }, message: ciphertexts[0], is_encrypted: true }),
-      await call(base, host, 'POST', '/api/connect/messages', { ...auth(connection.token), 'x-channel-uuid': channel.id }, { to: { email: 'bo@example.com' }, message: ciphertexts[1], is_encrypted: true }),
-      await call(base, host, 'POST', '/graphql', auth(apiKey), {
+      await requestServer(base, host, 'GET', '/api/connect/channels', auth(apiKey)),
+      await requestServer(base, host, 'POST', '/api/connect/contacts', auth(apiKey), { name: 'Ann', email: 'ann@example.com' }),
+      await requestServer(base, host, 'POST', '/api/connect/messages', auth(apiKey), { to: { phone: '+31612340101' }, message: 'Plain hello' }),
+      await requestServer(base, host, 'POST', '/api/connect/messages', { ...auth(apiKey), 'idempotency-key': 'k1' }, { to: { phone: '+31612340101' }, message: ciphertexts[0], is_encrypted: true }),
+      await requestServer(base, host, 'POST', '/api/connect/messages', { ...auth(apiKey), 'idempotency-key': 'k1' }, { to: { phone: '+31612340101' }, message: ciphertexts[0], is_encrypted: true }),
+      await requestServer(base, host, 'POST', '/api/connect/messages', { ...auth(connection.token), 'x-channel-uuid': channel.id }, { to: { email: 'bo@example.com' }, message: ciphertexts[1], is_encrypted: true }),
+      await requestServer(base, host, 'POST', '/graphql', auth(apiKey), {
         query: 'mutation($input: SendMessageInput!) { sendMessage(input: $input) { message { id body placeholder } userErrors { message } } }',
         variables: { input: { to: { phone: '+31612340102' }, message: ciphertexts[2], isEncrypted: true } },
       }),
-      await call(base, host, 'GET', '/api/connect/messages?search=CIPHERTEXT', auth(apiKey)),
+      await requestServer(base, host, 'GET', '/api/connect/messages?search=CIPHERTEXT', auth(apiKey)),
       // Refusals: a bad body, a mistyped key, a revoked key, a missing channel header, an unknown host.
-      await call(base, host, 'POST', '/api/connect/messages', auth(apiKey), { to: { phone: 'nope' }, message: ciphertexts[0], is_encrypted: true }),
-      await call(base, host, 'GET', '/api/connect/channels', auth(mistyped)),
-      await call(base, host, 'GET', '/api/connect/channels', auth(revoked.token)),
-      await call(base, host, 'GET', '/api/connect/contacts', auth(connection.token)),
-      await call(base, 'unknown.test', 'GET', '/api/connect/channels', auth(apiKey)),
-      await call(base, host, 'POST', '/graphql', auth(revoked.token), { query: '{ viewer { workspace { id } } }' }),
+      await requestServer(base, host, 'POST', '/api/connect/messages', auth(apiKey), { to: { phone: 'nope' }, message: ciphertexts[0], is_encrypted: true }),
+      await requestServer(base, host, 'GET', '/api/connect/channels', auth(mistyped)),
+      await requestServer(base, host, 'GET', '/api/connect/channels', auth(revoked.token)),
+      await requestServer(base, host, 'GET', '/api/connect/contacts', auth(connection.token)),
+      await requestServer(base, 'unknown.test', 'GET', '/api/connect/channels', auth(apiKey)),
+      await requestServer(base, host, 'POST', '/graphql', auth(revoked.token), { query: '{ viewer { workspace { id } } }' }),
     ];
     expect(answers.map((a) => a.status)).toEqual([200, 201, 202, 202, 202, 202, 200, 200, 422, 401, 401, 400, 401, 401]);
     for (const answer of answers) for (const ciphertext of ciphertexts) expect(answer.text).not.toContain(ciphertext);

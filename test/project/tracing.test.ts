@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { migrate } from '../../src/db/migrate.js';
 import { openDatabase, type Database } from '../../src/db/database.js';
@@ -9,7 +8,7 @@ import { createWebhook } from '../../src/modules/webhooks/webhooks.service.js';
 import { createWorkspace } from '../../src/modules/workspaces/workspaces.service.js';
 import { onPostgres } from '../helpers/app.js';
 import { startReceiver } from '../helpers/receiver.js';
-import { freePort, startServer, waitFor, type ServerProcess } from '../helpers/server-process.js';
+import { freePort, requestServer, startServer, waitFor, type ServerProcess } from '../helpers/server-process.js';
 import { emailWorkspace } from '../helpers/smtp-fake.js';
 import nodemailer from 'nodemailer';
 import { testSealer } from '../helpers/secrets.js';
@@ -57,20 +56,6 @@ function descends(span: OtlpSpan, ancestor: OtlpSpan, spans: OtlpSpan[]): boolea
     if (parent.spanId === ancestor.spanId) return true;
   }
   return false;
-}
-
-/** One request to the real server; fetch cannot set Host, which names the workspace. */
-function call(base: string, host: string, method: string, path: string, headers: Record<string, string>, body?: unknown) {
-  return new Promise<{ status: number; text: string }>((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = http.request(`${base}${path}`, { method, headers: { host, accept: 'application/json', ...(payload ? { 'content-type': 'application/json' } : {}), ...headers } }, (res) => {
-      let text = '';
-      res.on('data', (chunk) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('error', reject);
-    req.end(payload);
-  });
 }
 
 async function until<T>(what: string, probe: () => T | undefined, ms = 20_000): Promise<T> {
@@ -132,7 +117,7 @@ describe.skipIf(!onPostgres)('OpenTelemetry traces exported over OTLP', () => {
     // REST, with the caller's trace.
     const restTrace = randomBytes(16).toString('hex');
     const restParent = randomBytes(8).toString('hex');
-    const listed = await call(base, host, 'GET', '/api/connect/contacts', { ...auth, traceparent: `00-${restTrace}-${restParent}-01`, 'x-request-id': 'traced-rest-1' });
+    const listed = await requestServer(base, host, 'GET', '/api/connect/contacts', { ...auth, traceparent: `00-${restTrace}-${restParent}-01`, 'x-request-id': 'traced-rest-1' });
     expect(listed.status).toBe(200);
     const rest = await until('the REST request’s spans', () => {
       const spans = exported().filter((span) => span.traceId === restTrace);
@@ -157,7 +142,7 @@ describe.skipIf(!onPostgres)('OpenTelemetry traces exported over OTLP', () => {
 
     // GraphQL: the operation's span between the HTTP span and the statements.
     const graphqlTrace = randomBytes(16).toString('hex');
-    const answered = await call(base, host, 'POST', '/graphql', { ...auth, traceparent: `00-${graphqlTrace}-${randomBytes(8).toString('hex')}-01` }, { query: 'query TracedContacts { contacts(first: 5) { edges { node { id } } } }' });
+    const answered = await requestServer(base, host, 'POST', '/graphql', { ...auth, traceparent: `00-${graphqlTrace}-${randomBytes(8).toString('hex')}-01` }, { query: 'query TracedContacts { contacts(first: 5) { edges { node { id } } } }' });
     expect(answered.status).toBe(200);
     const graphql = await until('the GraphQL request’s spans', () => {
       const spans = exported().filter((span) => span.traceId === graphqlTrace);
@@ -172,7 +157,7 @@ describe.skipIf(!onPostgres)('OpenTelemetry traces exported over OTLP', () => {
     // A send: its request's trace holds the attempts of the deliveries it queued (the message to
     // its channel, the event to the webhook endpoint), each with its own statements beneath it.
     const sendTrace = randomBytes(16).toString('hex');
-    const sent = await call(base, host, 'POST', '/api/connect/messages', { ...auth, traceparent: `00-${sendTrace}-${randomBytes(8).toString('hex')}-01` }, { to: { phone: '+31612340101' }, message: 'traced hello' });
+    const sent = await requestServer(base, host, 'POST', '/api/connect/messages', { ...auth, traceparent: `00-${sendTrace}-${randomBytes(8).toString('hex')}-01` }, { to: { phone: '+31612340101' }, message: 'traced hello' });
     expect(sent.status).toBe(202);
     await until('the event delivered to the endpoint', () => (hooks.received.length > 0 ? true : undefined));
     const send = await until('the delivery attempts in the send’s trace', () => {

@@ -1,8 +1,7 @@
 import type { TypedDocumentNode } from '@graphql-typed-document-node/core';
 import { parse } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { fetchAs, serveOnPort, type ServedApp } from '../helpers/real-port.js';
+import { describe, expect, it } from 'vitest';
+import { fetchAs } from '../helpers/real-port.js';
 import { restClient } from '../helpers/rest.js';
 import { mintSession, sessionSetup } from '../helpers/sessions.js';
 import { subscribeSse } from '../helpers/sse.js';
@@ -11,6 +10,7 @@ import { addChannel, createConnection } from '../helpers/factories.js';
 import { createUser } from '../../src/modules/users/users.service.js';
 import { schema } from '../../src/schema.js';
 import { operationReads } from '../../src/graphql/caller-reads.js';
+import { servedAppPerFile } from '../helpers/served-app.js';
 
 /*
  * A cohort is the subscribers that cannot see different data (docs/architecture.md, "The realtime
@@ -27,19 +27,10 @@ const THROUGH_FRAGMENT = parse(
 const CHANNEL_WIDE = parse('subscription CohortChannelWide { messageAdded { id } }') as TypedDocumentNode<{ messageAdded: { id: string } }, Record<string, never>>;
 const PLAIN = parse('subscription CohortPlain($id: ID) { conversationUpdated(id: $id) { id } }') as TypedDocumentNode<Updated, { id: string }>;
 
-let app: TestApp;
-let served: ServedApp;
-beforeAll(async () => {
-  app = await createTestApp();
-  served = await serveOnPort(app.db, app.env, { providers: app.providers, events: app.events });
-});
-afterAll(async () => {
-  await served?.close();
-  await app?.close();
-});
+const port = servedAppPerFile();
 
 async function counts() {
-  const text = await (await fetch(`http://127.0.0.1:${served.port}/metrics`)).text();
+  const text = await (await fetch(`http://127.0.0.1:${port.served.port}/metrics`)).text();
   const count = (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
   return { results: count('connect_subscription_results_total'), executions: count('connect_subscription_executions_total') };
 }
@@ -56,17 +47,17 @@ describe('cohorts keyed from declarations', () => {
   });
 
   it("gives two users of one workspace on the same subscription each their own assignedToMe, and a backend credential false; REST says the same", { timeout: 90_000 }, async () => {
-    const s = await sessionSetup(app);
-    const other = await createUser(app.db.prisma, { workspaceId: s.workspace.id, name: 'Other Agent', email: 'other-agent@example.com' });
+    const s = await sessionSetup(port.app);
+    const other = await createUser(port.app.db.prisma, { workspaceId: s.workspace.id, name: 'Other Agent', email: 'other-agent@example.com' });
     const otherSession = await mintSession(s.api, { user: other.email });
     const contact = await s.contact({ email: 'cohort@example.com' });
     const sent = await s.send({ to: contact.id, message: 'hello' });
     expect(sent.status).toBe(202);
     const conversationId = sent.body.data.message.conversationId as string;
-    const onPort = (path: string, init: RequestInit) => fetchAs(s.host)(`http://127.0.0.1:${served.port}${path}`, init);
+    const onPort = (path: string, init: RequestInit) => fetchAs(s.host)(`http://127.0.0.1:${port.served.port}${path}`, init);
 
-    const mineSocket = socketClient(served.port, s.host, { Authorization: `Bearer ${s.session.token}` });
-    const theirsSocket = socketClient(served.port, s.host, { Authorization: `Bearer ${otherSession.token}` });
+    const mineSocket = socketClient(port.served.port, s.host, { Authorization: `Bearer ${s.session.token}` });
+    const theirsSocket = socketClient(port.served.port, s.host, { Authorization: `Bearer ${otherSession.token}` });
     const subscribers = {
       me: mineSocket.subscribe(MINE, { id: conversationId }),
       meThroughFragment: await subscribeSse(onPort, { authorization: `Bearer ${s.session.token}` }, THROUGH_FRAGMENT, { id: conversationId }),
@@ -105,7 +96,7 @@ describe('cohorts keyed from declarations', () => {
     expect(await first(subscribers.backend, 2)).toEqual({ id: conversationId, assignedToMe: false });
 
     // REST's conversation view says the same to each caller.
-    const theirs = restClient(app, s.host, otherSession.token);
+    const theirs = restClient(port.app, s.host, otherSession.token);
     expect((await theirs.get(`/conversations/${conversationId}`)).body.data.conversation.assignedToMe).toBe(true);
     expect((await s.browser.get(`/conversations/${conversationId}`)).body.data.conversation.assignedToMe).toBe(false);
     expect((await s.api.get(`/conversations/${conversationId}`)).body.data.conversation.assignedToMe).toBe(false);
@@ -120,17 +111,17 @@ describe('cohorts keyed from declarations', () => {
   });
 
   it('never shares a result between credentials of different channel sets; two of one set share one execution', { timeout: 60_000 }, async () => {
-    const s = await sessionSetup(app);
-    const b = (await addChannel(app.db.prisma, s.workspace.id, 'Cohort B')).channel;
-    const c = (await addChannel(app.db.prisma, s.workspace.id, 'Cohort C')).channel;
+    const s = await sessionSetup(port.app);
+    const b = (await addChannel(port.app.db.prisma, s.workspace.id, 'Cohort B')).channel;
+    const c = (await addChannel(port.app.db.prisma, s.workspace.id, 'Cohort C')).channel;
     const over = async (channelIds: string[]) => {
-      const { token } = await createConnection(app.db.prisma, { workspaceId: s.workspace.id, name: channelIds.join('+'), channelIds });
-      return (await mintSession(restClient(app, s.host, token), { user: s.user.email })).token;
+      const { token } = await createConnection(port.app.db.prisma, { workspaceId: s.workspace.id, name: channelIds.join('+'), channelIds });
+      return (await mintSession(restClient(port.app, s.host, token), { user: s.user.email })).token;
     };
     // The same user, none naming a channel: what tells them apart is the set of channels alone.
     const tokens = { ab: await over([s.channel.id, b.id]), abAgain: await over([s.channel.id, b.id]), ac: await over([s.channel.id, c.id]) };
-    const onPort = (path: string, init: RequestInit) => fetchAs(s.host)(`http://127.0.0.1:${served.port}${path}`, init);
-    const sockets = Object.values(tokens).map((token) => socketClient(served.port, s.host, { Authorization: `Bearer ${token}` }));
+    const onPort = (path: string, init: RequestInit) => fetchAs(s.host)(`http://127.0.0.1:${port.served.port}${path}`, init);
+    const sockets = Object.values(tokens).map((token) => socketClient(port.served.port, s.host, { Authorization: `Bearer ${token}` }));
     const streams = [...sockets.map((socket) => socket.subscribe(CHANNEL_WIDE)), await subscribeSse(onPort, { authorization: `Bearer ${tokens.ac}` }, CHANNEL_WIDE)];
     try {
       await sleep(500);

@@ -1,14 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { print } from 'graphql';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { connectApolloClient } from '../../examples/apollo-client/client.js';
 import { sessionSocket } from '../../examples/session-socket/socket.js';
 import { connectUrqlClient } from '../../examples/session-socket/urql.js';
-import { createTestApp, type TestApp } from '../helpers/app.js';
-import { serveOnPort, type ServedApp } from '../helpers/real-port.js';
 import { mintSession, sessionSetup, type MintedSession } from '../helpers/sessions.js';
 import { graphql } from '../gql/index.js';
+import { servedAppPerFile } from '../helpers/served-app.js';
 
 // The refresh recipes of docs/browser-apps.md ("When a stream's session ends"), each on a live
 // server: a browser session's subscription runs until the session expires; the gateway ends it
@@ -26,17 +25,8 @@ const RefreshMessageAdded = graphql(`
 /** How long the first session of each run lives once minted. */
 const SHORT_LIFE_MS = 4000;
 
-let app: TestApp;
-let served: ServedApp;
-beforeAll(async () => {
-  // fetch sends the URL's host: the workspace is named by X-Forwarded-Host, which the server trusts here.
-  app = await createTestApp({ TRUST_PROXY: '1' });
-  served = await serveOnPort(app.db, app.env, { providers: app.providers, events: app.events });
-});
-afterAll(async () => {
-  await served.close();
-  await app.close();
-});
+// fetch sends the URL's host: the workspace is named by X-Forwarded-Host, which the server trusts here.
+const port = servedAppPerFile({ TRUST_PROXY: '1' });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -118,11 +108,11 @@ const recipes: Record<string, Recipe> = {
 
 describe.each(Object.entries(recipes))('the refresh recipe with %s', (_name, recipe) => {
   it('outlives the session: TOKEN_EXPIRED, complete and 4401 on the wire; a new session, a new socket, and every later event', async () => {
-    const s = await sessionSetup(app);
+    const s = await sessionSetup(port.app);
     const contact = await s.contact({ email: `refresh-${randomUUID()}@example.com` });
     let session: MintedSession = await mintSession(s.api, { user: s.user.id });
     // Minted for 60 s at least: brought forward in the database before the token is first used.
-    await app.db.prisma.accessToken.update({ where: { id: session.id }, data: { expiresAt: new Date(Date.now() + SHORT_LIFE_MS) } });
+    await port.app.db.prisma.accessToken.update({ where: { id: session.id }, data: { expiresAt: new Date(Date.now() + SHORT_LIFE_MS) } });
     const first = session;
     let refreshes = 0;
     const host = s.host;
@@ -132,7 +122,7 @@ describe.each(Object.entries(recipes))('the refresh recipe with %s', (_name, rec
       }
     }
     const wiring: Wiring = {
-      baseUrl: `http://127.0.0.1:${served.port}`,
+      baseUrl: `http://127.0.0.1:${port.served.port}`,
       host,
       token: () => session.token,
       // The app's own backend would mint it: here the test's backend credential does.
