@@ -23,7 +23,7 @@ import { compiledQueriesPlugin, costLimitPlugin } from './graphql/jit.js';
 import { incrementalDeliveryPlugin } from './graphql/incremental.js';
 import { pageArgumentsPlugin } from './graphql/connection.js';
 import { graphqlOverWebSocket } from './realtime/websocket.js';
-import { singleConnectionSse, SSE_STREAM_PATH } from './realtime/sse.js';
+import { eventStreamAnswers, singleConnectionSse, SSE_STREAM_PATH } from './realtime/sse.js';
 import { operationPreparer } from './graphql/operation.js';
 import { coalescedEventStreams, writeCoalescer } from './realtime/coalesce.js';
 import { readBody } from './http/exchange.js';
@@ -51,7 +51,7 @@ import { mediaOpener } from './modules/messages/media.service.js';
 import { trustedDocumentsPlugin } from './graphql/trusted-documents.js';
 import { createRateLimiter } from './context/rate-limit.js';
 import { createCredentialCache } from './context/credential-cache.js';
-import { sharedSubscriptionExecution, subscriberSink } from './realtime/cohorts.js';
+import { sharedSubscriptionExecution } from './realtime/cohorts.js';
 import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
@@ -273,6 +273,9 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
   );
   // A subscription stream's connection is written at most once per STREAM_FLUSH_MS, however many events.
   const coalescer = writeCoalescer(env.STREAM_FLUSH_MS);
+  // Every stream's connection has one writer, paced by the coalescer and bounded by STREAM_MAX_BUFFERED_BYTES (src/realtime/writer.ts).
+  const streamLimits = { coalescer, maxBufferedBytes: env.STREAM_MAX_BUFFERED_BYTES, logger };
+  const eventStreams = eventStreamAnswers({ path: GRAPHQL_PATH, limits: streamLimits });
   let closeWebSockets = async () => {};
   const yoga = createYoga<ServerContext, GraphQLContext>({
     schema,
@@ -305,7 +308,9 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
         maxReservations: env.SSE_RESERVATIONS_MAX,
         credentialWatch: deps.credentialWatch,
         streams: deps.streams!,
+        limits: streamLimits,
       }),
+      eventStreams.plugin,
       operationLabelPlugin(metrics),
       documentLimitsPlugin({ hideSuggestions: !introspectionEnabled(deps.env) }),
       incrementalDeliveryPlugin(),
@@ -314,11 +319,8 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
       compiledQueriesPlugin(),
       sharedSubscriptionExecution({
         observe: metrics.subscriptionEvent,
-        direct: {
-          sinkOf: subscriberSink(GRAPHQL_PATH, coalescer),
-          limit: env.SUBSCRIPTION_MAX_PENDING,
-          cutOff: () => logger.warn({ maxPending: env.SUBSCRIPTION_MAX_PENDING }, 'subscription cut off: the client does not read'),
-        },
+        // A WebSocket's subscription has its socket's sink; an event stream's, its answer's.
+        direct: { sinkOf: (context) => context.streamSink ?? eventStreams.sinkOf(context) },
       }),
       ...(introspectionEnabled(deps.env) ? [] : [disableIntrospection()]),
       ...(options.plugins ?? []),
@@ -351,9 +353,8 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     observe: metrics.observe,
     streams: deps.streams!,
     credentialWatch: deps.credentialWatch,
-    maxBufferedBytes: env.WS_MAX_BUFFERED_BYTES,
+    limits: streamLimits,
     keepAliveMs: env.WS_KEEPALIVE_MS,
-    coalescer,
   });
   closeWebSockets = webSocket.dispose;
   // node:http hands WebSocket upgrades here (src/http/server.ts).

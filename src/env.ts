@@ -90,7 +90,8 @@ const envSchema = z.object({
   SSE_RESERVATIONS_PER_CREDENTIAL: wholeNumber(1, 10_000, 'a whole number of reservations').default(10),
   /** Single-connection SSE reservations the process holds at once, past which a new one is refused. */
   SSE_RESERVATIONS_MAX: wholeNumber(1, 10_000_000, 'a whole number of reservations').default(100_000),
-  WS_MAX_BUFFERED_BYTES: wholeNumber(1024, 1024 * 1024 * 1024, 'a whole number of bytes').default(4 * 1024 * 1024),
+  /** What may wait for one subscriber's connection (WebSocket or event stream) before its client, which does not read, is cut off (src/realtime/writer.ts). */
+  STREAM_MAX_BUFFERED_BYTES: wholeNumber(1024, 1024 * 1024 * 1024, 'a whole number of bytes').default(4 * 1024 * 1024),
   DB_STATEMENT_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(10_000),
   DB_TRANSACTION_TIMEOUT_MS: wholeNumber(100, 3_600_000, 'a whole number of milliseconds').default(15_000),
   DB_PREPARED_STATEMENTS: flag.default(true),
@@ -162,9 +163,15 @@ export class ConfigError extends Error {
   }
 }
 
+/** Variables still read under an earlier name while the current one is unset (docs/operations.md). */
+const EARLIER_NAMES: Readonly<Record<string, string>> = { STREAM_MAX_BUFFERED_BYTES: 'WS_MAX_BUFFERED_BYTES' };
+
 /** Parses the environment once. Empty values count as unset. */
 export function loadEnv(source: Record<string, string | undefined> = process.env): Env {
-  const present = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
+  const present: Record<string, string | undefined> = Object.fromEntries(Object.entries(source).filter(([, v]) => v !== undefined && v !== ''));
+  for (const [name, earlier] of Object.entries(EARLIER_NAMES)) {
+    if (present[name] === undefined && present[earlier] !== undefined) present[name] = present[earlier];
+  }
   const parsed = envSchema.safeParse(present);
   if (!parsed.success) throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`));
   const pair = tlsPair(parsed.data);

@@ -11,17 +11,13 @@ import { DECLARED_SCOPES } from './scopes.js';
 import { CALLER_READS } from './caller-reads.js';
 
 /**
- * Where a subscriber's results may be written as they are, by the transport's framing: its
- * WebSocket (a `next` message with its subscription's id) or its event-stream answer (an `event:
- * next` block). `written` is called once the bytes have left for the client or the connection is
- * gone, so that what a client has not taken can be counted.
+ * Where a subscriber's results may be written as they are: its connection's writer, which frames
+ * each as its transport does (a `next` message with its subscription's id on a WebSocket, an
+ * `event: next` block on an event stream) and sends it after whatever was written before.
  */
 export interface StreamSink {
-  write(json: string, written: () => void): void;
-  /** Writes at once what the sink gathered to write later, if it gathers: before anything else is sent on the stream. */
-  flush?(): void;
-  /** How many results wait for its connection's next turn to be written (never the client's to take yet). */
-  readonly gathered?: number;
+  /** Writes a result's JSON: false once nothing reaches the client any more (gone, or cut off for not reading). */
+  write(json: string): boolean;
 }
 
 /**
@@ -34,7 +30,7 @@ export type GraphQLContext = RequestContext & {
   costed?: boolean;
   /** The response paths of a compiled query's positions (jit.ts); absent under the interpreter. */
   responsePaths?: ResponsePaths;
-  /** Where a subscription's results may be written directly: its WebSocket's (src/realtime/delivery.ts). */
+  /** Where a subscription's results may be written directly: its WebSocket's writer (src/realtime/writer.ts). */
   streamSink?: StreamSink;
 };
 

@@ -8,11 +8,11 @@ import type { ServerContext } from '../http/state.js';
  * most once per `intervalMs` (STREAM_FLUSH_MS). An event fanned out to thousands of subscribers
  * would otherwise cost a system call per subscriber and event — on a loopback or virtual machine
  * most of the server's time — where this costs at most one per subscriber and interval, however
- * many events it carries. What a stream gathers for a connection whose last writes left longer
- * than `intervalMs` ago (`defer`: the subscriptions' ordinary results) is written at once, in the
- * next turn of the event loop; what is written to a held socket straight (a transport's own
- * messages) is found by the next look through the held sockets (every SWEEP_MS at most) and leaves
- * with it. A busy connection waits until `intervalMs` has passed since its last writes, then for
+ * many events it carries. What a connection's writer gathers (`defer`, src/realtime/writer.ts)
+ * for a connection whose last writes left longer than `intervalMs` ago is written at once, in the
+ * next turn of the event loop; what is written to a held socket straight (a WebSocket's pings and
+ * close frame) is found by the next look through the held sockets (every SWEEP_MS at most) and
+ * leaves with it. A busy connection waits until `intervalMs` has passed since its last writes, then for
  * the next tick. 0 leaves sockets alone: every write goes out at once.
  *
  * A socket write costs a system call whatever it carries (12 to 30 µs on the machines measured,
@@ -25,7 +25,7 @@ import type { ServerContext } from '../http/state.js';
  * wait a little longer instead of the whole process falling behind.
  *
  * Back-pressure is unchanged: corked writes count in the socket's buffered bytes, so a client that
- * does not read is still cut off at the transports' limits. A socket that ends flushes what it
+ * does not read is still cut off at its writer's limit. A socket that ends flushes what it
  * holds (Node uncorks on end), and one that closes is released.
  */
 export interface WriteCoalescer {
@@ -103,7 +103,7 @@ export function writeCoalescer(intervalMs: number, maxWritesPerSecond = MAX_SOCK
       let now = performance.now();
       allowance = Math.min(allowanceCap, allowance + ((now - refilledAt) * maxWritesPerSecond) / 1000);
       refilledAt = now;
-      // Writes made straight to a held socket (a transport's own messages, pings) wait their turn
+      // Writes made straight to a held socket (a WebSocket's pings and close frame) wait their turn
       // too: found every sweepMs, not at every tick (nor at every tick a deferred write asks for).
       if (now - sweptAt >= sweepMs) {
         sweptAt = now;

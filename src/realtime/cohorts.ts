@@ -1,10 +1,9 @@
 import { createSourceEventStream, execute, type DocumentNode, type ExecutionArgs, type ExecutionResult } from 'graphql';
 import { isAsyncIterable, mapAsyncIterator, type Plugin } from 'graphql-yoga';
-import type { WriteCoalescer } from './coalesce.js';
 import { operationReads, type CallerRead } from '../graphql/caller-reads.js';
 import { isListenable, StreamEnd } from '../context/services.js';
 import type { GraphQLContext, StreamSink } from '../graphql/builder.js';
-import { DirectStream, eventStreamSink, FanOut, SharedResult, Turns, type StreamSource } from './delivery.js';
+import { DirectStream, FanOut, SharedResult, Turns, type StreamSource } from './delivery.js';
 
 /** What is told of each event: whether its result was executed or shared, and how many subscribers receive it. */
 export type ExecutionObserver = (executed: boolean, subscribers: number) => void;
@@ -120,7 +119,7 @@ export function sharedSubscriptionExecution(options: { observe: ExecutionObserve
     const sink = direct.sinkOf(args.contextValue as GraphQLContext);
     if (!sink) return mapAsyncIterator(source as AsyncIterable<unknown>, (event) => resultOf(event).promise);
     const iterator: StreamSource = (source as AsyncIterable<unknown>)[Symbol.asyncIterator]();
-    if (!isListenable<unknown, StreamEnd | null>(iterator)) return DirectStream.reading(iterator, resultOf, sink, direct.limit, direct.cutOff);
+    if (!isListenable<unknown, StreamEnd | null>(iterator)) return DirectStream.reading(iterator, resultOf, sink);
     // Subscribers of one class and credential share one source: this one's own, freshly checked,
     // starts a fan-out or is let go for the one already running.
     const group = `${key}\n${credentialOf(args)}`;
@@ -138,7 +137,7 @@ export function sharedSubscriptionExecution(options: { observe: ExecutionObserve
       fanOuts.set(group, (fanOut = created));
     }
     const joined = fanOut;
-    const stream: DirectStream = new DirectStream(resultOf, sink, direct.limit, direct.cutOff, () => joined.leave(stream));
+    const stream: DirectStream = new DirectStream(resultOf, sink, () => joined.leave(stream));
     joined.join(stream);
     return stream;
   };
@@ -152,24 +151,9 @@ export function sharedSubscriptionExecution(options: { observe: ExecutionObserve
 /**
  * Results written to subscribers' connections directly, serialised once per cohort
  * (src/realtime/delivery.ts), for the transports that give a subscriber a sink: a WebSocket
- * (its `streamSink`) and an event stream on `/graphql` (graphql-sse's distinct connections mode).
+ * (its `streamSink`) and an event stream on `/graphql` (graphql-sse's distinct connections mode,
+ * src/realtime/sse.ts `eventStreamAnswers`).
  */
 export interface DirectDelivery {
   sinkOf(context: GraphQLContext): StreamSink | undefined;
-  /** Results a client may leave untaken before it is cut off (SUBSCRIPTION_MAX_PENDING). */
-  limit: number;
-  cutOff: () => void;
-}
-
-/** The sink of a subscriber: its WebSocket's, or an event stream answered on `path` over node:http. */
-export function subscriberSink(path: string, coalescer?: WriteCoalescer) {
-  return (context: GraphQLContext): StreamSink | undefined => {
-    if (context.streamSink) return context.streamSink;
-    const { state } = context;
-    const connection = state?.connection;
-    if (!connection || state.path !== path) return undefined;
-    // The first media type the client accepts decides yoga's answer: an event stream only when it comes first.
-    if (!/^\s*text\/event-stream\b/i.test(connection.req.headers.accept ?? '')) return undefined;
-    return eventStreamSink(connection.res, coalescer);
-  };
 }

@@ -1,9 +1,6 @@
-import type http from 'node:http';
-import type { Socket } from 'node:net';
 import type { ExecutionResult } from 'graphql';
 import { isListenable, type Listenable, type StreamEnd } from '../context/services.js';
 import type { StreamSink } from '../graphql/builder.js';
-import type { WriteCoalescer } from './coalesce.js';
 
 
 const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
@@ -112,22 +109,22 @@ const END = Symbol('end');
 export type StreamSource = AsyncIterator<unknown> & Partial<Listenable<unknown, StreamEnd | null>>;
 
 /**
- * A subscriber's stream whose ordinary results (data, no errors) are written to its connection by
- * `sink` without passing through the transport's per-result pipeline: each result is serialised
- * once for every subscriber sharing it (src/realtime/cohorts.ts) and written as one string,
- * and the subscribers waiting on one execution are written to together when it settles. What the
- * transport's pipeline must see still goes through it, in order: a result with errors (masked
- * there), the end of a stream whose credential lapsed (its error, then completion; a WebSocket
- * then closes: 4401 when it expired, 4403 otherwise), and completion. The transport iterates this stream as any other; it
- * yields only those.
+ * A subscriber's stream whose ordinary results (data, no errors) are written to its connection's
+ * writer by `sink` (src/realtime/writer.ts) without passing through the transport's per-result
+ * pipeline: each result is serialised once for every subscriber sharing it
+ * (src/realtime/cohorts.ts), and the subscribers waiting on one execution are written to together
+ * when it settles. What the transport's pipeline must see still goes through it, in order: a
+ * result with errors (masked there), the end of a stream whose credential lapsed (its error, then
+ * completion; a WebSocket then closes: 4401 when it expired, 4403 otherwise), and completion. The
+ * transport iterates this stream as any other; it yields only those, and what it sends of them
+ * goes through the same writer, after what was written before.
  *
  * What reaches it is decided by a source — its filter, its credential hold: its own (`read`:
  * handed on as published when the source can, src/realtime/bus.ts `listen`, read one event after
  * another otherwise), or one it shares with the subscribers of its fan-out (FanOut, which offers
- * it each result and its end). A client that leaves `limit` results untaken (written, not yet
- * gone out; what waits for its connection's next flush is not written yet) is cut off: its stream
- * completes, `cutOff` is told. `release` lets go of the source
- * once the stream ends.
+ * it each result and its end). A connection that stops taking what is written is cut off by its
+ * writer (the one limit of a connection); the stream then completes. `release` lets go of the
+ * source once the stream ends.
  */
 export class DirectStream implements AsyncIterableIterator<ExecutionResult>, Waiter {
   /** The transport's next(), waiting. */
@@ -140,22 +137,16 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult>, Wai
   private readonly backlog: (SharedResult | typeof END)[] = [];
   private busy = false;
   private ended = false;
-  private untaken = 0;
-  private readonly taken = () => {
-    this.untaken--;
-  };
 
   constructor(
     private readonly resultOf: (event: unknown) => SharedResult,
     private readonly sink: StreamSink,
-    private readonly limit: number,
-    private readonly cutOff: () => void,
     private readonly release: () => unknown,
   ) {}
 
   /** A stream of its own source's events. */
-  static reading(source: StreamSource, resultOf: (event: unknown) => SharedResult, sink: StreamSink, limit: number, cutOff: () => void): DirectStream {
-    const stream = new DirectStream(resultOf, sink, limit, cutOff, () => source.return?.());
+  static reading(source: StreamSource, resultOf: (event: unknown) => SharedResult, sink: StreamSink): DirectStream {
+    const stream = new DirectStream(resultOf, sink, () => source.return?.());
     if (isListenable<unknown, StreamEnd | null>(source)) {
       source.listen(
         (event) => stream.take(resultOf(event)),
@@ -221,15 +212,11 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult>, Wai
       void this.handOver({ done: false, value }).then(() => this.resume());
       return false;
     }
-    if (this.untaken - (this.sink.gathered ?? 0) >= this.limit) {
-      this.cutOff();
-      void this.release();
-      this.finish();
-      return false;
-    }
-    this.untaken++;
-    this.sink.write(result.serialised, this.taken);
-    return true;
+    if (this.sink.write(result.serialised)) return true;
+    // The connection is gone, or was cut off for not reading: nothing more reaches it.
+    void this.release();
+    this.finish();
+    return false;
   }
 
   /** The result waited on has settled, or the transport has taken what it was handed. */
@@ -258,8 +245,6 @@ export class DirectStream implements AsyncIterableIterator<ExecutionResult>, Wai
   }
 
   private give(result: IteratorResult<ExecutionResult>): void {
-    // What the transport sends next goes after what was written.
-    this.sink.flush?.();
     const waiting = this.waiting;
     this.waiting = undefined;
     if (waiting) waiting(result);
@@ -424,103 +409,4 @@ export class FanOut implements Waiter {
     for (const member of this.members.splice(0)) member.stream.fail(error);
     this.close();
   }
-}
-
-/**
- * The sink of a GraphQL event stream on `/graphql` (graphql-sse's distinct connections mode, as
- * yoga's SSE answer frames it): an `event: next` block per result, on the node:http answer the
- * stream's headers went out on. What arrives before yoga has written those headers waits for them.
- * While `coalescer` holds the connection, the blocks of one interval are joined and written as
- * one chunk at its flush (one chunk of the chunked answer, not one per event).
- */
-export function eventStreamSink(res: http.ServerResponse, coalescer?: WriteCoalescer): StreamSink {
-  let early: [string, () => void][] | undefined;
-  const block = (json: string) => `event: next\ndata: ${json}\n\n`;
-  const gathered = gatherForFlush(coalescer, res.socket, (jsons, told) => {
-    if (res.destroyed || res.writableEnded) return tellAll(told);
-    res.write(jsons.map(block).join(''), () => tellAll(told));
-  });
-  const flushEarly = () => {
-    if (res.destroyed || res.writableEnded) {
-      for (const [, written] of early!) written();
-      early = undefined;
-      return;
-    }
-    if (!res.headersSent) return void setImmediate(flushEarly);
-    const pending = early!;
-    early = undefined;
-    for (const [text, written] of pending) res.write(text, written);
-  };
-  return {
-    write(json, written) {
-      if (early) return void early.push([block(json), written]);
-      if (res.destroyed || res.writableEnded) return written();
-      if (res.headersSent) {
-        if (!gathered.gather(json, written)) res.write(block(json), written);
-        return;
-      }
-      early = [[block(json), written]];
-      setImmediate(flushEarly);
-    },
-    flush: gathered.flush,
-    get gathered() {
-      return gathered.size;
-    },
-  };
-}
-
-/** Tells each of `told` that its write has left (or never will). */
-export const tellAll = (told: (() => void)[]) => {
-  for (const written of told) written();
-};
-
-/**
- * What a sink gathers for its connection's next flush (src/realtime/coalesce.ts `defer`): the results'
- * JSON as they are (the strings every subscriber of a result shares), and what is told once each
- * has left. Only at the flush is each framed and written, by `writeAll`: what lives from one flush
- * to the next is a reference per result and subscriber, not a copy in the connection's buffers.
- */
-export function gatherForFlush(
-  coalescer: WriteCoalescer | undefined,
-  socket: Socket | null | undefined,
-  writeAll: (jsons: string[], told: (() => void)[]) => void,
-): { gather(json: string, written: () => void): boolean; flush(): void; readonly size: number } {
-  let jsons: string[] = [];
-  let told: (() => void)[] = [];
-  /** Results written ahead of the connection's turn (`flush`): in its held socket until its next turn. */
-  let unsent = 0;
-  const sent = () => {
-    unsent = 0;
-  };
-  /** Writes what was gathered: at the connection's turn, or ahead of it. */
-  const write = () => {
-    if (!jsons.length) return;
-    const pending = jsons;
-    const waiting = told;
-    jsons = [];
-    told = [];
-    writeAll(pending, waiting);
-  };
-  return {
-    /** Gathers `json` for the next flush; false when the connection is not held: the caller writes it at once. */
-    gather(json, written) {
-      if (!jsons.length && !(coalescer && socket && coalescer.defer(socket, write))) return false;
-      jsons.push(json);
-      told.push(written);
-      return true;
-    },
-    /**
-     * Writes what was gathered at once, ahead of what the transport sends next on the stream: into
-     * the held socket, where it waits for the connection's next turn as the transport's message does.
-     */
-    flush() {
-      const count = jsons.length;
-      write();
-      if (count && coalescer && socket && coalescer.defer(socket, sent)) unsent += count;
-    },
-    /** How many results wait for the connection's next turn: gathered, or written ahead of it. */
-    get size() {
-      return jsons.length + unsent;
-    },
-  };
 }

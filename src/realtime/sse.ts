@@ -1,14 +1,18 @@
 import { randomUUID } from 'node:crypto';
+import type { Readable } from 'node:stream';
 import { getOperationAST, type ExecutionArgs } from 'graphql';
 import { createHandler, type RequestParams, type Request as SseRequest, type Response as SseResponse } from 'graphql-sse';
-import type { FetchAPI, Plugin, YogaServerInstance } from 'graphql-yoga';
+import { isAsyncIterable, type FetchAPI, type Plugin, type YogaServerInstance } from 'graphql-yoga';
+import type { ExecutionResult } from 'graphql';
 import type { CredentialWatch } from '../context/types.js';
 import type { RequestState, ServerContext } from '../http/state.js';
 import type { OpenStreams } from '../lib/streams.js';
 import { isRecord } from '../lib/validation.js';
+import { describeError } from '../errors/log.js';
 import type { DocumentStore } from '../graphql/trusted-documents.js';
-import type { GraphQLContext } from '../graphql/builder.js';
+import type { GraphQLContext, StreamSink } from '../graphql/builder.js';
 import { operationPreparer, type PreparedOperation } from '../graphql/operation.js';
+import { connectionWriter, eventStreamOutput, streamedResult, type ConnectionWriter, type StreamLimits } from './writer.js';
 
 /** Where graphql-sse clients connect. */
 export const SSE_STREAM_PATH = '/graphql/stream';
@@ -31,6 +35,8 @@ export interface SingleConnectionOptions {
   streams: OpenStreams;
   /** The most reservations the process holds at once (SSE_RESERVATIONS_MAX): past it a new one is refused, never an old one dropped. */
   maxReservations: number;
+  /** What each stream's writer keeps to (src/realtime/writer.ts). */
+  limits: StreamLimits;
   connectWithinMs?: number;
 }
 
@@ -80,7 +86,7 @@ const refusal = (status: number, statusText: string, message: string): SseRespon
  * a connected stream ends when its credential lapses, once its operations sent their last errors.
  */
 export function singleConnectionSse(options: SingleConnectionOptions): Plugin<Record<string, unknown>, ServerContext> {
-  const { documents, perCredential, credentialWatch, streams, maxReservations, connectWithinMs = CONNECT_WITHIN_MS } = options;
+  const { documents, perCredential, credentialWatch, streams, maxReservations, limits, connectWithinMs = CONNECT_WITHIN_MS } = options;
   const reservations = new Map<string, Reservation>();
   const held = new Map<string, number>();
   /** Tokens being let go of through the handler's own stream end (see `forget`). */
@@ -155,12 +161,12 @@ export function singleConnectionSse(options: SingleConnectionOptions): Plugin<Re
   };
 
   /** The answer holding a reserved stream open: released when it ends, ended when its credential lapses. */
-  const connected = (token: string, state: RequestState, body: AsyncGenerator<string, void, undefined>, signal: AbortSignal, init: ResponseInit): Response => {
+  const connected = (token: string, state: RequestState, messages: AsyncGenerator<string>, signal: AbortSignal, init: ResponseInit): Response => {
     const reservation = reservations.get(token)!;
     clearTimeout(reservation.unclaimed);
     reservation.unclaimed = undefined;
     let finished = false;
-    const end = () => void body.return(undefined);
+    const end = () => void messages.return(undefined);
     const hold = credentialWatch.watch(state.caller!, () => {
       reservation.lapsed = true;
       if (reservation.operations === 0) end();
@@ -175,7 +181,7 @@ export function singleConnectionSse(options: SingleConnectionOptions): Plugin<Re
       unregister();
       release(token);
     };
-    return eventStream(fetchAPI, body, signal, init, finish);
+    return eventStream(limits, state, fetchAPI, messages, signal, init, finish);
   };
 
   return {
@@ -239,36 +245,129 @@ export function singleConnectionSse(options: SingleConnectionOptions): Plugin<Re
       if (!answer || typeof answer === 'string') return endResponse(new fetchAPI.Response(answer, init));
       const token = tokenOf({ headers: request.headers, url: requestUrl });
       if (token && reservations.has(token)) return endResponse(connected(token, state, answer, request.signal, init));
-      return endResponse(eventStream(fetchAPI, answer, request.signal, init));
+      return endResponse(eventStream(limits, state, fetchAPI, answer, request.signal, init));
     },
   };
 }
 
 /**
- * graphql-sse's stream as yoga's answer, as graphql-sse's fetch adapter makes it: `finish` is called
- * once the stream has ended, however (its last message sent, or its client gone).
+ * graphql-sse's stream as yoga's answer, its messages written as they come by the connection's
+ * writer (src/realtime/writer.ts), which paces and bounds them as it does every stream's: `finish`
+ * is called once the stream has ended, however (its last message sent, or its client gone).
  */
-function eventStream(fetchAPI: FetchAPI, body: AsyncGenerator<string, void, undefined>, signal: AbortSignal, init: ResponseInit, finish = () => {}): Response {
-  const encoder = new fetchAPI.TextEncoder();
-  const stream = new fetchAPI.ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { done, value } = await body.next();
-      if (value != null) controller.enqueue(encoder.encode(value));
-      if (done) {
-        finish();
-        controller.close();
-      }
-    },
-    async cancel() {
-      finish();
-      await body.return(undefined);
-    },
-  });
+function eventStream(
+  limits: StreamLimits,
+  state: RequestState,
+  fetchAPI: FetchAPI,
+  messages: AsyncGenerator<string, void, undefined>,
+  signal: AbortSignal,
+  init: ResponseInit,
+  finish = () => {},
+): Response {
+  const res = state.connection?.res;
+  const output = eventStreamOutput(res);
+  const writer = connectionWriter(limits, output, res?.socket, 'event stream');
+  let finished = false;
   const gone = () => {
+    if (finished) return;
+    finished = true;
     finish();
-    void body.return(undefined);
+    void messages.return(undefined);
   };
+  output.body.once('close', gone);
   if (signal.aborted) gone();
   else signal.addEventListener('abort', gone, { once: true });
-  return new fetchAPI.Response(stream, init);
+  void (async () => {
+    try {
+      for (;;) {
+        const step = await messages.next();
+        if (step.done || !writer.write(step.value)) break;
+      }
+      writer.end();
+    } catch (error) {
+      state.log.error({ err: describeError(error) }, 'event stream failed');
+      writer.abort();
+    } finally {
+      gone();
+    }
+  })();
+  return new fetchAPI.Response(output.body as unknown as BodyInit, init);
+}
+
+/** How often a quiet event stream on `/graphql` sends a comment, so that nothing between closes it as idle (as yoga's do). */
+const PING_MS = 12_000;
+
+const EVENT_STREAM_HEADERS = { 'content-type': 'text/event-stream', connection: 'keep-alive', 'cache-control': 'no-cache', 'content-encoding': 'none' };
+
+/**
+ * Subscriptions over an event stream on `path` (graphql-sse's distinct connections mode, one
+ * subscription an answer), each answer written by its connection's one writer
+ * (src/realtime/writer.ts): the subscription's ordinary results as its sink (`sinkOf`, framed
+ * `event: next` blocks of the JSON each cohort made once), and — through yoga's own hook for
+ * answering a result, `onResultProcess` — what yoga's pipeline hands on after them: results with
+ * errors (masked there), then `event: complete`. The answer starts with a comment (`:`) and sends
+ * one every PING_MS while quiet, as yoga's own event streams do; it is served only when node:http
+ * serves the request and the client accepts an event stream first, the rest left to yoga.
+ *
+ * The answers' writers are the plugin's, by request: two apps share nothing.
+ */
+export function eventStreamAnswers(options: { path: string; limits: StreamLimits }) {
+  const { path, limits } = options;
+  const writers = new WeakMap<RequestState, { writer: ConnectionWriter; body: Readable }>();
+
+  const sinkOf = (context: GraphQLContext): StreamSink | undefined => {
+    const { state } = context;
+    const res = state?.connection?.res;
+    if (!state || !res || state.path !== path) return undefined;
+    // The first media type the client accepts decides yoga's answer: an event stream only when it comes first.
+    if (!/^\s*text\/event-stream\b/i.test(state.connection!.req.headers.accept ?? '')) return undefined;
+    let answer = writers.get(state);
+    if (!answer) {
+      const output = eventStreamOutput(res);
+      answer = { writer: connectionWriter(limits, output, res.socket, 'event stream'), body: output.body };
+      writers.set(state, answer);
+      // Some browsers show nothing of an answer until its first bytes.
+      answer.writer.write(':\n\n');
+    }
+    const { writer } = answer;
+    return { write: (json) => writer.write(`event: next\ndata: ${json}\n\n`) };
+  };
+
+  type Answer = { writer: ConnectionWriter; body: Readable };
+  const answer = ({ writer, body }: Answer, state: RequestState, result: AsyncIterable<ExecutionResult>, fetchAPI: FetchAPI) => {
+    const iterator = result[Symbol.asyncIterator]();
+    const ping = setInterval(() => writer.write(':\n\n'), PING_MS);
+    ping.unref();
+    body.once('close', () => {
+      clearInterval(ping);
+      void iterator.return?.();
+    });
+    void (async () => {
+      try {
+        for (;;) {
+          const step = await iterator.next();
+          if (step.done) break;
+          if (!writer.write(`event: next\ndata: ${JSON.stringify(streamedResult(step.value))}\n\n`)) return;
+        }
+        writer.write('event: complete\ndata:\n\n');
+        writer.end();
+      } catch (error) {
+        state.log.error({ err: describeError(error) }, 'event stream failed');
+        writer.abort();
+      } finally {
+        clearInterval(ping);
+      }
+    })();
+    return new fetchAPI.Response(body as unknown as BodyInit, { status: 200, headers: EVENT_STREAM_HEADERS });
+  };
+
+  const plugin: Plugin<Record<string, unknown>, ServerContext> = {
+    onResultProcess({ serverContext, result, setResultProcessor }) {
+      const state = serverContext.state;
+      const written = state && writers.get(state);
+      if (!written || !isAsyncIterable(result)) return;
+      setResultProcessor((processed, fetchAPI) => answer(written, state, processed as AsyncIterable<ExecutionResult>, fetchAPI), 'text/event-stream');
+    },
+  };
+  return { sinkOf, plugin };
 }

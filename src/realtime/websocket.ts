@@ -1,20 +1,18 @@
 import type http from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
-import { parse, type ExecutionArgs, type ExecutionResult, type GraphQLError, type GraphQLFormattedError } from 'graphql';
-import { CloseCode, type Context as SocketContext } from 'graphql-ws';
-import { useServer } from 'graphql-ws/use/ws';
+import { parse, type ExecutionArgs, type ExecutionResult } from 'graphql';
+import { CloseCode, handleProtocols, makeServer, type Context as SocketContext } from 'graphql-ws';
 import type { Logger } from 'pino';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { AuthContext, CredentialWatch, Lapse } from '../context/types.js';
 import { AuthenticationError, DomainError, TokenExpiredError } from '../errors/domain.js';
 import { describeError } from '../errors/log.js';
-import type { WriteCoalescer } from './coalesce.js';
 import { operationState, type RequestState } from '../http/state.js';
 import type { OpenStreams } from '../lib/streams.js';
 import { domainGraphQLError } from '../graphql/errors.js';
 import type { GraphQLContext, StreamSink } from '../graphql/builder.js';
-import { gatherForFlush, tellAll } from './delivery.js';
+import { connectionWriter, streamedResult, webSocketOutput, type ConnectionWriter, type StreamLimits } from './writer.js';
 import type { PrepareOperation } from '../graphql/operation.js';
 
 /**
@@ -38,6 +36,8 @@ const REFUSED_OPERATION = parse('{ __typename }');
 
 /** What a socket learned at `connection_init` (the headers its operations authenticate with), and how it closes once its credential lapsed. */
 type SocketExtra = {
+  /** The one writer of the socket (src/realtime/writer.ts): graphql-ws's messages and the results written directly alike. */
+  writer: ConnectionWriter;
   headers?: Headers;
   closing?: { code: number; reason: string };
   /**
@@ -56,12 +56,6 @@ function lapseOf(result: ExecutionResult): { code: number; reason: string } | un
   return undefined;
 }
 
-/** An error as sent over the socket: without `extensions.http`, which only an HTTP answer uses. */
-function withoutTransport(error: GraphQLError): GraphQLFormattedError {
-  const { http: _http, ...extensions } = error.extensions ?? {};
-  return { ...error.toJSON(), extensions };
-}
-
 type WebSocketContext = SocketContext<Record<string, unknown> | undefined, SocketExtra & { socket: WebSocket; request: http.IncomingMessage }>;
 
 /**
@@ -72,8 +66,8 @@ type WebSocketContext = SocketContext<Record<string, unknown> | undefined, Socke
 function lapsed(ctx: WebSocketContext, close: { code: number; reason: string }): void {
   if (ctx.extra.closing) return;
   ctx.extra.closing = close;
-  const socket = ctx.extra.socket;
-  setTimeout(() => socket.close(close.code, close.reason), LAST_RESULTS_WITHIN_MS).unref();
+  const writer = ctx.extra.writer;
+  setTimeout(() => writer.end(close), LAST_RESULTS_WITHIN_MS).unref();
 }
 
 /**
@@ -86,7 +80,7 @@ function socketLapsed(ctx: WebSocketContext, lapse: Lapse): void {
   if (lapse === 'unchecked') return;
   const close = lapse === 'expired' ? LAPSE_CLOSE.TOKEN_EXPIRED! : LAPSE_CLOSE.UNAUTHENTICATED!;
   lapsed(ctx, close);
-  if (!stillOpen(ctx)) ctx.extra.socket.close(close.code, close.reason);
+  if (!stillOpen(ctx)) ctx.extra.writer.end(close);
 }
 
 /** Whether an operation of the socket is open: one graphql-ws holds whose `complete` is not on its way. */
@@ -97,8 +91,8 @@ function stillOpen(ctx: WebSocketContext): boolean {
 
 /**
  * Closes a socket whose credential lapsed once its operation `id` — about to send its `complete` —
- * was the last open one. graphql-ws sends that `complete` once this hook has returned, in the same
- * turn of the event loop: the close frame goes after it.
+ * was the last open one. graphql-ws writes that `complete` once this hook has returned, in the same
+ * turn of the event loop: the close goes after it, through the same writer.
  */
 function closeWhenDone(ctx: WebSocketContext, id: string): void {
   const completing = (ctx.extra.completing ??= new Set());
@@ -106,8 +100,8 @@ function closeWhenDone(ctx: WebSocketContext, id: string): void {
   for (const done of completing) if (!(done in ctx.subscriptions)) completing.delete(done);
   const close = ctx.extra.closing;
   if (!close || stillOpen(ctx)) return;
-  const socket = ctx.extra.socket;
-  setImmediate(() => socket.close(close.code, close.reason));
+  const writer = ctx.extra.writer;
+  setImmediate(() => writer.end(close));
 }
 
 /**
@@ -138,57 +132,20 @@ export interface WebSocketOptions {
   streams: OpenStreams;
   /** Watches each socket's credential, so that a socket with no operation open closes when it lapses. */
   credentialWatch: CredentialWatch;
-  /** Buffered bytes past which a socket that does not read is cut off rather than held in memory. */
-  maxBufferedBytes: number;
+  /** What each socket's one writer keeps to: its pace and its limit (src/realtime/writer.ts). */
+  limits: StreamLimits;
   /** Interval of keep-alive pings (a socket that misses a pong is closed). */
   keepAliveMs: number;
-  /**
-   * Where each accepted socket's writes are gathered (src/realtime/coalesce.ts): subscriptions'
-   * ordinary results are written to the socket directly (src/realtime/delivery.ts), not through
-   * graphql-ws, which waits for each message to leave before it takes the next.
-   */
-  coalescer: WriteCoalescer;
 }
 
 /**
  * A subscription's sink on its socket: each result a `next` message of the graphql-transport-ws
- * protocol, sent as graphql-ws sends it. While `coalescer` holds the connection (`connection`, the
- * socket under the WebSocket), the results of one interval are gathered and sent at its flush. A
- * socket whose unread output passes `maxBufferedBytes` is cut off, as the protocol's own path does.
+ * protocol, framed as graphql-ws frames it and written by the socket's writer, which graphql-ws
+ * writes its own messages through too.
  */
-function webSocketSink(socket: WebSocket, connection: Socket, id: string, maxBufferedBytes: number, logger: Logger, coalescer: WriteCoalescer | undefined): StreamSink {
+function webSocketSink(writer: ConnectionWriter, id: string): StreamSink {
   const head = `{"id":${JSON.stringify(id)},"type":"next","payload":`;
-  const message = (json: string) => `${head}${json}}`;
-  /** Whether nothing can be sent: the socket is closing, or cut off now for not reading. */
-  const unwritable = () => cutOffUnread(socket, maxBufferedBytes, logger);
-  const gathered = gatherForFlush(coalescer, connection, (jsons, told) => {
-    if (unwritable()) return tellAll(told);
-    for (let index = 0; index < jsons.length; index++) socket.send(message(jsons[index]!), told[index]);
-  });
-  return {
-    write(json, written) {
-      if (unwritable()) return written();
-      if (!gathered.gather(json, written)) socket.send(message(json), written);
-    },
-    flush: gathered.flush,
-    get gathered() {
-      return gathered.size;
-    },
-  };
-}
-
-/**
- * Terminates a socket whose unread output passes `maxBufferedBytes`, rather than buffering for it:
- * whether nothing more may be sent to it. A socket already closing (cut off by an earlier result,
- * whose output it still counts) is not cut off again, so each is logged once, however many results
- * were on their way to it.
- */
-function cutOffUnread(socket: WebSocket, maxBufferedBytes: number, logger: Logger): boolean {
-  if (socket.readyState !== socket.OPEN) return true;
-  if (socket.bufferedAmount <= maxBufferedBytes) return false;
-  logger.warn({ buffered: socket.bufferedAmount }, 'graphql websocket cut off: the client does not read');
-  socket.terminate();
-  return true;
+  return { write: (json) => writer.write(`${head}${json}}`) };
 }
 
 /**
@@ -223,15 +180,22 @@ function refuseUpgrade(socket: Duplex, status: number, message: string): void {
  * same envelop plugins as an HTTP request: the same limits, masking and compiled queries. Once the
  * credential lapses, every open operation — and any started after — ends with one result carrying
  * TOKEN_EXPIRED or UNAUTHENTICATED, then `complete`, and after the last the socket closes with
- * 4401 (expired) or 4403 (docs/browser-apps.md); a socket with none open closes at the lapse. A socket
- * whose unread output passes `maxBufferedBytes` is cut off; keep-alive pings find dead peers; a
- * shutdown closes every socket at once (1001), so clients reconnect elsewhere.
+ * 4401 (expired) or 4403 (docs/browser-apps.md); a socket with none open closes at the lapse.
+ * Keep-alive pings find dead peers; a shutdown closes every socket at once (1001), so clients
+ * reconnect elsewhere.
+ *
+ * graphql-ws's protocol server (`makeServer`) on `ws`, as its own `useServer` puts it there, with
+ * one difference: everything sent on a socket — graphql-ws's messages and the subscriptions'
+ * results written directly (src/realtime/delivery.ts) — goes through the socket's one writer
+ * (src/realtime/writer.ts), which paces it, bounds it (a client that does not read is cut off)
+ * and keeps it in order. graphql-ws does not wait for a message to leave before it takes the next:
+ * the writer holds what has not left.
  */
 export function graphqlOverWebSocket(options: WebSocketOptions) {
   const { logger } = options;
-  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload });
 
-  const server = useServer<Record<string, unknown> | undefined, SocketExtra>(
+  const wss = new WebSocketServer({ noServer: true, maxPayload: options.maxPayload, handleProtocols });
+  const server = makeServer<Record<string, unknown> | undefined, SocketExtra & { socket: WebSocket; request: http.IncomingMessage }>(
     {
       execute: (args) => (args.rootValue as { execute: (a: ExecutionArgs) => never }).execute(args),
       subscribe: (args) => (args.rootValue as { subscribe: (a: ExecutionArgs) => never }).subscribe(args),
@@ -244,16 +208,16 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
           if (error instanceof DomainError) {
             logger.info({ reason: error.constructor.name }, 'graphql websocket refused');
             // An expired credential is told apart (4401: refresh it); any other refusal is graphql-ws's 4403.
-            if (error instanceof TokenExpiredError) ctx.extra.socket.close(LAPSE_CLOSE.TOKEN_EXPIRED!.code, LAPSE_CLOSE.TOKEN_EXPIRED!.reason);
+            if (error instanceof TokenExpiredError) ctx.extra.writer.end(LAPSE_CLOSE.TOKEN_EXPIRED!);
             return false;
           }
           throw error;
         }
         ctx.extra.headers = headers;
-        const socket = ctx.extra.socket;
+        const { socket, writer } = ctx.extra;
         // A shutdown closes the socket at once; a peer that does not answer the close is cut off a second later.
         const unregister = options.streams.add(() => {
-          socket.close(1001, 'Going away');
+          writer.end({ code: 1001, reason: 'Going away' });
           setTimeout(() => socket.terminate(), 1000).unref();
         });
         const hold = options.credentialWatch.watch(caller, (lapse) => socketLapsed(ctx, lapse), { socket: true });
@@ -285,28 +249,59 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
         if (Array.isArray(prepared)) return prepared;
         const { args, execute, subscribe } = prepared as Exclude<typeof prepared, readonly unknown[]>;
         options.observe(state.route ?? 'graphql', 'WS', 200, undefined);
-        const { socket, request } = ctx.extra;
-        (args.contextValue as GraphQLContext).streamSink = webSocketSink(socket, request.socket, id, options.maxBufferedBytes, logger, options.coalescer);
+        (args.contextValue as GraphQLContext).streamSink = webSocketSink(ctx.extra.writer, id);
         return { ...args, rootValue: { execute, subscribe } };
       },
       onNext(ctx, _id, _payload, _args, result) {
-        if (cutOffUnread(ctx.extra.socket, options.maxBufferedBytes, logger)) return;
         // A stream whose credential lapsed ends with that error (src/realtime/subscriptions.ts), then
         // `complete`; the socket, whose credential it is, closes after the last one (docs/browser-apps.md).
         const close = lapseOf(result);
         if (close) lapsed(ctx, close);
         // What tells yoga's HTTP answer its status is not part of a result sent over the socket.
-        if (result.errors?.some((error) => error.extensions?.http)) return { ...result, errors: result.errors.map(withoutTransport) };
-        return undefined;
+        const streamed = streamedResult(result);
+        return streamed === result ? undefined : streamed;
       },
       onComplete(ctx, id) {
         closeWhenDone(ctx, id);
       },
     },
-    wss,
-    options.keepAliveMs,
   );
   wss.on('error', (error) => logger.error({ err: describeError(error) }, 'graphql websocket server error'));
+
+  /** A socket accepted on `connection` (its upgrade's, held by the coalescer): graphql-ws's from now on. */
+  const opened = (socket: WebSocket, request: http.IncomingMessage, connection: Socket) => {
+    const writer = connectionWriter(options.limits, webSocketOutput(socket), connection, 'graphql websocket');
+    const internalError = (error: unknown) => {
+      logger.error({ err: describeError(error) }, 'graphql websocket failed');
+      writer.end({ code: CloseCode.InternalServerError, reason: 'Internal server error' });
+    };
+    socket.once('error', internalError);
+    // A peer that does not answer a ping within the interval is gone.
+    let pongWait: NodeJS.Timeout | undefined;
+    const keepAlive = setInterval(() => {
+      if (socket.readyState !== socket.OPEN) return;
+      pongWait = setTimeout(() => socket.terminate(), options.keepAliveMs);
+      socket.once('pong', () => clearTimeout(pongWait));
+      socket.ping();
+    }, options.keepAliveMs);
+    const closed = server.opened(
+      {
+        protocol: socket.protocol,
+        send: (data) => void writer.write(data),
+        close: (code, reason) => writer.end({ code, reason }),
+        onMessage: (received) =>
+          socket.on('message', (data) => {
+            received(String(data)).catch(internalError);
+          }),
+      },
+      { socket, request, writer },
+    );
+    socket.once('close', (code, reason) => {
+      clearInterval(keepAlive);
+      clearTimeout(pongWait);
+      void closed(code, String(reason));
+    });
+  };
 
   return {
     /** node:http's `upgrade` event: a socket for GraphQL on its path, from an allowed origin; anything else refused. */
@@ -317,12 +312,13 @@ export function graphqlOverWebSocket(options: WebSocketOptions) {
       const origin = request.headers.origin;
       if (origin !== undefined && !options.allowOrigin(origin, request.headers.host)) return refuseUpgrade(socket, 403, 'Origin not allowed.');
       wss.handleUpgrade(request, socket, head, (ws: WebSocket) => {
-        options.coalescer.hold(socket as Socket);
-        wss.emit('connection', ws, request);
+        options.limits.coalescer.hold(socket as Socket);
+        opened(ws, request, socket as Socket);
       });
     },
     dispose: async () => {
-      await server.dispose();
+      for (const client of wss.clients) client.close(1001, 'Going away');
+      await new Promise<void>((resolve, reject) => wss.close((error) => (error ? reject(error) : resolve())));
     },
   };
 }

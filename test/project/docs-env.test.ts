@@ -125,3 +125,11 @@ describe('.env.example', () => {
     }
   });
 });
+
+describe('a setting renamed', () => {
+  it('reads STREAM_MAX_BUFFERED_BYTES under its earlier name, WS_MAX_BUFFERED_BYTES, when unset; the new name wins', () => {
+    expect(loadEnv({ WS_MAX_BUFFERED_BYTES: '65536' }).STREAM_MAX_BUFFERED_BYTES).toBe(65536);
+    expect(loadEnv({ WS_MAX_BUFFERED_BYTES: '65536', STREAM_MAX_BUFFERED_BYTES: '131072' }).STREAM_MAX_BUFFERED_BYTES).toBe(131072);
+    expect(() => loadEnv({ WS_MAX_BUFFERED_BYTES: '12' })).toThrow(/STREAM_MAX_BUFFERED_BYTES/);
+  });
+});
