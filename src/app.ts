@@ -56,7 +56,18 @@ import { createAppMetrics, type AppMetrics } from './metrics/metrics.js';
 
 /** The REST API's route declarations and the provider webhooks', in the order the OpenAPI document lists them. */
 export const DOCUMENTED_ROUTES = {
-  rest: [...channelRoutes, ...contactRoutes, ...templateRoutes, ...messageRoutes, ...conversationRoutes, ...activityRoutes, ...userRoutes, ...sessionRoutes, ...documentRoutes, ...broadcastRoutes],
+  rest: [
+    ...channelRoutes,
+    ...contactRoutes,
+    ...templateRoutes,
+    ...messageRoutes,
+    ...conversationRoutes,
+    ...activityRoutes,
+    ...userRoutes,
+    ...sessionRoutes,
+    ...documentRoutes,
+    ...broadcastRoutes,
+  ],
   webhooks: providerWebhooks(PROVIDERS),
 };
 
@@ -150,7 +161,15 @@ function disableIntrospection(): Plugin {
 /** Request headers a browser client may send cross-origin, beyond the CORS-safelisted ones. */
 const CORS_ALLOWED_HEADERS = ['Authorization', 'Content-Type', 'X-Channel-Uuid', 'Idempotency-Key', 'X-Request-Id', 'traceparent', 'tracestate'];
 /** Response headers a browser client may read cross-origin, beyond the CORS-safelisted ones. */
-const CORS_EXPOSED_HEADERS = ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed', 'WWW-Authenticate', 'X-Request-Id'];
+const CORS_EXPOSED_HEADERS = [
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'Retry-After',
+  'Idempotent-Replayed',
+  'WWW-Authenticate',
+  'X-Request-Id',
+];
 
 /** How often one refused origin is logged. */
 const REFUSED_ORIGIN_LOG_MS = 60_000;
@@ -196,7 +215,13 @@ export function corsOptions(origins: string[] | undefined, logger: Logger): Yoga
   const normalise = (origin: string) => origin.replace(/\/+$/, '').toLowerCase();
   const listed = new Set((origins ?? []).filter((o) => o !== '*').map(normalise));
   const anyOrigin = (origins ?? []).includes('*');
-  const shared = { methods: ['GET', 'POST', 'PATCH', 'DELETE'], allowedHeaders: CORS_ALLOWED_HEADERS, exposedHeaders: CORS_EXPOSED_HEADERS, maxAge: 600, credentials: false };
+  const shared = {
+    methods: ['GET', 'POST', 'PATCH', 'DELETE'],
+    allowedHeaders: CORS_ALLOWED_HEADERS,
+    exposedHeaders: CORS_EXPOSED_HEADERS,
+    maxAge: 600,
+    credentials: false,
+  };
   const refused = refusedOriginLog(logger);
   return (request) => {
     const origin = request.headers.get('origin');
@@ -249,16 +274,30 @@ export function createApp(appDeps: AppDeps, options: { plugins?: Plugin[] } = {}
     eventLoads: createEventLoads(),
     holdStream: subscribeWhileValid,
     rateLimiter: ownsRateLimiter
-      ? createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger })
+      ? createRateLimiter({
+          perMinute: env.RATE_LIMIT_PER_MINUTE,
+          sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE,
+          redisUrl: env.REDIS_URL,
+          prefix: env.REDIS_PREFIX,
+          logger,
+        })
       : appDeps.rateLimiter,
-    credentialCache: ownsCredentialCache ? createCredentialCache({ ttlMs: env.AUTH_CACHE_MS, redisUrl: env.REDIS_URL, redisPrefix: env.REDIS_PREFIX, logger }) : appDeps.credentialCache,
+    credentialCache: ownsCredentialCache
+      ? createCredentialCache({ ttlMs: env.AUTH_CACHE_MS, redisUrl: env.REDIS_URL, redisPrefix: env.REDIS_PREFIX, logger })
+      : appDeps.credentialCache,
     lookupCredential: appDeps.lookupCredential ?? ((key) => resolveCredential(appDeps.db.query, key)),
     openMedia: appDeps.openMedia ?? mediaOpener(appDeps.providers, appDeps.sealer),
     documentProblem: appDeps.documentProblem ?? documentChecker(schema),
   };
   const ownsCredentialWatch = !deps.credentialWatch;
   // On the embedded database no other process can change a credential while this one runs.
-  deps.credentialWatch ??= createCredentialWatch({ live: (ids) => liveCredentials(deps.db.query, ids), bus: deps.events!, cache: deps.credentialCache, logger, alone: deps.db.kind === 'pglite' });
+  deps.credentialWatch ??= createCredentialWatch({
+    live: (ids) => liveCredentials(deps.db.query, ids),
+    bus: deps.events!,
+    cache: deps.credentialCache,
+    logger,
+    alone: deps.db.kind === 'pglite',
+  });
   const ownsPresence = !deps.presence;
   deps.presence ??= createPresence({ bus: deps.events!, logger });
   const metrics = createAppMetrics(deps);

@@ -239,7 +239,13 @@ async function start(env: Env) {
   broadcasts = env.DELIVERY_WORKER
     ? new BroadcastRunner({ prisma: db.prisma, sql: db.query, logger, events: bus, providers: providers.list, onMessagesMade: () => worker?.nudge() })
     : undefined;
-  rateLimiter = createRateLimiter({ perMinute: env.RATE_LIMIT_PER_MINUTE, sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE, redisUrl: env.REDIS_URL, prefix: env.REDIS_PREFIX, logger });
+  rateLimiter = createRateLimiter({
+    perMinute: env.RATE_LIMIT_PER_MINUTE,
+    sessionPerMinute: env.SESSION_RATE_LIMIT_PER_MINUTE,
+    redisUrl: env.REDIS_URL,
+    prefix: env.REDIS_PREFIX,
+    logger,
+  });
   // Budgets are shared through Redis from the first request on: wait for it briefly before listening.
   if (rateLimiter && !(await rateLimiter.ready(3000))) logger.warn('rate limit store not reachable yet: counting in memory until it is');
   if (stopping) return;

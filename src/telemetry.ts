@@ -121,7 +121,8 @@ export async function startTelemetry(env: Env, logger: Logger): Promise<Telemetr
   // The operation's span beneath the HTTP server span: its type and name, its document when it
   // holds no inline argument (which could carry personal data); never variables, results or resolvers.
   const graphql = useOpenTelemetry({ resolvers: false, variables: false, result: false }, trace.getTracerProvider(), SpanKind.INTERNAL, {}, TRACER) as Plugin;
-  logger.info({ protocol: env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf' }, 'starting: exporting traces over OTLP');
+  const protocol = env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? 'http/protobuf';
+  logger.info({ protocol }, 'starting: exporting traces over OTLP');
   return {
     tracing,
     plugins: [graphql],

@@ -1,5 +1,18 @@
 import SchemaBuilder, { BasePlugin, type FieldNullability, type InputFieldMap, type PothosOutputFieldConfig, type SchemaTypes, type TypeParam } from '@pothos/core';
-import { isAbstractType, isObjectType, Kind, type GraphQLField, type GraphQLNamedType, type GraphQLSchema, type OperationDefinitionNode, type SelectionSetNode, type FragmentDefinitionNode, getNamedType, type DocumentNode, getOperationAST } from 'graphql';
+import {
+  getNamedType,
+  getOperationAST,
+  isAbstractType,
+  isObjectType,
+  Kind,
+  type DocumentNode,
+  type FragmentDefinitionNode,
+  type GraphQLField,
+  type GraphQLNamedType,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+  type SelectionSetNode,
+} from 'graphql';
 
 /**
  * What a field's value may depend on of the caller, besides its arguments and the object it is
@@ -59,7 +72,8 @@ export function operationReads(schema: GraphQLSchema, document: DocumentNode, op
   if (!operation) return reads;
   const fragments = new Map<string, FragmentDefinitionNode>();
   for (const definition of document.definitions) if (definition.kind === Kind.FRAGMENT_DEFINITION) fragments.set(definition.name.value, definition);
-  const root = operation.operation === 'subscription' ? schema.getSubscriptionType() : operation.operation === 'mutation' ? schema.getMutationType() : schema.getQueryType();
+  const roots = { subscription: schema.getSubscriptionType(), mutation: schema.getMutationType(), query: schema.getQueryType() };
+  const root = roots[operation.operation];
   if (!root) return reads;
   const seen = new Set<string>();
   const walk = (types: readonly GraphQLNamedType[], selectionSet: SelectionSetNode) => {

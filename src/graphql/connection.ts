@@ -10,7 +10,8 @@ export const PageInfo = builder
   .objectRef<{ hasNextPage: boolean; hasPreviousPage: boolean; startCursor: string | null; endCursor: string | null }>('PageInfo')
   .implement({
     description:
-      'Relay page info. Pages are newest first unless their field takes an order. The far side of a page is known exactly (`hasNextPage` of a `first` page, `hasPreviousPage` of a `last` page); ' +
+      'Relay page info. Pages are newest first unless their field takes an order. ' +
+      'The far side of a page is known exactly (`hasNextPage` of a `first` page, `hasPreviousPage` of a `last` page); ' +
       'the near side is true exactly when the page starts at a cursor (`after`, `before`).',
     fields: (t) => ({
       hasNextPage: t.exposeBoolean('hasNextPage'),

@@ -66,6 +66,9 @@ export function checkRowColumns(schema: GraphQLSchema): GraphQLSchema {
 
 const NODES = ['edges', 'node'];
 
+/** How a page's rows are loaded for one request: its columns, or one statement with its joined relations. */
+type PageLoad<Row> = (ctx: GraphQLContext, info: GraphQLResolveInfo) => RowLoad<Row> | JoinedLoad<Row>;
+
 /**
  * How a connection field loads the rows of its page (its nodes): the columns their type's fields
  * read when the selection loads no relation, otherwise the query Pothos planned for the relations.
@@ -78,8 +81,8 @@ const NODES = ['edges', 'node'];
  * filtered or ordered one, a relation not declared) is Pothos' query, run by Prisma.
  */
 export function pageLoader<Row>(): (ctx: GraphQLContext, info: GraphQLResolveInfo) => RowLoad<Row>;
-export function pageLoader<Row>(joinable: Readonly<Record<string, Joinable>>): (ctx: GraphQLContext, info: GraphQLResolveInfo) => RowLoad<Row> | JoinedLoad<Row>;
-export function pageLoader<Row>(joinable?: Readonly<Record<string, Joinable>>): (ctx: GraphQLContext, info: GraphQLResolveInfo) => RowLoad<Row> | JoinedLoad<Row> {
+export function pageLoader<Row>(joinable: Readonly<Record<string, Joinable>>): PageLoad<Row>;
+export function pageLoader<Row>(joinable?: Readonly<Record<string, Joinable>>): PageLoad<Row> {
   let columns: { columns: Columns<Row> } | undefined;
   // By the plan's text: a plan is made afresh for each request that selects a relation.
   const joined = new Map<string, JoinedLoad<Row> | null>();

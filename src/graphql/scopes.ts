@@ -1,4 +1,12 @@
-import SchemaBuilder, { BasePlugin, PothosSchemaError, type FieldNullability, type InputFieldMap, type PothosOutputFieldConfig, type SchemaTypes, type TypeParam } from '@pothos/core';
+import SchemaBuilder, {
+  BasePlugin,
+  PothosSchemaError,
+  type FieldNullability,
+  type InputFieldMap,
+  type PothosOutputFieldConfig,
+  type SchemaTypes,
+  type TypeParam,
+} from '@pothos/core';
 import type { GraphQLFieldResolver } from 'graphql';
 import { requireScope, SCOPES, type Scope } from '../context/scopes.js';
 import type { RequestContext } from '../context/types.js';
@@ -14,15 +22,34 @@ declare global {
     interface Plugins<Types extends SchemaTypes> {
       declaredScopes: DeclaredScopesPlugin<Types>;
     }
-    interface QueryFieldOptions<Types extends SchemaTypes, Type extends TypeParam<Types>, Nullable extends FieldNullability<Type>, Args extends InputFieldMap, ResolveReturnShape> {
+    interface QueryFieldOptions<
+      Types extends SchemaTypes,
+      Type extends TypeParam<Types>,
+      Nullable extends FieldNullability<Type>,
+      Args extends InputFieldMap,
+      ResolveReturnShape,
+    > {
       /** What the caller's credential must hold to read this field (docs/browser-apps.md). */
       scope: Scope;
     }
-    interface MutationFieldOptions<Types extends SchemaTypes, Type extends TypeParam<Types>, Nullable extends FieldNullability<Type>, Args extends InputFieldMap, ResolveReturnShape> {
+    interface MutationFieldOptions<
+      Types extends SchemaTypes,
+      Type extends TypeParam<Types>,
+      Nullable extends FieldNullability<Type>,
+      Args extends InputFieldMap,
+      ResolveReturnShape,
+    > {
       /** What the caller's credential must hold to run this mutation (docs/browser-apps.md). */
       scope: Scope;
     }
-    interface SubscriptionFieldOptions<Types extends SchemaTypes, Type extends TypeParam<Types>, Nullable extends FieldNullability<Type>, Args extends InputFieldMap, ResolveShape, ResolveReturnShape> {
+    interface SubscriptionFieldOptions<
+      Types extends SchemaTypes,
+      Type extends TypeParam<Types>,
+      Nullable extends FieldNullability<Type>,
+      Args extends InputFieldMap,
+      ResolveShape, 
+      ResolveReturnShape,
+    > {
       /** What the caller's credential must hold to subscribe (docs/browser-apps.md). */
       scope: Scope;
     }

@@ -64,7 +64,9 @@ const NOT_FOUND = { message: 'PersistedQueryNotFound', extensions: { code: 'PERS
 
 /** The refusal of a text from a caller restricted to registered documents: nothing runs. */
 const TEXT_REFUSED = {
-  message: "This workspace runs only its registered documents for this credential: send the document's id (documentId, or extensions.persistedQuery) instead of its text.",
+  message:
+    'This workspace runs only its registered documents for this credential: ' +
+    "send the document's id (documentId, or extensions.persistedQuery) instead of its text.",
   extensions: { code: 'PERSISTED_QUERY_ONLY' },
 };
 

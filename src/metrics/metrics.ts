@@ -92,7 +92,9 @@ export function createAppMetrics(deps: AppDeps): AppMetrics {
 
   new Gauge({
     name: 'connect_subscription_sources',
-    help: 'Subscription sources open, each with its credential watched: one per subscriber, or one for all the subscribers of a selection and credential written to directly (src/realtime/delivery.ts).',
+    help:
+      'Subscription sources open, each with its credential watched: one per subscriber, or one for all the ' +
+      'subscribers of a selection and credential written to directly (src/realtime/delivery.ts).',
     registers: [registry],
     collect() {
       this.set(deps.credentialWatch?.size ?? 0);

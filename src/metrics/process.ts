@@ -21,7 +21,9 @@ export const deliveryAttempts = new Counter<'kind' | 'outcome'>({
 /** Provider webhooks as they arrive, by provider and outcome (accepted, or why refused). */
 export const inboundReceived = new Counter<'provider' | 'outcome'>({
   name: 'connect_inbound_events_total',
-  help: 'Provider webhooks received, by provider and outcome: accepted (stored), verified (handshake), not_found, bad_signature, too_large, malformed, forbidden.',
+  help:
+    'Provider webhooks received, by provider and outcome: accepted (stored), verified (handshake), ' +
+    'not_found, bad_signature, too_large, malformed, forbidden.',
   labelNames: ['provider', 'outcome'],
   registers: [processRegistry],
 });
@@ -29,7 +31,10 @@ export const inboundReceived = new Counter<'provider' | 'outcome'>({
 /** What processing the stored inbound events made of their messages and statuses. */
 export const inboundProcessed = new Counter<'provider' | 'outcome'>({
   name: 'connect_inbound_items_total',
-  help: 'Inbound messages and statuses processed, by provider and outcome: message, duplicate, status_applied, status_stale, status_unknown, status_other_channel, unrouted, unsupported (not taken: a Twilio message from a sender that is not a phone number).',
+  help:
+    'Inbound messages and statuses processed, by provider and outcome: message, duplicate, ' +
+    'status_applied, status_stale, status_unknown, status_other_channel, unrouted, unsupported (not ' +
+    'taken: a Twilio message from a sender that is not a phone number).',
   labelNames: ['provider', 'outcome'],
   registers: [processRegistry],
 });

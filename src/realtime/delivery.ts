@@ -385,7 +385,8 @@ export class FanOut implements Waiter {
   }
 
   /**
-   * Offers a result to `members` from `from` on, for a slice of this turn: whether all of them were. If not, the fan-out is busy until the rest, a slice a turn, have been offered it.
+   * Offers a result to `members` from `from` on, for a slice of this turn: whether all of them were.
+   * If not, the fan-out is busy until the rest, a slice a turn, have been offered it.
    */
   private offerFrom(members: Member[], from: number, item: { seq: number; result: SharedResult }): boolean {
     const to = this.turns.runSlice(from, members.length, (index) => {

@@ -126,7 +126,8 @@ export function singleConnectionSse(options: SingleConnectionOptions): Plugin<Re
     }
   };
 
-  const tokenOf = (request: Pick<SseRequest<Sent>, 'headers' | 'url'>) => request.headers.get(STREAM_TOKEN_HEADER) ?? new URL(request.url).searchParams.get('token');
+  const tokenOf = (request: Pick<SseRequest<Sent>, 'headers' | 'url'>) =>
+    request.headers.get(STREAM_TOKEN_HEADER) ?? new URL(request.url).searchParams.get('token');
 
   const authenticate = (request: SseRequest<Sent>): string | null | SseResponse => {
     const holder = request.raw.state.caller!.credential.id;
@@ -233,7 +234,9 @@ export function singleConnectionSse(options: SingleConnectionOptions): Plugin<Re
           if (isRecord(data)) {
             sent.documentId = data['documentId'];
             // Named by id (documentId or extensions.persistedQuery) without a text: an empty one for graphql-sse.
-            if (data['query'] == null && (data['documentId'] != null || isRecord(data['extensions']))) body = () => Promise.resolve(JSON.stringify({ ...data, query: '' }));
+            if (data['query'] == null && (data['documentId'] != null || isRecord(data['extensions']))) {
+              body = () => Promise.resolve(JSON.stringify({ ...data, query: '' }));
+            }
           }
         } catch {
           // graphql-sse answers the unparsable body itself.

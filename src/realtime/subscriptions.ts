@@ -163,7 +163,10 @@ export function whileCredentialValid<T>(
  * AUTH_CACHE_MS, and a stream never starts on one), then watched by `whileCredentialValid`. A
  * credential that no longer holds is refused with 401 (TOKEN_EXPIRED once expired).
  */
-export async function subscribeWhileValid<T>(ctx: StreamContext, source: () => AsyncIterable<T> | Promise<AsyncIterable<T>>): Promise<AsyncIterableIterator<T | StreamEnd>> {
+export async function subscribeWhileValid<T>(
+  ctx: StreamContext,
+  source: () => AsyncIterable<T> | Promise<AsyncIterable<T>>,
+): Promise<AsyncIterableIterator<T | StreamEnd>> {
   const watch = ctx.credentialWatch;
   if (!watch) throw new Error('a subscription needs the credential watch of its app');
   let settleLapsed!: (lapse: Lapse) => void;

@@ -168,7 +168,8 @@ function headersOf(payload: unknown, request: http.IncomingMessage): Headers {
 
 function refuseUpgrade(socket: Duplex, status: number, message: string): void {
   const body = JSON.stringify({ status: 'error', message });
-  socket.end(`HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : 'Forbidden'}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`);
+  const head = [`HTTP/1.1 ${status} ${status === 404 ? 'Not Found' : 'Forbidden'}`, 'content-type: application/json; charset=utf-8'];
+  socket.end(`${[...head, `content-length: ${Buffer.byteLength(body)}`, 'connection: close'].join('\r\n')}\r\n\r\n${body}`);
 }
 
 /**

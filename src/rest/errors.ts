@@ -29,7 +29,7 @@ export interface RestError {
 export function expectedRestError(error: unknown): RestError | null {
   if (error instanceof AuthenticationError) {
     // Only an expired credential says why (docs/browser-apps.md): any other refusal tells nothing about the token.
-    const body = error instanceof TokenExpiredError ? { status: 'error', message: error.message, code: 'token_expired' } : { status: 'error', message: error.message };
+    const body = { status: 'error', message: error.message, ...(error instanceof TokenExpiredError ? { code: 'token_expired' } : {}) };
     return { status: 401, body, headers: { 'www-authenticate': 'Bearer' } };
   }
   if (error instanceof ForbiddenError) return { status: 403, body: { status: 'error', message: error.message } };

@@ -66,9 +66,11 @@ function restRoute(deps: AppDeps, route: RouteDeclaration): HttpRoute {
         const body = () => readJson(request, Math.max(route.bodyLimitBytes ?? 0, deps.env.BODY_LIMIT_BYTES));
         // A route that takes no body reads what was sent all the same: none or `{}` is ignored, anything else refused.
         if (!route.body && request.method !== 'GET' && request.method !== 'HEAD') expectNoBody(await body());
-        const run = () => whileDatabaseUp(deps, route.handler({ request, url, params, query, ctx: requestContext(deps, auth), body, endConnection: () => endConnection(state) }));
+        const ctx = requestContext(deps, auth);
+        const run = () => whileDatabaseUp(deps, route.handler({ request, url, params, query, ctx, body, endConnection: () => endConnection(state) }));
         // The handler's span beneath the HTTP server span, named by its route (docs/operations.md#tracing).
-        return await (deps.tracing ? deps.tracing.span(`${route.method} ${API_PREFIX}${route.path}`, { 'http.route': `${API_PREFIX}${route.path}` }, run) : run());
+        const path = `${API_PREFIX}${route.path}`;
+        return await (deps.tracing ? deps.tracing.span(`${route.method} ${path}`, { 'http.route': path }, run) : run());
       } catch (error) {
         return refuse(error, state.log);
       }
@@ -87,7 +89,10 @@ function webhookRoute<Parts>(deps: AppDeps, route: WebhookDeclaration<Parts>, pa
     label,
     auth: 'signature',
     refuse,
-    handle: (call) => (deps.tracing ? deps.tracing.span(label, { 'http.route': route.path }, () => run(call)) : run(call)).catch((error: unknown) => refuse(error, call.state.log)),
+    handle: (call) => {
+      const answer = deps.tracing ? deps.tracing.span(label, { 'http.route': route.path }, () => run(call)) : run(call);
+      return answer.catch((error: unknown) => refuse(error, call.state.log));
+    },
   };
 }
 
@@ -108,5 +113,6 @@ export function restRoutes<Parts>(
     refuse: (error, log) => restErrorResponse(error, log),
     handle: async () => openApi(),
   };
-  return [document, ...declarations.rest.map((route) => restRoute(deps, route)), ...declarations.webhooks.map((route) => webhookRoute(deps, route, declarations.webhookParts))];
+  const webhooks = declarations.webhooks.map((route) => webhookRoute(deps, route, declarations.webhookParts));
+  return [document, ...declarations.rest.map((route) => restRoute(deps, route)), ...webhooks];
 }

@@ -41,7 +41,8 @@ const failures = {
   401: {
     id: 'Unauthenticated',
     description:
-      'The credential is missing, invalid, expired or revoked, the host names no workspace, or `X-Channel-Uuid` names no active channel the credential can act as.',
+      'The credential is missing, invalid, expired or revoked, the host names no workspace, or ' +
+      '`X-Channel-Uuid` names no active channel the credential can act as.',
     headers: z.object({ 'WWW-Authenticate': z.literal('Bearer') }),
     content: jsonContent(
       errorSchema.extend({
@@ -53,7 +54,8 @@ const failures = {
   403: {
     id: 'Forbidden',
     description:
-      "A session token outside its scopes, used from an origin it does not list, or on a route only a backend credential may use (`/sessions`); nothing was changed.",
+      'A session token outside its scopes, used from an origin it does not list, or on a route only a ' +
+      'backend credential may use (`/sessions`); nothing was changed.',
     headers: z.object(rateLimitHeaders),
     content: jsonContent(errorSchema),
   },
@@ -137,7 +139,10 @@ const idempotencyKeyHeader = z
   .optional()
   .meta({
     description:
-      'Makes the request safe to retry: the same key with the same body within 24 h replays the first answer, a refusal included (with `Idempotent-Replayed: true`); with another body it is a 422. A key is scoped to the credential, the channel it acts as and the route: a connection token sending the same key for another channel (`X-Channel-Uuid`) makes a new request.',
+      'Makes the request safe to retry: the same key with the same body within 24 h replays the first ' +
+      'answer, a refusal included (with `Idempotent-Replayed: true`); with another body it is a 422. A key ' +
+      'is scoped to the credential, the channel it acts as and the route: a connection token sending the ' +
+      'same key for another channel (`X-Channel-Uuid`) makes a new request.',
   });
 
 const channelHeader = (actsAsChannel: boolean) =>
@@ -268,7 +273,10 @@ export function openApiDocument(routes: DocumentedRoutes) {
       ],
       tags: [
         ...['Contacts', 'Messages', 'Conversations', 'Channels', 'Templates', 'Sessions'].map((name) => ({ name })),
-        { name: WEBHOOKS_TAG, description: 'Where providers post replies and delivery statuses (no credential: each request is verified by its provider signature).' },
+        {
+          name: WEBHOOKS_TAG,
+          description: 'Where providers post replies and delivery statuses (no credential: each request is verified by its provider signature).',
+        },
       ],
       security: [{ bearerAuth: [] }],
       paths,

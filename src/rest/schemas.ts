@@ -39,7 +39,8 @@ export const validationErrorSchema = z
     message: z.string().meta({ description: 'The first error message.' }),
     errors: z.record(z.string(), z.array(z.string())).meta({
       description:
-        'Messages per request field: its name (`phone`, `limit`), a dotted path for a nested field (`template.parameters`, `media_urls.0`), `body` for the body as a whole.',
+        'Messages per request field: its name (`phone`, `limit`), a dotted path for a nested field ' +
+        '(`template.parameters`, `media_urls.0`), `body` for the body as a whole.',
       example: { email: ['The email has already been taken.'] },
     }),
     conflict: z
