@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import net from 'node:net';
 import { createClient } from 'graphql-sse';
 import { print } from 'graphql';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -118,5 +119,58 @@ describe('single connection SSE', () => {
       JSON.stringify({ query: print(Added) }),
     );
     expect(stolen.status).toBe(403);
+  });
+
+  it('drops a reserved stream whose client does not read once STREAM_MAX_BUFFERED_BYTES waits for it, logged once, and releases its reservation', { timeout: 60_000 }, async () => {
+    const small = await serveOnPort(app.db, { ...app.env, STREAM_MAX_BUFFERED_BYTES: 256 * 1024 }, { providers: app.providers });
+    try {
+      const auth = { authorization: `Bearer ${s.apiKey}` };
+      const reserved = await requestOnPort(small.port, s.host, 'PUT', '/graphql/stream', auth);
+      expect(reserved.status).toBe(201);
+      const token = reserved.body;
+      // The stream, held on a raw socket that stops reading once it is open.
+      const socket = net.connect(small.port, '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.write(`GET /graphql/stream HTTP/1.1\r\nHost: ${s.host}\r\nAuthorization: Bearer ${s.apiKey}\r\nAccept: text/event-stream\r\nX-GraphQL-Event-Stream-Token: ${token}\r\n\r\n`);
+      const deadline = Date.now() + 5000;
+      while (!Buffer.concat(chunks).toString('latin1').includes('\r\n\r\n') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(Buffer.concat(chunks).toString('latin1')).toMatch(/^HTTP\/1\.1 200/);
+      // Each event 16 times the body (64 KB): the kernel's buffers fill within a few dozen sends.
+      const wide = `subscription { messageAdded { id body ${Array.from({ length: 15 }, (_, i) => `b${i}: body`).join(' ')} } }`;
+      const subscribe = JSON.stringify({ query: wide, variables: {}, extensions: { operationId: 'one' } });
+      const headers = { ...auth, 'content-type': 'application/json', 'x-graphql-event-stream-token': token };
+      expect((await requestOnPort(small.port, s.host, 'POST', '/graphql/stream', headers, subscribe)).status).toBe(202);
+      await new Promise((r) => setTimeout(r, 300));
+      socket.pause();
+      const cutOff = () => small.logs.filter((line) => line.includes('event stream cut off: the client does not read')).length;
+      const c = await s.contact({ email: 'reserved-never-reads@example.com' });
+      const long = 'x'.repeat(4000);
+      const send = { ...auth, 'content-type': 'application/json' };
+      let sends = 0;
+      for (; sends < 500 && cutOff() === 0; sends++) {
+        const body = JSON.stringify({ to: c.id, message: `${sends} ${long}` });
+        expect((await requestOnPort(small.port, s.host, 'POST', '/api/connect/messages', send, body)).status).toBe(202);
+      }
+      // Cut off once 256 KiB waited beyond what the kernel took, not buffered for without end.
+      expect(sends).toBeLessThan(500);
+      for (let i = 0; i < 5; i++) {
+        expect((await requestOnPort(small.port, s.host, 'POST', '/api/connect/messages', send, JSON.stringify({ to: c.id, message: `after ${i}` }))).status).toBe(202);
+      }
+      await new Promise((r) => setTimeout(r, 300));
+      expect(cutOff()).toBe(1);
+      // Once the client reads, its connection ends; the token it held is released with it.
+      const closed = new Promise<boolean>((resolve) => {
+        socket.once('close', () => resolve(true));
+        setTimeout(() => resolve(false), 15_000).unref();
+      });
+      socket.resume();
+      expect(await closed).toBe(true);
+      const again = await requestOnPort(small.port, s.host, 'POST', '/graphql/stream', headers, subscribe);
+      expect(again.status).toBe(404);
+    } finally {
+      await small.close();
+    }
   });
 });
