@@ -49,13 +49,27 @@ export interface WriterOptions {
 export class ConnectionWriter {
   private texts: string[] = [];
   private gathered = 0;
-  private cut = false;
+  /**
+   * What waited in the connection's buffers when it was last written: it only shrinks until the
+   * next write, so gathered + this bounds what waits, and the buffers are read only when that
+   * bound passes the limit (a write is made for every result and subscriber; reading the
+   * transport's buffers for each would cost more than the write).
+   */
+  private buffered = 0;
+  /** Cut off, or found gone at a flush: nothing more is written. */
+  private done = false;
   private readonly flush = () => {
     if (!this.texts.length) return;
     const texts = this.texts;
     this.texts = [];
     this.gathered = 0;
-    if (this.output.open) this.output.write(texts);
+    if (this.done) return;
+    if (!this.output.open) {
+      this.done = true;
+      return;
+    }
+    this.output.write(texts);
+    this.buffered = this.output.buffered;
   };
 
   constructor(
@@ -65,28 +79,28 @@ export class ConnectionWriter {
 
   /** Whether what is written can still reach the client. */
   get open(): boolean {
-    return !this.cut && this.output.open;
-  }
-
-  /** What waits for the client: gathered, and in the connection's buffers. */
-  get waiting(): number {
-    return this.gathered + this.output.buffered;
+    return !this.done && this.output.open;
   }
 
   /**
    * Writes `text` at the connection's next turn, after everything written before it: false when
-   * nothing reaches the client any more (the connection is gone, or cut off now for not reading).
+   * nothing reaches the client any more (the connection was found gone, or is cut off now for
+   * not reading).
    */
   write(text: string): boolean {
-    if (!this.open) return false;
-    const waiting = this.waiting;
-    if (waiting > this.options.maxBufferedBytes) {
-      this.cut = true;
-      this.texts = [];
-      this.gathered = 0;
-      this.options.cutOff(waiting);
-      this.output.cut();
-      return false;
+    if (this.done) return false;
+    if (this.gathered + this.buffered > this.options.maxBufferedBytes) {
+      this.buffered = this.output.buffered;
+      const waiting = this.gathered + this.buffered;
+      if (waiting > this.options.maxBufferedBytes) {
+        this.done = true;
+        this.texts = [];
+        this.gathered = 0;
+        if (!this.output.open) return false;
+        this.options.cutOff(waiting);
+        this.output.cut();
+        return false;
+      }
     }
     this.texts.push(text);
     this.gathered += text.length;
@@ -97,7 +111,7 @@ export class ConnectionWriter {
 
   /** Drops the connection without a word more: its stream failed. */
   abort(): void {
-    this.cut = true;
+    this.done = true;
     this.texts = [];
     this.gathered = 0;
     this.output.cut();
