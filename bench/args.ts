@@ -45,6 +45,8 @@ export interface Settings {
   mixedCrowd: number;
   /** Channels the mixed crowd's users are spread over. */
   mixedChannels: number;
+  /** Typing reports a second of the mixed crowd (0: none). */
+  mixedTyping: number;
   /** The Redis the crowd row's processes share. */
   redis: string;
   /** Conversations added for the inbox-at-scale check (0: no check). */
@@ -119,6 +121,7 @@ Output
                       size); --crowd-processes, --crowd-clients, --crowd-warmup, --crowd-seconds and
                       --crowd-env apply to it too
   --mixed-channels C  the mixed crowd's channels (default 20)
+  --mixed-typing R    the mixed crowd's typing reports a second (default 200; 0: none, no viewers)
   --redis URL         the Redis of --crowd-processes 2+ (default $BENCH_REDIS_URL or
                       redis://127.0.0.1:6379)
   --inbox-scale N     the inbox at scale: N more conversations on the channel (made by PostgreSQL,
@@ -136,7 +139,7 @@ export class UsageError extends Error {}
 export function parseArgs(argv: string[]): Settings | 'help' {
   const values = new Map<string, string>();
   const flags = new Set<string>();
-  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'crowd-warmup', 'crowd-env', 'crowd-transport', 'crowd-seconds', 'mixed-crowd', 'mixed-channels', 'redis', 'inbox-scale', 'import']);
+  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'crowd-warmup', 'crowd-env', 'crowd-transport', 'crowd-seconds', 'mixed-crowd', 'mixed-channels', 'mixed-typing', 'redis', 'inbox-scale', 'import']);
   const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help', 'floor-prepared']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -194,6 +197,7 @@ export function parseArgs(argv: string[]): Settings | 'help' {
     crowdSeconds: number('crowd-seconds', 10, 1),
     mixedCrowd: number('mixed-crowd', 0, 0),
     mixedChannels: number('mixed-channels', 20, 1),
+    mixedTyping: number('mixed-typing', 200, 0),
     redis: values.get('redis') ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
     inboxScale: number('inbox-scale', 0, 0),
     import: number('import', 0, 0),

@@ -261,7 +261,7 @@ export async function mixedCrowdRound(
     }
     // Each user views a conversation of its first channel, on its first session.
     const viewedOf = (u: number) => conversations[sets[u]![0]!]![0]!;
-    const viewers: MixedSubscriber[] = userIds.map((user, u) => ({
+    const viewers: MixedSubscriber[] = (typingRate ? userIds : []).map((user, u) => ({
       index: subscribers + u,
       port: ports[u % processes]!,
       token: tokens[u * SESSIONS_PER_USER]!,

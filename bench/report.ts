@@ -378,20 +378,23 @@ export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'i
       target: `≤ ${CROWD_MEMORY_LIMIT_KIB.toFixed(1)} (50 KB)`,
       pass: m.kbPerSubscriber === null ? null : m.kbPerSubscriber <= CROWD_MEMORY_LIMIT_KIB,
     });
-    targets.push({
-      id: 'mixed.typing-delivered',
-      description: `${crowd}: typing reports delivered / expected to the ${m.viewers} viewers of ${m.viewed} conversations, every report 204 (${m.typingAccepted}/${m.typingReports})`,
-      value: m.typingExpected ? m.typingDelivered / m.typingExpected : null,
-      target: '= 1, every report 204',
-      pass: m.typingExpected > 0 && m.typingDelivered === m.typingExpected && m.typingAccepted === m.typingReports,
-    });
-    targets.push({
-      id: 'mixed.typing-fan-out',
-      description: `${crowd}: typing fan-out p99, from the report's 204 to the last viewer (ms)`,
-      value: m.typingFanOutP99Ms,
-      target: `≤ ${CROWD_FAN_OUT_LIMIT_MS}`,
-      pass: m.typingFanOutP99Ms === null ? null : m.typingFanOutP99Ms <= CROWD_FAN_OUT_LIMIT_MS,
-    });
+    // Without typing reports (--mixed-typing 0) there are no viewers and nothing to judge.
+    if (m.viewers) {
+      targets.push({
+        id: 'mixed.typing-delivered',
+        description: `${crowd}: typing reports delivered / expected to the ${m.viewers} viewers of ${m.viewed} conversations, every report 204 (${m.typingAccepted}/${m.typingReports})`,
+        value: m.typingExpected ? m.typingDelivered / m.typingExpected : null,
+        target: '= 1, every report 204',
+        pass: m.typingExpected > 0 && m.typingDelivered === m.typingExpected && m.typingAccepted === m.typingReports,
+      });
+      targets.push({
+        id: 'mixed.typing-fan-out',
+        description: `${crowd}: typing fan-out p99, from the report's 204 to the last viewer (ms)`,
+        value: m.typingFanOutP99Ms,
+        target: `≤ ${CROWD_FAN_OUT_LIMIT_MS}`,
+        pass: m.typingFanOutP99Ms === null ? null : m.typingFanOutP99Ms <= CROWD_FAN_OUT_LIMIT_MS,
+      });
+    }
   }
   return targets;
 }
@@ -447,7 +450,7 @@ export function render(report: Report): string {
         `fan-out p99 ${m.fanOutP99Ms?.toFixed(0) ?? '?'} ms (over WebSocket ${fixed(m.fanOutP99ByTransportMs.websocket)} ms, over SSE ` +
         `${fixed(m.fanOutP99ByTransportMs.sse)} ms), send p99 ${fixed(m.sendP99Ms)} ms\n`,
     );
-    out.push(
+    if (m.viewers) out.push(
       `Mixed crowd typing: ${m.viewers} viewers of ${m.viewed} conversations, ${m.typingAccepted}/${m.typingReports} reports answered 204${refusals(m.typingRefused)} — ` +
         `delivered ${m.typingDelivered}/${m.typingExpected}, fan-out p99 ${fixed(m.typingFanOutP99Ms)} ms (204 to the last viewer), report p99 ${fixed(m.typingReportP99Ms)} ms\n`,
     );

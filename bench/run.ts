@@ -358,7 +358,7 @@ async function main(): Promise<number> {
       const { crowdProcesses: processes } = settings;
       note(
         `the mixed crowd: ${settings.mixedCrowd} session subscribers over ${settings.mixedChannels} channels on ${processes} gateway process(es), ` +
-          `REST sends at 50/s and typing reports at 200/s for ${settings.crowdSeconds} s after ${settings.crowdWarmup} s unmeasured`,
+          `REST sends at 50/s and typing reports at ${settings.mixedTyping}/s for ${settings.crowdSeconds} s after ${settings.crowdWarmup} s unmeasured`,
       );
       mixedCrowd = await mixedCrowdRound(
         (index, env) => startGateway(database.url, logs, { worker: false, poolSize: settings.pool, dist, whatsapp, profile: settings.profile, log: `mixed-crowd-${index + 1}.log`, collectOnSignal: true, env }),
@@ -367,6 +367,7 @@ async function main(): Promise<number> {
         {
           subscribers: settings.mixedCrowd,
           channels: settings.mixedChannels,
+          typingRate: settings.mixedTyping,
           processes,
           redisUrl: settings.redis,
           env: settings.crowdEnv,
