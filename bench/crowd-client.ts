@@ -142,7 +142,14 @@ function subscribe(port: number, host: string, token: string, body: string, over
   }
   return new Promise<void>((resolve) => {
     const request = http.request(
-      { host: '127.0.0.1', port, path: '/graphql', method: 'POST', agent, headers: { host, authorization: `Bearer ${token}`, accept: 'text/event-stream', 'content-type': 'application/json' } },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/graphql',
+        method: 'POST',
+        agent,
+        headers: { host, authorization: `Bearer ${token}`, accept: 'text/event-stream', 'content-type': 'application/json' },
+      },
       (response) => {
         resolve();
         if (response.statusCode !== 200) failed++;
@@ -216,7 +223,8 @@ async function openMixed(message: OpenMixed) {
       const channels = new Set(subscriber.channels);
       onResult = (text) => {
         const result = payloadOf(text);
-        const message = result.data?.messageAdded as { id: string; channelId: string; conversationId: string; conversation: { assignedToMe: boolean } } | undefined;
+        type Added = { id: string; channelId: string; conversationId: string; conversation: { assignedToMe: boolean } };
+        const message = result.data?.messageAdded as Added | undefined;
         if (!message || result.errors) return void mixed.errors++;
         heard(message.id, slot);
         if (seen.has(message.id)) mixed.duplicates++;

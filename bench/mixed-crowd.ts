@@ -105,7 +105,9 @@ const DOCUMENTS = {
   all: `subscription BenchMixedAll { messageAdded ${SELECTION} }`,
   channel: `subscription BenchMixedChannel($channelId: ID) { messageAdded(channelId: $channelId) ${SELECTION} }`,
   conversation: `subscription BenchMixedConversation($conversationId: ID) { messageAdded(conversationId: $conversationId) ${SELECTION} }`,
-  activity: 'subscription BenchMixedActivity($conversationId: ID!) { conversationActivity(conversationId: $conversationId) { conversationId user { id } typing viewing at } }',
+  activity:
+    'subscription BenchMixedActivity($conversationId: ID!) ' +
+    '{ conversationActivity(conversationId: $conversationId) { conversationId user { id } typing viewing at } }',
 };
 
 /** The channels (indexes) of user `u`'s sessions: its first, then one or two more, the sets differing from user to user. */
@@ -143,7 +145,8 @@ export async function mixedCrowdRound(
 
   // The channels and the connection token over all of them, by the measured version's own admin commands.
   const admin = async (args: string[]) => {
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: tools.databaseUrl, NODE_ENV: 'production', LOG_LEVEL: 'silent', SEED_DEMO: '0' };
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: tools.databaseUrl };
+    Object.assign(env, { NODE_ENV: 'production', LOG_LEVEL: 'silent', SEED_DEMO: '0' });
     if (tools.secretsKey) Object.assign(env, { SECRETS_KEY: tools.secretsKey });
     const { stdout } = await promisify(execFile)(process.execPath, [path.join(tools.dist, 'cli/admin.js'), ...args], { env, encoding: 'utf8' });
     return JSON.parse(stdout) as Record<string, string>;
@@ -206,7 +209,9 @@ export async function mixedCrowdRound(
     /** At most `width` at a time, in order. */
     const inTurn = async <T>(count: number, width: number, each: (n: number) => Promise<T>) => {
       const out: T[] = [];
-      for (let from = 0; from < count; from += width) out.push(...(await Promise.all(Array.from({ length: Math.min(width, count - from) }, (_, k) => each(from + k)))));
+      for (let from = 0; from < count; from += width) {
+        out.push(...(await Promise.all(Array.from({ length: Math.min(width, count - from) }, (_, k) => each(from + k)))));
+      }
       return out;
     };
 
@@ -396,14 +401,16 @@ export async function mixedCrowdRound(
     const expectedOf = (id: string) => {
       const to = sentTo.get(id)!;
       const channel = channelIds[to.channel]!;
-      return specs.reduce((count, spec) => count + (spec.channels.includes(channel) && (!spec.conversation || spec.conversation === to.conversation) ? 1 : 0), 0);
+      const follows = (spec: MixedSubscriber) => spec.channels.includes(channel) && (!spec.conversation || spec.conversation === to.conversation);
+      return specs.reduce((count, spec) => count + (follows(spec) ? 1 : 0), 0);
     };
     const expectedById = new Map([...accepted.keys()].map((id) => [id, expectedOf(id)]));
     const expected = [...expectedById.values()].reduce((total, n) => total + n, 0);
     const typingExpected = [...reports].reduce((total, [key, list]) => total + list.filter(Boolean).length * viewersOf.get(key.split(' ')[0]!)!.length, 0);
 
     const arrivals = new Map<string, Arrival>();
-    let checks: Omit<MixedChecks, 'typing'> & { failed: number; ended: number } = { foreign: 0, duplicates: 0, errors: 0, assignedToMe: 0, wrongAssignedToMe: 0, failed: 0, ended: 0 };
+    type Checks = Omit<MixedChecks, 'typing'> & { failed: number; ended: number };
+    let checks: Checks = { foreign: 0, duplicates: 0, errors: 0, assignedToMe: 0, wrongAssignedToMe: 0, failed: 0, ended: 0 };
     const typing = new Map<number, Record<string, number[]>>();
     const gather = async () => {
       arrivals.clear();
@@ -492,7 +499,9 @@ export async function mixedCrowdRound(
       assigned: Object.keys(assignees).length,
       fanOutP99Ms: p99(fanOut),
       fanOutP99ByTransportMs: { websocket: p99(fanOutOver(1)), sse: p99(fanOutOver(2)) },
-      fanOutBySecondMs: Array.from({ length: Math.ceil(fanOut.length / rate) }, (_, second) => Math.round(Math.max(...fanOut.slice(second * rate, (second + 1) * rate)))),
+      fanOutBySecondMs: Array.from({ length: Math.ceil(fanOut.length / rate) }, (_, second) =>
+        Math.round(Math.max(...fanOut.slice(second * rate, (second + 1) * rate))),
+      ),
       sendP99Ms: p99(sendTimes),
       kbPerSubscriber: grew === null ? null : Math.round((grew * 10240) / (subscribers - warm)) / 10,
       rssMb: { tenth: before, all: after },
