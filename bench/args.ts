@@ -39,6 +39,14 @@ export interface Settings {
   crowdTransport: CrowdTransport;
   /** Settings given to the crowd row's gateways besides the bench's (`--crowd-env`). */
   crowdEnv: Record<string, string>;
+  /** Seconds of measured sends of the crowd rows (`--crowd-seconds`, default 10). */
+  crowdSeconds: number;
+  /** Subscribers of the mixed crowd row (0: no such row). */
+  mixedCrowd: number;
+  /** Channels the mixed crowd's users are spread over. */
+  mixedChannels: number;
+  /** Typing reports a second of the mixed crowd (0: none). */
+  mixedTyping: number;
   /** The Redis the crowd row's processes share. */
   redis: string;
   /** Conversations added for the inbox-at-scale check (0: no check). */
@@ -102,6 +110,18 @@ Output
                       crowd's subscribers use; the report gives the fan-out p99 over each either way
   --crowd-env LIST    settings for the crowd's gateways, NAME=VALUE,NAME=VALUE (for instance
                       STREAM_FLUSH_MS=0: every write at once)
+  --crowd-seconds S   seconds of measured sends of the crowd rows (default 10)
+  --mixed-crowd N     the mixed crowd row: N subscribers, ten sessions per user, each user's over 2-3
+                      of --mixed-channels channels, half WebSocket, half SSE, channel-wide and
+                      channelId- or conversationId-narrowed messageAdded with conversation
+                      { assignedToMe }, while REST sends arrive at 50/s over the channels; and one
+                      conversationActivity viewer per user while 200 typing reports/s arrive — each
+                      subscriber's own events (none foreign, none missing) and assignedToMe, fan-out
+                      p99s, memory per idle subscriber (default 0: no such row; 2000 is the target's
+                      size); --crowd-processes, --crowd-clients, --crowd-warmup, --crowd-seconds and
+                      --crowd-env apply to it too
+  --mixed-channels C  the mixed crowd's channels (default 20)
+  --mixed-typing R    the mixed crowd's typing reports a second (default 200; 0: none, no viewers)
   --redis URL         the Redis of --crowd-processes 2+ (default $BENCH_REDIS_URL or
                       redis://127.0.0.1:6379)
   --inbox-scale N     the inbox at scale: N more conversations on the channel (made by PostgreSQL,
@@ -119,7 +139,7 @@ export class UsageError extends Error {}
 export function parseArgs(argv: string[]): Settings | 'help' {
   const values = new Map<string, string>();
   const flags = new Set<string>();
-  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'crowd-warmup', 'crowd-env', 'crowd-transport', 'redis', 'inbox-scale', 'import']);
+  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'crowd-warmup', 'crowd-env', 'crowd-transport', 'crowd-seconds', 'mixed-crowd', 'mixed-channels', 'mixed-typing', 'redis', 'inbox-scale', 'import']);
   const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help', 'floor-prepared']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -174,6 +194,10 @@ export function parseArgs(argv: string[]): Settings | 'help' {
     crowdWarmup: number('crowd-warmup', 5, 0, false),
     crowdTransport: crowdTransport(values.get('crowd-transport')),
     crowdEnv: crowdEnv(values.get('crowd-env')),
+    crowdSeconds: number('crowd-seconds', 10, 1),
+    mixedCrowd: number('mixed-crowd', 0, 0),
+    mixedChannels: number('mixed-channels', 20, 1),
+    mixedTyping: number('mixed-typing', 200, 0),
     redis: values.get('redis') ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
     inboxScale: number('inbox-scale', 0, 0),
     import: number('import', 0, 0),

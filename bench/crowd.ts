@@ -51,7 +51,7 @@ export interface CrowdResult {
 }
 
 /** A counter's or gauge's value in a gateway's /metrics (`series`: the name with its labels, if any). */
-async function metric(base: string, series: string): Promise<number | null> {
+export async function metric(base: string, series: string): Promise<number | null> {
   try {
     const text = await (await fetch(`${base}/metrics`)).text();
     const line = text.split('\n').find((each) => each.startsWith(`${series} `));
@@ -60,15 +60,64 @@ async function metric(base: string, series: string): Promise<number | null> {
     return null;
   }
 }
-const sum = (values: (number | null)[]) => (values.every((value) => value !== null) ? values.reduce<number>((total, value) => total + value!, 0) : null);
+export const sum = (values: (number | null)[]) => (values.every((value) => value !== null) ? values.reduce<number>((total, value) => total + value!, 0) : null);
 
 /** How the report names what the crowd's subscribers used. */
 export const TRANSPORT_NAMES: Record<CrowdTransport, string> = { both: 'WebSocket and SSE', websocket: 'WebSocket', sse: 'SSE' };
 
 const DOCUMENT = 'subscription BenchCrowd { messageAdded { id body status } }';
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const p99 = (values: number[]) => (values.length ? [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.99))]! : null);
+export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+export const p99 = (values: number[]) => (values.length ? [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.99))]! : null);
+
+/** The next IPC message of `type` from a client process; rejected if the process exits first. */
+export const answer = <T>(child: ChildProcess, type: string) =>
+  new Promise<T>((resolve, reject) => {
+    const onExit = (code: number | null) => reject(new Error(`a crowd client exited (${code})`));
+    const onMessage = (message: { type: string }) => {
+      if (message.type !== type) return;
+      child.off('message', onMessage);
+      child.off('exit', onExit);
+      resolve(message as T);
+    };
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
+
+/**
+ * Each gateway's resident memory after full collections, less its young generation: V8 grows
+ * and shrinks that (up to 3 × --max-semi-space-size) with the rate the process allocates at, so
+ * that two readings of the same process can differ by 20 MB or more whatever it holds.
+ */
+export async function idleMemory(gateways: ServerProcess[]): Promise<(number | null)[]> {
+  collectGarbage(gateways.map((gateway) => gateway.pid));
+  // Answered on the thread that collects: once its collections are done.
+  const young = await Promise.all(gateways.map((gateway) => metric(gateway.base, 'nodejs_heap_space_size_total_bytes{space="new"}')));
+  // Sweeping finishes on other threads; freed pages go back a moment later.
+  await sleep(1000);
+  return gateways.map((gateway, index) => {
+    const mb = rssMb(gateway.pid);
+    return mb === null || young[index] === null ? null : mb - young[index]! / 2 ** 20;
+  });
+}
+
+/** A client process of the crowd rows (bench/crowd-client.ts). */
+export const forkClient = () =>
+  fork(path.join(ROOT, 'bench/crowd-client.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+
+/** Tells each client process to close its subscribers and waits for it to exit (killed after 10 s). */
+export async function closeClients(clients: ChildProcess[]): Promise<void> {
+  await Promise.all(
+    clients.map(async (child) => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.send({ type: 'close' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(timer);
+    }),
+  );
+}
 
 export interface CrowdOptions {
   subscribers: number;
@@ -86,7 +135,7 @@ export interface CrowdOptions {
   warmup?: number;
 }
 
-const now = () => performance.timeOrigin + performance.now();
+export const now = () => performance.timeOrigin + performance.now();
 
 export async function crowdRound(
   /** Starts a gateway process of the row, with `collectOnSignal` (bench/servers.ts). */
@@ -110,42 +159,14 @@ export async function crowdRound(
     const ports = gateways.map((gateway) => Number(new URL(gateway.base).port));
     const agent = new http.Agent({ keepAlive: true, maxSockets: Infinity });
 
-    const answer = <T>(child: ChildProcess, type: string) =>
-      new Promise<T>((resolve, reject) => {
-        const onExit = (code: number | null) => reject(new Error(`a crowd client exited (${code})`));
-        const onMessage = (message: { type: string }) => {
-          if (message.type !== type) return;
-          child.off('message', onMessage);
-          child.off('exit', onExit);
-          resolve(message as T);
-        };
-        child.on('message', onMessage);
-        child.once('exit', onExit);
-      });
-
-    /**
-     * Each gateway's resident memory after full collections, less its young generation: V8 grows
-     * and shrinks that (up to 3 × --max-semi-space-size) with the rate the process allocates at, so
-     * that two readings of the same process can differ by 20 MB or more whatever it holds.
-     */
-    const memory = async () => {
-      collectGarbage(gateways.map((gateway) => gateway.pid));
-      // Answered on the thread that collects: once its collections are done.
-      const young = await Promise.all(gateways.map((gateway) => metric(gateway.base, 'nodejs_heap_space_size_total_bytes{space="new"}')));
-      // Sweeping finishes on other threads; freed pages go back a moment later.
-      await sleep(1000);
-      return gateways.map((gateway, index) => {
-        const mb = rssMb(gateway.pid);
-        return mb === null || young[index] === null ? null : mb - young[index]! / 2 ** 20;
-      });
-    };
+    const memory = () => idleMemory(gateways);
     const perClient = Math.ceil(subscribers / clientCount);
     const shares: { child: ChildProcess; first: number; count: number }[] = [];
     for (let index = 0; index < clientCount; index++) {
       const first = index * perClient;
       const count = Math.min(perClient, subscribers - first);
       if (count <= 0) break;
-      const child = fork(path.join(ROOT, 'bench/crowd-client.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+      const child = forkClient();
       clients.push(child);
       shares.push({ child, first, count });
     }
@@ -309,16 +330,7 @@ export async function crowdRound(
       clientCpuMs: spent(1),
     };
   } finally {
-    await Promise.all(
-      clients.map(async (child) => {
-        if (child.exitCode !== null) return;
-        const exited = new Promise((resolve) => child.once('exit', resolve));
-        child.send({ type: 'close' });
-        const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-        await exited;
-        clearTimeout(timer);
-      }),
-    );
+    await closeClients(clients);
     for (const gateway of gateways) await gateway.stop();
   }
 }

@@ -1,5 +1,6 @@
 import { IMPORT_REQUEST_ROWS, IMPORT_TARGET_S, type ImportRun } from './import.js';
 import { TRANSPORT_NAMES, type CrowdResult } from './crowd.js';
+import type { MixedCrowdResult } from './mixed-crowd.js';
 import type { ContactSearch, PageLatency, SearchLatency } from './checks.js';
 import { median, type EventLoopDelay, type Window } from './measure.js';
 import { OPERATIONS, operationById, type Operation } from './operations.js';
@@ -102,6 +103,8 @@ export interface Report {
   version: 1;
   /** The crowd row (--crowd N), when run. */
   crowd?: CrowdResult | null;
+  /** The mixed crowd row (--mixed-crowd N), when run. */
+  mixedCrowd?: MixedCrowdResult | null;
   commit: string;
   /** Uncommitted changes under src/ or prisma/ when the run started. */
   dirty: boolean;
@@ -342,6 +345,57 @@ export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'i
       pass: c.kbPerSubscriber === null ? null : c.kbPerSubscriber <= CROWD_MEMORY_LIMIT_KIB,
     });
   }
+  if (report.mixedCrowd) {
+    const m = report.mixedCrowd;
+    const crowd = `mixed crowd of ${m.subscribers} (${m.users} users, ${m.channels} channels) on ${m.processes} process(es)`;
+    targets.push({
+      id: 'mixed.delivered',
+      description:
+        `${crowd}: events delivered / expected, every send accepted (${m.accepted}/${m.sends}), ` +
+        `none missing (${m.missing}), foreign (${m.foreign}) or twice (${m.duplicates}), no errors (${m.errors + m.failed}), no stream ended (${m.ended ?? 0})`,
+      value: m.expected ? m.delivered / m.expected : null,
+      target: '= 1, every send 202, 0 foreign',
+      pass: m.expected > 0 && m.delivered === m.expected && m.accepted === m.sends && m.foreign === 0 && m.duplicates === 0 && m.errors + m.failed === 0 && !m.ended,
+    });
+    targets.push({
+      id: 'mixed.assigned-to-me',
+      description: `${crowd}: conversation.assignedToMe not the receiving user's own, of ${m.assignedToMeChecked} received (${m.assigned} conversations assigned)`,
+      value: m.wrongAssignedToMe,
+      target: '= 0',
+      pass: m.assignedToMeChecked > 0 && m.wrongAssignedToMe === 0,
+    });
+    targets.push({
+      id: 'mixed.fan-out',
+      description: `${crowd}: fan-out p99, from the 202 to the last subscriber following it (ms)`,
+      value: m.fanOutP99Ms,
+      target: `≤ ${CROWD_FAN_OUT_LIMIT_MS}`,
+      pass: m.fanOutP99Ms === null ? null : m.fanOutP99Ms <= CROWD_FAN_OUT_LIMIT_MS,
+    });
+    targets.push({
+      id: 'mixed.memory',
+      description: `${crowd}: resident memory per idle subscriber (KiB)`,
+      value: m.kbPerSubscriber,
+      target: `≤ ${CROWD_MEMORY_LIMIT_KIB.toFixed(1)} (50 KB)`,
+      pass: m.kbPerSubscriber === null ? null : m.kbPerSubscriber <= CROWD_MEMORY_LIMIT_KIB,
+    });
+    // Without typing reports (--mixed-typing 0) there are no viewers and nothing to judge.
+    if (m.viewers) {
+      targets.push({
+        id: 'mixed.typing-delivered',
+        description: `${crowd}: typing reports delivered / expected to the ${m.viewers} viewers of ${m.viewed} conversations, every report 204 (${m.typingAccepted}/${m.typingReports})`,
+        value: m.typingExpected ? m.typingDelivered / m.typingExpected : null,
+        target: '= 1, every report 204',
+        pass: m.typingExpected > 0 && m.typingDelivered === m.typingExpected && m.typingAccepted === m.typingReports,
+      });
+      targets.push({
+        id: 'mixed.typing-fan-out',
+        description: `${crowd}: typing fan-out p99, from the report's 204 to the last viewer (ms)`,
+        value: m.typingFanOutP99Ms,
+        target: `≤ ${CROWD_FAN_OUT_LIMIT_MS}`,
+        pass: m.typingFanOutP99Ms === null ? null : m.typingFanOutP99Ms <= CROWD_FAN_OUT_LIMIT_MS,
+      });
+    }
+  }
   return targets;
 }
 
@@ -383,6 +437,24 @@ export function render(report: Report): string {
     );
     // Reports written before the series was kept have none.
     if (c.fanOutBySecondMs?.length) out.push(`Crowd: slowest fan-out of each second of sends (ms): ${c.fanOutBySecondMs.join(' ')}\n`);
+  }
+  if (report.mixedCrowd) {
+    const m = report.mixedCrowd;
+    const refusals = (refused: Record<string, number>) =>
+      Object.keys(refused).length ? ` (refused: ${Object.entries(refused).map(([why, n]) => `${n} × ${why}`).join(', ')})` : '';
+    out.push(
+      `Mixed crowd: ${m.subscribers} subscribers (${m.users} users × 10 sessions, ${m.channelSets} channel sets of ${m.channels} channels, WebSocket and SSE) ` +
+        `on ${m.processes} gateway process(es), ${m.accepted}/${m.sends} sends accepted${refusals(m.refused)} — ` +
+        `${m.kbPerSubscriber ?? '?'} KiB per idle subscriber, events ${m.delivered}/${m.expected} (missing ${m.missing}, foreign ${m.foreign}, ` +
+        `twice ${m.duplicates}, errors ${m.errors + m.failed}, streams ended ${m.ended ?? 0}), assignedToMe wrong ${m.wrongAssignedToMe} of ${m.assignedToMeChecked}, ` +
+        `fan-out p99 ${m.fanOutP99Ms?.toFixed(0) ?? '?'} ms (over WebSocket ${fixed(m.fanOutP99ByTransportMs.websocket)} ms, over SSE ` +
+        `${fixed(m.fanOutP99ByTransportMs.sse)} ms), send p99 ${fixed(m.sendP99Ms)} ms\n`,
+    );
+    if (m.viewers) out.push(
+      `Mixed crowd typing: ${m.viewers} viewers of ${m.viewed} conversations, ${m.typingAccepted}/${m.typingReports} reports answered 204${refusals(m.typingRefused)} — ` +
+        `delivered ${m.typingDelivered}/${m.typingExpected}, fan-out p99 ${fixed(m.typingFanOutP99Ms)} ms (204 to the last viewer), report p99 ${fixed(m.typingReportP99Ms)} ms\n`,
+    );
+    if (m.fanOutBySecondMs.length) out.push(`Mixed crowd: slowest fan-out of each second of sends (ms): ${m.fanOutBySecondMs.join(' ')}\n`);
   }
   if (report.operations.length) {
     out.push(

@@ -20,6 +20,7 @@ import { contactSearch, pageLatency, rareContactName, searchLatency, type Search
 import { loadContext } from './context.js';
 import { closeConnections } from './http.js';
 import { TRANSPORT_NAMES, crowdRound, type CrowdResult } from './crowd.js';
+import { mixedCrowdRound, type MixedCrowdResult } from './mixed-crowd.js';
 import { Counter, drainOutbox, load, scrapeGauges } from './measure.js';
 import { OPERATIONS, type Operation } from './operations.js';
 import { duration, note } from './progress.js';
@@ -335,7 +336,7 @@ async function main(): Promise<number> {
     let crowd: CrowdResult | null = null;
     if (settings.crowd > 0) {
       const { crowdProcesses: processes } = settings;
-      note(`the crowd: ${settings.crowd} subscribers (${TRANSPORT_NAMES[settings.crowdTransport]}) on ${processes} gateway process(es), REST sends at 50/s for 10 s after ${settings.crowdWarmup} s unmeasured`);
+      note(`the crowd: ${settings.crowd} subscribers (${TRANSPORT_NAMES[settings.crowdTransport]}) on ${processes} gateway process(es), REST sends at 50/s for ${settings.crowdSeconds} s after ${settings.crowdWarmup} s unmeasured`);
       crowd = await crowdRound(
         (index, env) => startGateway(database.url, logs, { worker: false, poolSize: settings.pool, dist, whatsapp, profile: settings.profile, log: `crowd-${index + 1}.log`, collectOnSignal: true, env }),
         ctx,
@@ -346,10 +347,36 @@ async function main(): Promise<number> {
           redisUrl: settings.redis,
           env: settings.crowdEnv,
           warmup: settings.crowdWarmup,
+          seconds: settings.crowdSeconds,
           ...(settings.crowdClients ? { clients: settings.crowdClients } : {}),
         },
       );
       note(`crowd: ${JSON.stringify(crowd)}`);
+    }
+    let mixedCrowd: MixedCrowdResult | null = null;
+    if (settings.mixedCrowd > 0) {
+      const { crowdProcesses: processes } = settings;
+      note(
+        `the mixed crowd: ${settings.mixedCrowd} session subscribers over ${settings.mixedChannels} channels on ${processes} gateway process(es), ` +
+          `REST sends at 50/s and typing reports at ${settings.mixedTyping}/s for ${settings.crowdSeconds} s after ${settings.crowdWarmup} s unmeasured`,
+      );
+      mixedCrowd = await mixedCrowdRound(
+        (index, env) => startGateway(database.url, logs, { worker: false, poolSize: settings.pool, dist, whatsapp, profile: settings.profile, log: `mixed-crowd-${index + 1}.log`, collectOnSignal: true, env }),
+        { host: ctx.host, sendContacts: ctx.sendContacts, workspaceId: fixture.workspaceId },
+        { db: monitor, databaseUrl: database.url, dist: dist ?? path.join(ROOT, 'dist'), secretsKey: whatsapp?.secretsKey },
+        {
+          subscribers: settings.mixedCrowd,
+          channels: settings.mixedChannels,
+          typingRate: settings.mixedTyping,
+          processes,
+          redisUrl: settings.redis,
+          env: settings.crowdEnv,
+          warmup: settings.crowdWarmup,
+          seconds: settings.crowdSeconds,
+          ...(settings.crowdClients ? { clients: settings.crowdClients } : {}),
+        },
+      );
+      note(`mixed crowd: ${JSON.stringify(mixedCrowd)}`);
     }
     const contacts = await contactSearch(monitor, statements?.contactSearch ?? null, contactTerm, settings.contacts, gateway, ctx);
     // After the contact search: its plan is judged on the seeded contacts alone.
@@ -375,6 +402,7 @@ async function main(): Promise<number> {
       statements,
       pages,
       crowd,
+      mixedCrowd,
       search,
       searchAtScale,
       inboxAtScale,

@@ -184,4 +184,39 @@ describe.skipIf(!onPostgres)('npm run bench', () => {
     },
     300_000,
   );
+
+  it(
+    'runs a small mixed crowd of sessions over several channels: each subscriber its own events and assignedToMe, typing to the viewers, its targets reported',
+    async () => {
+      const args = ['--contacts', '200', '--messages', '200', '--rounds', '1', '--duration', '0.5', '--warmup', '0', '--only', 'rest.list', '--no-worker', '--no-statements'];
+      args.push('--mixed-crowd', '20', '--mixed-channels', '4', '--crowd-seconds', '2', '--crowd-warmup', '0', '--json', '--database', inject('databaseUrl'));
+      const { code, stdout, stderr } = await runBench(distIsFresh() ? [...args, '--no-build'] : args);
+      expect([0, 1], stderr.slice(-3000)).toContain(code);
+      const parsed = JSON.parse(stdout.trim()) as Report;
+      const mixed = parsed.mixedCrowd!;
+      // 2 users × 10 sessions, their channel sets differing: 100 sends over the 4 channels.
+      expect(mixed).toMatchObject({ subscribers: 20, users: 2, channels: 4, channelSets: 2, processes: 1, sends: 100, accepted: 100, refused: {} });
+      expect(mixed).toMatchObject({ missing: 0, foreign: 0, duplicates: 0, errors: 0, failed: 0, ended: 0, wrongAssignedToMe: 0 });
+      expect(mixed.expected).toBeGreaterThan(0);
+      expect(mixed.delivered).toBe(mixed.expected);
+      expect(mixed.assigned).toBeGreaterThan(0);
+      expect(mixed.assignedToMeChecked).toBeGreaterThanOrEqual(mixed.expected);
+      expect(mixed.fanOutP99ByTransportMs.websocket).toBeGreaterThan(0);
+      expect(mixed.fanOutP99ByTransportMs.sse).toBeGreaterThan(0);
+      expect(typeof mixed.kbPerSubscriber).toBe('number');
+      // One viewer a user; 400 typing reports, each to the viewers of its conversation.
+      expect(mixed).toMatchObject({ viewers: 2, typingReports: 400, typingAccepted: 400, typingRefused: {} });
+      expect(mixed.typingExpected).toBeGreaterThan(0);
+      expect(mixed.typingDelivered).toBe(mixed.typingExpected);
+      expect(mixed.typingFanOutP99Ms).not.toBeNull();
+      const targets = new Map(parsed.targets.map((t) => [t.id, t]));
+      expect(targets.get('mixed.delivered')!.pass).toBe(true);
+      expect(targets.get('mixed.assigned-to-me')!.pass).toBe(true);
+      expect(targets.get('mixed.typing-delivered')!.pass).toBe(true);
+      expect(targets.get('mixed.fan-out')).toMatchObject({ value: mixed.fanOutP99Ms, target: '≤ 250' });
+      expect(targets.get('mixed.typing-fan-out')).toMatchObject({ value: mixed.typingFanOutP99Ms, target: '≤ 250' });
+      expect(targets.get('mixed.memory')).toMatchObject({ value: mixed.kbPerSubscriber });
+    },
+    300_000,
+  );
 });
