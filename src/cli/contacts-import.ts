@@ -165,6 +165,12 @@ export async function importFile(prisma: PrismaClient, options: ImportOptions): 
   if (!rows) throw new InputError(`--file ${options.file} holds no contacts`);
   const summary: ImportSummary = { rows, created: 0, matched: 0, failed: 0, failures: [], failuresOmitted: 0 };
   const counts = () => ({ created: summary.created, matched: summary.matched, failed: summary.failed });
+  // Ctrl-C is taken before the first progress line shows: from then on it stops after the batch under way.
+  let stopped = false;
+  const release = options.onInterrupt?.(() => {
+    if (!stopped) options.output.line('stopping after the batch under way (Ctrl-C)…');
+    stopped = true;
+  });
   const progress = startProgress(options.output, {
     format: 'contacts [{bar}] {percentage}% | {value}/{total} | created {created} matched {matched} failed {failed}',
     total: rows,
@@ -172,11 +178,6 @@ export async function importFile(prisma: PrismaClient, options: ImportOptions): 
     payload: counts(),
     line: (value, total, c) =>
       `${new Date().toISOString()} ${value}/${total} (${total ? Math.floor((value * 100) / total) : 100}%) created=${c.created} matched=${c.matched} failed=${c.failed}`,
-  });
-  let stopped = false;
-  const release = options.onInterrupt?.(() => {
-    if (!stopped) options.output.line('stopping after the batch under way (Ctrl-C)…');
-    stopped = true;
   });
   const sql = sqlOf(prisma);
   let done = 0;
