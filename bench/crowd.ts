@@ -68,6 +68,24 @@ export const TRANSPORT_NAMES: Record<CrowdTransport, string> = { both: 'WebSocke
 const DOCUMENT = 'subscription BenchCrowd { messageAdded { id body status } }';
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** The CPU (ms) the processes of `list` have spent so far, all of them together; null when one cannot be read. */
+export const cpuOf = (list: { pid?: number | undefined }[]) => sum(list.map((process) => cpuMs(process.pid!)));
+
+/** Each accepted send's time from its 202 to the last subscriber over `slot` (1: WebSocket, 2: SSE; 0: either). */
+export const fanOutOver = (accepted: Map<string, number>, arrivals: Map<string, Arrival>, slot: 0 | 1 | 2) =>
+  [...accepted].flatMap(([id, at]) => {
+    const entry = arrivals.get(id);
+    const last = entry && (slot ? entry[slot] : Math.max(entry[1], entry[2]));
+    return last ? [last - at] : [];
+  });
+
+/** What was spent between two readings of cpuOf (gateways, clients), and how much the gateways' idle memory grew (MB). */
+export function crowdTotals(cpuBefore: (number | null)[], cpuAfter: (number | null)[], before: (number | null)[], after: (number | null)[]) {
+  const spent = (i: number) => (cpuAfter[i] === null || cpuBefore[i] === null ? null : Math.round(cpuAfter[i]! - cpuBefore[i]!));
+  const grew = before.every((mb) => mb !== null) && after.every((mb) => mb !== null) ? after.reduce((total, mb, i) => total + mb! - before[i]!, 0) : null;
+  return { spent, grew };
+}
+
 export const p99 = (values: number[]) => (values.length ? [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * 0.99))]! : null);
 
 /** The next IPC message of `type` from a client process; rejected if the process exits first. */
@@ -200,7 +218,6 @@ export async function crowdRound(
     await sleep(2000);
     const after = await memory();
 
-    const cpuOf = (list: { pid?: number | undefined }[]) => sum(list.map((process) => cpuMs(process.pid!)));
     const accepted = new Map<string, number>();
     const sendTimes: number[] = [];
     const refused: Record<string, number> = {};
@@ -297,17 +314,8 @@ export async function crowdRound(
       await gather();
     }
 
-    /** Each accepted send's time from its 202 to the last subscriber over `slot` (1: WebSocket, 2: SSE; 0: either). */
-    const fanOutOver = (slot: 0 | 1 | 2) =>
-      [...accepted].flatMap(([id, at]) => {
-        const entry = arrivals.get(id);
-        const last = entry && (slot ? entry[slot] : Math.max(entry[1], entry[2]));
-        return last ? [last - at] : [];
-      });
-    const fanOut = fanOutOver(0);
-    const cpuAfter = [cpuOf(gateways), cpuOf(clients)];
-    const spent = (i: number) => (cpuAfter[i] === null || cpuBefore[i] === null ? null : Math.round(cpuAfter[i]! - cpuBefore[i]!));
-    const grew = before.every((mb) => mb !== null) && after.every((mb) => mb !== null) ? after.reduce((sum, mb, i) => sum + mb! - before[i]!, 0) : null;
+    const fanOut = fanOutOver(accepted, arrivals, 0);
+    const { spent, grew } = crowdTotals(cpuBefore, [cpuOf(gateways), cpuOf(clients)], before, after);
     return {
       subscribers,
       transport,
@@ -321,7 +329,7 @@ export async function crowdRound(
       delivered: delivered(),
       expected,
       fanOutP99Ms: p99(fanOut),
-      fanOutP99ByTransportMs: { websocket: p99(fanOutOver(1)), sse: p99(fanOutOver(2)) },
+      fanOutP99ByTransportMs: { websocket: p99(fanOutOver(accepted, arrivals, 1)), sse: p99(fanOutOver(accepted, arrivals, 2)) },
       fanOutBySecondMs: Array.from({ length: Math.ceil(fanOut.length / rate) }, (_, second) => Math.round(Math.max(...fanOut.slice(second * rate, (second + 1) * rate)))),
       sendP99Ms: p99(sendTimes),
       executions: sum(await Promise.all(gateways.map((gateway) => metric(gateway.base, 'connect_subscription_executions_total')))),

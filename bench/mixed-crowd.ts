@@ -6,8 +6,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type pg from 'pg';
 import type { Arrival, CrowdArrivals, MixedChecks, MixedSubscriber, OpenMixed } from './crowd-client.js';
-import { answer, closeClients, forkClient, idleMemory, metric, now, p99, sleep, sum } from './crowd.js';
-import { cpuMs, type ServerProcess } from './servers.js';
+import { answer, closeClients, cpuOf, crowdTotals, fanOutOver, forkClient, idleMemory, metric, now, p99, sleep, sum } from './crowd.js';
+import type { ServerProcess } from './servers.js';
 
 /**
  * The mixed crowd row: an inbox team's subscribers rather than one backend's. `subscribers`
@@ -317,7 +317,6 @@ export async function mixedCrowdRound(
     await openEach((_, index) => viewers.filter((_, u) => u % shares.length === index));
     await sleep(1000);
 
-    const cpuOf = (list: { pid?: number | undefined }[]) => sum(list.map((child) => cpuMs(child.pid!)));
     /** Each send's channel and conversation (warm-up ones too), and when an accepted one's 202 arrived. */
     const sentTo = new Map<string, { channel: number; conversation: string }>();
     const accepted = new Map<string, number>();
@@ -465,16 +464,8 @@ export async function mixedCrowdRound(
       await sleep(500);
       await gather();
     }
-    const fanOutOver = (slot: 0 | 1 | 2) =>
-      [...accepted].flatMap(([id, at]) => {
-        const entry = arrivals.get(id);
-        const last = entry && (slot ? entry[slot] : Math.max(entry[1], entry[2]));
-        return last ? [last - at] : [];
-      });
-    const fanOut = fanOutOver(0);
-    const cpuAfter = [cpuOf(gateways), cpuOf(clients)];
-    const spent = (i: number) => (cpuAfter[i] === null || cpuBefore[i] === null ? null : Math.round(cpuAfter[i]! - cpuBefore[i]!));
-    const grew = before.every((mb) => mb !== null) && after.every((mb) => mb !== null) ? after.reduce((total, mb, i) => total + mb! - before[i]!, 0) : null;
+    const fanOut = fanOutOver(accepted, arrivals, 0);
+    const { spent, grew } = crowdTotals(cpuBefore, [cpuOf(gateways), cpuOf(clients)], before, after);
     const typed = typingArrivals();
     return {
       subscribers,
@@ -498,7 +489,7 @@ export async function mixedCrowdRound(
       wrongAssignedToMe: checks.wrongAssignedToMe,
       assigned: Object.keys(assignees).length,
       fanOutP99Ms: p99(fanOut),
-      fanOutP99ByTransportMs: { websocket: p99(fanOutOver(1)), sse: p99(fanOutOver(2)) },
+      fanOutP99ByTransportMs: { websocket: p99(fanOutOver(accepted, arrivals, 1)), sse: p99(fanOutOver(accepted, arrivals, 2)) },
       fanOutBySecondMs: Array.from({ length: Math.ceil(fanOut.length / rate) }, (_, second) =>
         Math.round(Math.max(...fanOut.slice(second * rate, (second + 1) * rate))),
       ),
