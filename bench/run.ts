@@ -101,6 +101,8 @@ async function throughput(
     acceptor: ServerProcess | null;
     /** What else each round measures once its operations have run. */
     afterRound(round: number): Promise<void>;
+    /** Whether the servers run their delivery workers: without them nothing empties the outbox, so no window waits for it. */
+    workers: boolean;
   },
 ): Promise<OperationResult[]> {
   const rounds = new Map<string, OperationResult['rounds']>(ops.map((op) => [op.id, []]));
@@ -111,10 +113,11 @@ async function throughput(
       const order = round % 2 === 0 ? pair : [...pair].reverse();
       const windows: Record<string, Awaited<ReturnType<typeof load>>> = {};
       const drains: Record<string, number> = {};
+      const drained = op.write && options.workers;
       for (const server of order) {
         if (settings.warmup > 0) await load(server.base, op, ctx, counter, { connections: settings.connections, duration: settings.warmup });
         // Each window starts with an empty outbox and its server delivers what it accepted.
-        if (op.write) await drainOutbox(monitor);
+        if (drained) await drainOutbox(monitor);
         if (op.inbound) await discardInbound(monitor);
         const window = await load(server.base, op, ctx, counter, {
           connections: settings.connections,
@@ -123,7 +126,7 @@ async function throughput(
           monitor,
           gauges: server.name === 'gateway',
         });
-        if (op.write) drains[server.name] = await drainOutbox(monitor);
+        if (drained) drains[server.name] = await drainOutbox(monitor);
         if (op.inbound) await discardInbound(monitor);
         windows[server.name] = window;
         note(
@@ -131,7 +134,7 @@ async function throughput(
             `p50 ${window.p50.toFixed(0)} ms  p99 ${window.p99.toFixed(0)} ms  errors ${window.errors}${window.samples[0] ? ` (${window.samples[0].slice(0, 120)})` : ''}`,
         );
       }
-      rounds.get(op.id)!.push({ gateway: windows.gateway!, floor: windows.floor!, ...(op.write ? { drainS: { gateway: drains.gateway!, floor: drains.floor! } } : {}) });
+      rounds.get(op.id)!.push({ gateway: windows.gateway!, floor: windows.floor!, ...(drained ? { drainS: { gateway: drains.gateway!, floor: drains.floor! } } : {}) });
     }
     await options.afterRound(round);
   }
@@ -310,7 +313,7 @@ async function main(): Promise<number> {
       extras.push(extra);
     };
     const operations =
-      ops.length || processingRows ? await throughput(settings, ops, servers, ctx, counter, monitor, { acceptor, afterRound }) : [];
+      ops.length || processingRows ? await throughput(settings, ops, servers, ctx, counter, monitor, { acceptor, afterRound, workers: settings.worker }) : [];
     await acceptor?.stop();
     note('measuring latency one request at a time');
     let search = await searchLatency(servers, ctx, monitor);
