@@ -1,5 +1,5 @@
 import type { ObjectRef } from '@pothos/core';
-import { BREAK, GraphQLError, TypeInfo, getArgumentValues, getOperationAST, visit, visitWithTypeInfo, type DocumentNode, type GraphQLSchema } from 'graphql';
+import { GraphQLError, TypeInfo, getArgumentValues, getOperationAST, visit, visitWithTypeInfo, type DocumentNode, type FieldNode, type GraphQLField, type GraphQLSchema } from 'graphql';
 import type { Plugin } from 'graphql-yoga';
 import { domainGraphQLError } from './errors.js';
 import { ValidationError } from '../errors/domain.js';
@@ -157,28 +157,45 @@ export function pageArgumentsPlugin(): Plugin {
   };
 }
 
-/** The first connection field of `document` whose page arguments are invalid, as its GraphQL error. */
-function invalidPage(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown>): GraphQLError | null {
+/** A field of a document that takes page arguments, with its definition. */
+interface PagedField {
+  node: FieldNode;
+  field: GraphQLField<unknown, unknown>;
+}
+
+/** The fields of each document that take page arguments, in document order; kept as long as yoga's parser cache keeps the document. */
+const pagedFieldsOf = new WeakMap<DocumentNode, readonly PagedField[]>();
+
+function pagedFields(schema: GraphQLSchema, document: DocumentNode): readonly PagedField[] {
+  let found = pagedFieldsOf.get(document);
+  if (found) return found;
+  const fields: PagedField[] = [];
   const typeInfo = new TypeInfo(schema);
-  let refusal: GraphQLError | null = null;
   visit(
     document,
     visitWithTypeInfo(typeInfo, {
       Field(node) {
         const field = typeInfo.getFieldDef();
-        if (!field || !field.args.some((arg) => arg.name === 'first') || !field.args.some((arg) => arg.name === 'after')) return undefined;
-        try {
-          pageFromArgs(getArgumentValues(field, node, variables) as PageArgs);
-        } catch (error) {
-          if (!(error instanceof ValidationError)) return undefined;
-          refusal = domainGraphQLError(error, new GraphQLError(error.message, { nodes: [node] }));
-          return BREAK;
-        }
-        return undefined;
+        if (field && field.args.some((arg) => arg.name === 'first') && field.args.some((arg) => arg.name === 'after')) fields.push({ node, field });
       },
     }),
   );
-  return refusal;
+  found = fields;
+  pagedFieldsOf.set(document, found);
+  return found;
+}
+
+/** The first connection field of `document` whose page arguments are invalid, as its GraphQL error. */
+function invalidPage(schema: GraphQLSchema, document: DocumentNode, variables: Record<string, unknown>): GraphQLError | null {
+  for (const { node, field } of pagedFields(schema, document)) {
+    try {
+      pageFromArgs(getArgumentValues(field, node, variables) as PageArgs);
+    } catch (error) {
+      if (!(error instanceof ValidationError)) continue;
+      return domainGraphQLError(error, new GraphQLError(error.message, { nodes: [node] }));
+    }
+  }
+  return null;
 }
 
 export const pageArgs = builder.args((t) => ({

@@ -8,7 +8,9 @@ import {
   locatedError,
   responsePathAsArray,
   isObjectType,
+  TypeInfo,
   visit,
+  visitWithTypeInfo,
   type DocumentNode,
   type ExecutionArgs,
   type GraphQLResolveInfo,
@@ -70,8 +72,13 @@ interface DocumentFacts {
   operation: OperationDefinitionNode | null;
   /** Whether the compiler may run it (`compilableQuery`); computed on first need. */
   compilable?: boolean;
-  /** Its costs, by the variables as the request sent them. */
+  /** Its costs, by the values of the variables its cost depends on (`costVariables`). */
   costs?: Map<string, number>;
+  /**
+   * The variables its cost can depend on: those in the arguments of fields whose complexity is
+   * computed from their arguments (a connection's page, `nodes`' ids); computed on first need.
+   */
+  costVariables?: readonly string[];
 }
 
 /** Facts of each document, kept as long as yoga's parser cache keeps the document. */
@@ -137,15 +144,54 @@ function variablesKey(variables: Record<string, unknown>): string | null {
   }
 }
 
+/** The variables the cost of `document` can depend on (`DocumentFacts.costVariables`), found once per document. */
+function costVariablesOf(schema: GraphQLSchema, document: DocumentNode): readonly string[] {
+  const facts = factsOf(document);
+  if (facts.costVariables) return facts.costVariables;
+  const names = new Set<string>();
+  const typeInfo = new TypeInfo(schema);
+  visit(
+    document,
+    visitWithTypeInfo(typeInfo, {
+      Field(node) {
+        if (typeof typeInfo.getFieldDef()?.extensions?.complexity !== 'function') return;
+        for (const argument of node.arguments ?? []) {
+          visit(argument.value, {
+            Variable(variable) {
+              names.add(variable.name.value);
+            },
+          });
+        }
+      },
+    }),
+  );
+  facts.costVariables = [...names];
+  return facts.costVariables;
+}
+
+/**
+ * What a cost is remembered by: the values of the variables it can depend on. A query the
+ * compiler may run is remembered by all its variables, so that one whose variables the
+ * interpreter would refuse is never taken for costed and compiled; any other operation runs on the
+ * interpreter, which refuses such variables itself whatever its cost.
+ */
+function costKey(args: ExecutionArgs, variables: Record<string, unknown>): string | null {
+  if (compilableQuery(args.document)) return variablesKey(variables);
+  const relevant: Record<string, unknown> = {};
+  for (const name of costVariablesOf(args.schema, args.document)) relevant[name] = variables[name];
+  return variablesKey(relevant);
+}
+
 /**
  * The operation's cost with these variables, or null when they or its arguments are ones the
  * interpreter will refuse with its own error. Costing reads the document and the variables'
  * values only (no field's complexity depends on the caller), so a page fetched again and again
- * with the same variables is costed once.
+ * with the same variables is costed once, and a mutation whose cost depends on none of its
+ * variables once for all of them (`costKey`).
  */
 function costOf(args: ExecutionArgs, context: GraphQLContext): number | null {
   const variables = args.variableValues ?? {};
-  const key = variablesKey(variables);
+  const key = costKey(args, variables);
   const facts = factsOf(args.document);
   const cached = key === null ? undefined : facts.costs?.get(key);
   if (cached !== undefined) return cached;

@@ -65,6 +65,36 @@ describe('compiled queries answer as the interpreter does', () => {
     }
   });
 
+  it('costs and checks the pages of a mutation with its own variables: within, over the limit, a bad page, within again', async () => {
+    const s = await messagingSetup(app);
+    const sent = () => app.db.prisma.message.count({ where: { workspaceId: s.workspace.id } });
+    const mutation = `mutation Send($text: String!, $n: Int) {
+      sendMessage(input: { to: { phone: "+31612349011" }, message: $text }) {
+        message { conversation { messages(first: $n) { edges { node { conversation { messages(first: $n) { edges { node { id contact { id } } } } } } } } } }
+        userErrors { field }
+      }
+    }`;
+    const cases = [
+      { n: 2, answer: 'sent' },
+      { n: 100, answer: 'QUERY_TOO_COMPLEX' },
+      { n: 0, answer: 'BAD_USER_INPUT' },
+      { n: 2, answer: 'sent' },
+    ] as const;
+    let expected = 0;
+    for (const [i, { n, answer }] of cases.entries()) {
+      const result = await post(s, { query: mutation, variables: { text: `message ${i}`, n } });
+      if (answer === 'sent') {
+        expected += 1;
+        expect(result.errors, `n = ${n}`).toBeUndefined();
+        expect(result.data.sendMessage.userErrors).toEqual([]);
+      } else {
+        expect(result.data ?? null, `n = ${n}`).toBeNull();
+        expect(result.errors).toEqual([expect.objectContaining({ extensions: expect.objectContaining({ code: answer }) })]);
+      }
+      expect(await sent()).toBe(expected);
+    }
+  });
+
   it('reports a refused argument at its place in the document', async () => {
     const s = await messagingSetup(app);
     const result = await post(s, { query: '{\n  viewer { workspace { id } }\n  contacts(first: 1, search: "a\\u0000b") { edges { node { id } } }\n}' });
