@@ -3,7 +3,7 @@ import { connectionComplexity, connectionType, pageArgs, pageFromArgs } from '..
 import { orNull, payloadOf, accepted } from '../../graphql/results.js';
 import { UserError, type Payload } from '../../graphql/user-errors.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
-import { BROADCAST_STATUSES, type BroadcastCounts } from './broadcasts.schemas.js';
+import { BROADCAST_COUNTS_DESCRIPTION, BROADCAST_STATUSES, type BroadcastCounts } from './broadcasts.schemas.js';
 import { changeBroadcast, createBroadcast, getBroadcast, listBroadcasts } from './broadcasts.service.js';
 import { broadcastById, type BroadcastRow } from './broadcasts.sql.js';
 import { broadcastUpdates, type BroadcastUpdate } from './broadcasts.updates.js';
@@ -11,7 +11,7 @@ import { broadcastUpdates, type BroadcastUpdate } from './broadcasts.updates.js'
 const BroadcastStatusEnum = builder.enumType('BroadcastStatus', { values: BROADCAST_STATUSES });
 
 const BroadcastCountsObject = builder.objectRef<BroadcastCounts>('BroadcastCounts').implement({
-  description: "Recipients by status: pending until their message leaves, then their message's status, or skipped.",
+  description: BROADCAST_COUNTS_DESCRIPTION,
   fields: (t) => ({
     total: t.exposeInt('total'),
     pending: t.exposeInt('pending'),

@@ -131,6 +131,9 @@ export const BROADCAST_STATUSES = ['scheduled', 'running', 'paused', 'finished',
 export const RECIPIENT_STATUSES = ['pending', 'sent', 'delivered', 'read', 'failed', 'skipped'] as const;
 export type RecipientStatus = (typeof RECIPIENT_STATUSES)[number];
 
+/** What a broadcast's counts are, on both transports (the OpenAPI document and the GraphQL schema). */
+export const BROADCAST_COUNTS_DESCRIPTION = "Recipients by status: pending until their message leaves, then their message's status, or skipped.";
+
 export const broadcastCountsSchema = z
   .object({
     total: z.int(),
@@ -141,7 +144,7 @@ export const broadcastCountsSchema = z
     failed: z.int(),
     skipped: z.int(),
   })
-  .meta({ id: 'BroadcastCounts', description: "Recipients by status: pending until their message leaves, then their message's status, or skipped." });
+  .meta({ id: 'BroadcastCounts', description: BROADCAST_COUNTS_DESCRIPTION });
 
 export type BroadcastCounts = z.output<typeof broadcastCountsSchema>;
 

@@ -10,6 +10,7 @@ import { asPayload, orNull } from '../../graphql/results.js';
 import { IDEMPOTENCY_KEY_DESCRIPTION, asIdempotentPayload } from '../idempotency/idempotency.graphql.js';
 import { createContact, findContact, getContact, listContacts, updateContact } from './contacts.service.js';
 import { importContactsFor, type ImportResult } from './contacts.import.js';
+import { CONTACT_FIELDS } from './contacts.schemas.js';
 
 const OptOutSourceEnum = builder.enumType('OptOutSource', {
   values: {
@@ -78,7 +79,7 @@ const CreateContactInput = builder.inputType('CreateContactInput', {
   fields: (t) => ({
     name: t.string({ required: true }),
     email: t.string(),
-    phone: t.string({ description: 'E.164: a leading +, the country code and digits only.' }),
+    phone: t.string({ description: CONTACT_FIELDS.phone }),
     channelId: t.id({
       description: 'The channel the contact is linked to: one the credential can act as. Needed, unless X-Channel-Uuid names one, by a credential of several channels.',
     }),
@@ -125,7 +126,7 @@ const ImportContactRowInput = builder.inputType('ImportContactRowInput', {
   fields: (t) => ({
     name: t.string({ required: true }),
     email: t.string(),
-    phone: t.string({ description: 'E.164: a leading +, the country code and digits only.' }),
+    phone: t.string({ description: CONTACT_FIELDS.phone }),
   }),
 });
 
@@ -165,7 +166,7 @@ const ContactImportRow = builder.objectRef<ImportRowShape>('ContactImportRow').i
     contact: t.field({
       type: ContactObject,
       nullable: true,
-      description: 'The contact created or matched; null for a failed row.',
+      description: CONTACT_FIELDS.importedId,
       resolve: async ({ result, contacts }, _args, ctx, info) => {
         if (!result.id) return null;
         // The selection is the same for every row: the first row plans it and reads all of them.

@@ -56,6 +56,12 @@ export const contactEmailSchema = z
   .refine((v) => v.indexOf('@') <= 64, MESSAGES.emailLocalMax)
   .meta({ format: 'email', maxLength: 255, example: 'ada@example.com' });
 
+/** What the contact fields mean, on both transports (the OpenAPI document and the GraphQL schema). */
+export const CONTACT_FIELDS = {
+  phone: 'E.164: a leading +, the country code and digits only.',
+  importedId: 'The contact created or matched; null for a failed row.',
+} as const;
+
 /** Contact phone: strict E.164, judged by libphonenumber-js. */
 export const contactPhoneSchema = z
   .string({ error: MESSAGES.phoneType })
@@ -68,7 +74,7 @@ export const contactPhoneSchema = z
     }
     return e164;
   })
-  .meta({ description: 'E.164: a leading +, the country code and digits only.', example: '+31612345678' });
+  .meta({ description: CONTACT_FIELDS.phone, example: '+31612345678' });
 
 /** Null or a blank string clears an email or phone; anything else must pass `schema`. */
 function clearable(schema: z.ZodType<string, string>, typeMessage: string) {
@@ -193,7 +199,7 @@ export const importContactsSchema = z.object(
 export const importResultSchema = z
   .object({
     index: z.number().int().meta({ description: 'The row\'s position in `contacts`, from 0.' }),
-    id: apiUuid.nullable().meta({ description: 'The contact created or matched; null for a failed row.' }),
+    id: apiUuid.nullable().meta({ description: CONTACT_FIELDS.importedId }),
     status: z.enum(['created', 'matched', 'failed']),
     errors: z.record(z.string(), z.array(z.string())).optional().meta({ description: "A failed row's field messages, as a 422 gives them." }),
   })

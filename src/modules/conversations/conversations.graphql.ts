@@ -16,7 +16,7 @@ import {
   setConversationStatus,
   updateConversationLabels,
 } from './conversations.service.js';
-import { CONVERSATION_SORTS } from './conversations.schemas.js';
+import { CONVERSATION_FIELDS, CONVERSATION_SORTS } from './conversations.schemas.js';
 import { isAssignedTo } from './conversations.service.js';
 import { CONVERSATION_JOINS, CONVERSATION_RELATIONS, stateChangeActor, type ConversationRow } from './conversations.sql.js';
 import type { ActorView } from './conversations.schemas.js';
@@ -62,14 +62,14 @@ export const ConversationObject = builder.prismaObject('Conversation', {
       resolve: (conversation) => conversation.assignee,
     }),
     assignedToMe: t.boolean({
-      description: "Whether the conversation is assigned to the caller's user (a session's); false for backend credentials.",
+      description: CONVERSATION_FIELDS.assignedToMe,
       // The caller's user decides the value: subscribers of different users never share it (src/graphql/caller-reads.ts).
       reads: ['user'],
       select: { assigneeId: true },
       resolve: (conversation, _args, ctx) => isAssignedTo(conversation.assigneeId, ctx.auth),
     }),
-    labels: t.exposeStringList('labels', { description: 'Lowercased, sorted.' }),
-    unreadCount: t.exposeInt('unreadCount', { description: 'Inbound messages after lastReadAt.' }),
+    labels: t.exposeStringList('labels', { description: CONVERSATION_FIELDS.labels }),
+    unreadCount: t.exposeInt('unreadCount', { description: CONVERSATION_FIELDS.unreadCount }),
     lastReadAt: t.expose('lastReadAt', { type: 'DateTime', nullable: true }),
     lastMessage: t.relation('lastMessage', { nullable: true, description: 'The newest message.' }),
     lastMessageAt: t.expose('lastMessageAt', { type: 'DateTime', nullable: true }),

@@ -86,6 +86,13 @@ export const assigneeViewSchema = z.object({ id: apiUuid, name: z.string(), emai
 
 const STATE_CHANGE_TYPES = ['opened', 'closed', 'reopened', 'assigned', 'unassigned'] as const;
 
+/** What the conversation view's fields mean, on both transports (the OpenAPI document and the GraphQL schema). */
+export const CONVERSATION_FIELDS = {
+  labels: 'Lowercased, sorted.',
+  unreadCount: 'Inbound messages after lastReadAt.',
+  assignedToMe: "Whether the conversation is assigned to the caller's user (a session's); false for backend credentials.",
+} as const;
+
 /** The API view of a conversation with its history of state changes. */
 export const conversationViewSchema = z
   .object({
@@ -94,8 +101,8 @@ export const conversationViewSchema = z
     contactId: apiUuid,
     channelId: apiUuid,
     assignee: assigneeViewSchema.nullable(),
-    labels: z.array(z.string()).meta({ description: 'Lowercased, sorted.' }),
-    unreadCount: z.number().int().meta({ description: 'Inbound messages after lastReadAt.' }),
+    labels: z.array(z.string()).meta({ description: CONVERSATION_FIELDS.labels }),
+    unreadCount: z.number().int().meta({ description: CONVERSATION_FIELDS.unreadCount }),
     lastReadAt: apiDateTime.nullable(),
     lastMessage: messageViewSchema.nullable(),
     lastMessageAt: apiDateTime.nullable(),
@@ -112,7 +119,7 @@ export type ConversationView = z.output<typeof conversationViewSchema>;
  */
 export const conversationApiViewSchema = conversationViewSchema
   .extend({
-    assignedToMe: z.boolean().meta({ description: "Whether the conversation is assigned to the caller's user (a session's); false for backend credentials." }),
+    assignedToMe: z.boolean().meta({ description: CONVERSATION_FIELDS.assignedToMe }),
   })
   .meta({ id: 'Conversation' });
 

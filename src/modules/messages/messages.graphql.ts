@@ -11,7 +11,7 @@ import { keysetOrder, keysetWhere, toPage } from '../../lib/pagination.js';
 import { Actor, CHANNEL_FILTER } from '../conversations/conversations.graphql.js';
 import { listMessages, sendMessage } from './messages.service.js';
 import { ENCRYPTED_PLACEHOLDER, MESSAGE_RELATIONS, messageSender, messageTable, type MessageRow } from './messages.sql.js';
-import type { MediaView } from './messages.schemas.js';
+import { MESSAGE_FIELDS, type MediaView } from './messages.schemas.js';
 
 const MessageTypeEnum = builder.enumType(MessageType, { name: 'MessageType' });
 const MessageStatusEnum = builder.enumType(MessageStatus, { name: 'MessageStatus' });
@@ -45,14 +45,8 @@ export const MessageObject = builder.prismaObject('Message', {
       ...viewField(messageTable, 'placeholder'),
     }),
     isEncrypted: t.exposeBoolean('isEncrypted'),
-    status: t.expose('status', {
-      type: MessageStatusEnum,
-      description: 'Outbound: queued, then sent, delivered and read as the provider reports them (never backwards), or failed. Inbound: received.',
-    }),
-    failureReason: t.exposeString('failureReason', {
-      nullable: true,
-      description: "Why the provider refused the message for good: its error code and text; null otherwise.",
-    }),
+    status: t.expose('status', { type: MessageStatusEnum, description: MESSAGE_FIELDS.status }),
+    failureReason: t.exposeString('failureReason', { nullable: true, description: MESSAGE_FIELDS.failureReason }),
     sender: t.field({
       type: Actor,
       select: MESSAGE_RELATIONS,
@@ -60,7 +54,7 @@ export const MessageObject = builder.prismaObject('Message', {
     }),
     silent: t.exposeBoolean('silent'),
     mediaUrls: t.exposeStringList('mediaUrls'),
-    broadcastId: t.exposeID('broadcastId', { nullable: true, description: 'The broadcast that made this message; null for any other message.' }),
+    broadcastId: t.exposeID('broadcastId', { nullable: true, description: MESSAGE_FIELDS.broadcastId }),
     media: t.field({
       type: [MessageMedia],
       description: 'Files received with an inbound message; REST serves each at /api/connect/messages/{id}/media/{index}.',

@@ -194,6 +194,13 @@ export const mediaViewSchema = z
 
 export type MediaView = z.output<typeof mediaViewSchema>;
 
+/** What the message view's fields mean, on both transports (the OpenAPI document and the GraphQL schema). */
+export const MESSAGE_FIELDS = {
+  status: 'Outbound: queued, then sent, delivered and read as the provider reports them (never backwards), or failed. Inbound: received.',
+  failureReason: 'Why the provider refused the message for good: its error code and text; null otherwise.',
+  broadcastId: 'The broadcast that made this message; null for any other message.',
+} as const;
+
 /** The API view of a message; an encrypted message's content never appears in it. */
 export const messageViewSchema = z
   .object({
@@ -206,15 +213,12 @@ export const messageViewSchema = z
     body: z.string().nullable().meta({ description: 'The text; null for an encrypted message.' }),
     placeholder: z.literal('Encrypted message hidden').optional().meta({ description: 'Present on encrypted messages only.' }),
     isEncrypted: z.boolean(),
-    status: z.enum(MESSAGE_STATUSES).meta({
-      description:
-        'Outbound: queued, then sent, delivered and read as the provider reports them (never backwards), or failed. Inbound: received.',
-    }),
-    failureReason: z.string().nullable().meta({ description: "Why the provider refused the message for good: its error code and text; null otherwise." }),
+    status: z.enum(MESSAGE_STATUSES).meta({ description: MESSAGE_FIELDS.status }),
+    failureReason: z.string().nullable().meta({ description: MESSAGE_FIELDS.failureReason }),
     sender: actorViewSchema,
     silent: z.boolean(),
     mediaUrls: z.array(z.string()),
-    broadcastId: apiUuid.nullable().meta({ description: 'The broadcast that made this message; null for any other message.' }),
+    broadcastId: apiUuid.nullable().meta({ description: MESSAGE_FIELDS.broadcastId }),
     media: z.array(mediaViewSchema).meta({ description: 'Files received with an inbound message; fetch each from `/messages/{id}/media/{index}`.' }),
     createdAt: apiDateTime,
   })
