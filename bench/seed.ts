@@ -258,10 +258,12 @@ export async function seedData(
                pg_temp.ts(ms) AS ts, pg_temp.ts(ms + 1800000) AS closed_at, k > ${plan.primary} OR k % 5 = 0 AS closed
           FROM generate_series(${lo}::bigint, ${hi}::bigint) AS k, LATERAL (SELECT pg_temp.conversation_ms(k) AS ms) AS v),
       conversation AS (
-        INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, closed_at, created_at, updated_at)
+        INSERT INTO conversations (id, workspace_id, channel_id, contact_id, status, closed_at, created_at, updated_at, last_message_at)
         SELECT id, ${ws}::uuid, ${channel}::uuid, contact_id,
                CASE WHEN closed THEN 'closed' ELSE 'open' END::conversation_status,
-               CASE WHEN closed THEN closed_at END, ts, CASE WHEN closed THEN closed_at ELSE ts END
+               CASE WHEN closed THEN closed_at END, ts, CASE WHEN closed THEN closed_at ELSE ts END,
+               -- as the gateway makes a conversation: active since it was created until a message says otherwise
+               ts
           FROM k),
       opened AS (
         INSERT INTO conversation_state_changes (id, conversation_id, type, actor_type, actor_channel_id, actor_name, created_at)
