@@ -239,24 +239,19 @@ const eventMessage = (query: object, event: unknown, ctx: Context) => {
 const MESSAGE_EVENTS = (what: string) =>
   `${what} on any channel the credential can act as (with X-Channel-Uuid, that channel); \`channelId\` narrows to one of them, \`conversationId\` to one conversation.`;
 
-builder.subscriptionField('messageAdded', (t) =>
-  t.prismaField({
-    type: 'Message',
-    description: MESSAGE_EVENTS('Each new message'),
-    scope: 'read',
-    args: { conversationId: t.arg.id(), channelId: t.arg.id({ description: CHANNEL_FILTER }) },
-    subscribe: (_root, args, ctx) => conversationEvents(ctx, 'message.created', args),
-    resolve: (query, event, _args, ctx) => eventMessage(query, event, ctx),
-  }),
-);
-
-builder.subscriptionField('messageUpdated', (t) =>
-  t.prismaField({
-    type: 'Message',
-    description: MESSAGE_EVENTS('A message, each time its status changes (sent, delivered, read, or failed with its failureReason),'),
-    scope: 'read',
-    args: { conversationId: t.arg.id(), channelId: t.arg.id({ description: CHANNEL_FILTER }) },
-    subscribe: (_root, args, ctx) => conversationEvents(ctx, 'message.updated', args),
-    resolve: (query, event, _args, ctx) => eventMessage(query, event, ctx),
-  }),
-);
+// The two message subscriptions differ only in the event they follow.
+for (const [name, eventType, what] of [
+  ['messageAdded', 'message.created', 'Each new message'],
+  ['messageUpdated', 'message.updated', 'A message, each time its status changes (sent, delivered, read, or failed with its failureReason),'],
+] as const) {
+  builder.subscriptionField(name, (t) =>
+    t.prismaField({
+      type: 'Message',
+      description: MESSAGE_EVENTS(what),
+      scope: 'read',
+      args: { conversationId: t.arg.id(), channelId: t.arg.id({ description: CHANNEL_FILTER }) },
+      subscribe: (_root, args, ctx) => conversationEvents(ctx, eventType, args),
+      resolve: (query, event, _args, ctx) => eventMessage(query, event, ctx),
+    }),
+  );
+}
