@@ -253,6 +253,14 @@ export function singleConnectionSse(options: SingleConnectionOptions): Plugin<Re
   };
 }
 
+/** An event stream's messages written through its writer until they end; a failure is logged and drops the answer. */
+function writeStream<T>(writer: ConnectionWriter, state: RequestState, source: AsyncIterator<T>, frame: (value: T) => string, last?: string): Promise<void> {
+  return writer.writeAll(source, frame, last).catch((error: unknown) => {
+    state.log.error({ err: describeError(error) }, 'event stream failed');
+    writer.abort();
+  });
+}
+
 /**
  * graphql-sse's stream as yoga's answer, its messages written as they come by the connection's
  * writer (src/realtime/writer.ts), which paces and bounds them as it does every stream's: `finish`
@@ -280,20 +288,7 @@ function eventStream(
   output.body.once('close', gone);
   if (signal.aborted) gone();
   else signal.addEventListener('abort', gone, { once: true });
-  void (async () => {
-    try {
-      for (;;) {
-        const step = await messages.next();
-        if (step.done || !writer.write(step.value)) break;
-      }
-      writer.end();
-    } catch (error) {
-      state.log.error({ err: describeError(error) }, 'event stream failed');
-      writer.abort();
-    } finally {
-      gone();
-    }
-  })();
+  void writeStream(writer, state, messages, (message) => message).finally(gone);
   return new fetchAPI.Response(output.body as unknown as BodyInit, init);
 }
 
@@ -345,22 +340,8 @@ export function eventStreamAnswers(options: { path: string; limits: StreamLimits
       clearInterval(ping);
       void iterator.return?.();
     });
-    void (async () => {
-      try {
-        for (;;) {
-          const step = await iterator.next();
-          if (step.done) break;
-          if (!writer.write(`event: next\ndata: ${JSON.stringify(streamedResult(step.value))}\n\n`)) return;
-        }
-        writer.write('event: complete\ndata:\n\n');
-        writer.end();
-      } catch (error) {
-        state.log.error({ err: describeError(error) }, 'event stream failed');
-        writer.abort();
-      } finally {
-        clearInterval(ping);
-      }
-    })();
+    const next = (result: ExecutionResult) => `event: next\ndata: ${JSON.stringify(streamedResult(result))}\n\n`;
+    void writeStream(writer, state, iterator, next, 'event: complete\ndata:\n\n').finally(() => clearInterval(ping));
     return new fetchAPI.Response(body as unknown as BodyInit, { status: 200, headers: EVENT_STREAM_HEADERS });
   };
 

@@ -110,6 +110,21 @@ export class ConnectionWriter {
   }
 
   /** Drops the connection without a word more: its stream failed. */
+  /**
+   * Writes what `source` yields, each framed by `frame`, until it ends — then `last`, when given,
+   * and the end of the connection — or until the connection is cut off. A failure of the source
+   * is thrown to the caller.
+   */
+  async writeAll<T>(source: AsyncIterator<T>, frame: (value: T) => string, last?: string): Promise<void> {
+    for (;;) {
+      const step = await source.next();
+      if (step.done) break;
+      if (!this.write(frame(step.value))) return;
+    }
+    if (last !== undefined) this.write(last);
+    this.end();
+  }
+
   abort(): void {
     this.done = true;
     this.texts = [];
