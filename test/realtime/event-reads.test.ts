@@ -7,6 +7,7 @@ import { mintSession, sessionSetup } from '../helpers/sessions.js';
 import { subscribeSse } from '../helpers/sse.js';
 import { socketClient } from '../helpers/websocket.js';
 import { createUser } from '../../src/modules/users/users.service.js';
+import { createEventLoads } from '../../src/realtime/event-loads.js';
 
 /*
  * What one event costs the database when `Conversation.assignedToMe` (which reads the caller's
@@ -109,5 +110,56 @@ describe('an event received by many cohorts', () => {
     expect(four.conversations).toBe(one.conversations);
     // …and the send with its event costs no more statements with eight cohorts than with two.
     expect(four.statements.length, four.statements.join('\n')).toBe(one.statements.length);
+  });
+});
+
+describe('an event whose shared load fails', () => {
+  it('gives every cohort that asks, then or later, the same failure, and loads it once; the next event loads afresh', async () => {
+    // The app's own event loads (src/app.ts makes one per app), as the resolvers call them.
+    const loads = createEventLoads();
+    const query = { select: { id: true } };
+    let calls = 0;
+    const failing = () => {
+      calls++;
+      return Promise.reject(new Error('timeout exceeded when trying to connect'));
+    };
+    const event = { messageId: 'm1' };
+    // Two cohorts executing together, then one after the failure was known.
+    const together = [loads.load(event, query, failing), loads.load(event, query, failing)];
+    for (const load of together) await expect(load).rejects.toThrow('timeout exceeded');
+    await expect(loads.load(event, query, failing)).rejects.toThrow('timeout exceeded');
+    expect(calls).toBe(1);
+    // Another event is its own load.
+    await expect(loads.load({ messageId: 'm2' }, query, () => Promise.resolve('loaded'))).resolves.toBe('loaded');
+  });
+
+  it('through the surface: every cohort of an event whose message cannot be read receives an error, from one read', { timeout: 60_000 }, async () => {
+    const s = await sessionSetup(app);
+    const tokens = [s.session.token];
+    for (let index = 0; index < 3; index++) {
+      const user = await createUser(app.db.prisma, { workspaceId: s.workspace.id, name: `Reader ${index}`, email: `reader-${index}@example.com` });
+      tokens.push((await mintSession(s.api, { user: user.email })).token);
+    }
+    const contact = await s.contact({ email: 'unreadable@example.com' });
+    const opened = await s.send({ to: contact.id, message: 'opens the conversation' });
+    expect(opened.status).toBe(202);
+    const conversationId = opened.body.data.message.conversationId as string;
+    const sockets = tokens.map((token) => socketClient(served.port, s.host, { Authorization: `Bearer ${token}` }));
+    const streams = sockets.map((socket) => socket.subscribe(ALL));
+    await sleep(500);
+    statements = [];
+    // A message event whose message is not there (as if its read failed): what the bus carries from a send.
+    app.events.publish({ type: 'message.created', messageId: '00000000-0000-7000-8000-000000000000', conversationId, workspaceId: s.workspace.id, channelId: s.channel.id });
+    for (const stream of streams) {
+      const [result] = await stream.waitFor(1, 10_000);
+      expect(result!.errors?.length).toBe(1);
+    }
+    await sleep(300);
+    expect(reads('messages')).toBe(1);
+    // The streams go on: the next message reaches each with its data.
+    const sent = await s.send({ to: contact.id, message: 'after the failure' });
+    for (const stream of streams) expect((await stream.waitFor(2, 10_000))[1]!.data!.messageAdded.id).toBe(sent.body.data.message.id);
+    for (const stream of streams) stream.stop();
+    for (const socket of sockets) await socket.dispose();
   });
 });
