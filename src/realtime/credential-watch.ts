@@ -31,6 +31,18 @@ interface Watched {
   timer: NodeJS.Timeout | undefined;
   /** A WebSocket's own watch (not a stream's): not counted in `size`. */
   socket: boolean;
+  /** The batch whose check `pending` waits for. */
+  pendingIn: Batch | undefined;
+}
+
+/**
+ * Credentials waiting for one statement, and what is told once it answers: `answered` after a check
+ * that answered; `failed`, when given, after one that failed (without it, the waiter is carried to
+ * the next check: what it holds back is never delivered unchecked).
+ */
+interface Batch {
+  targets: Set<Watched>;
+  waiting: { answered: () => void; failed?: () => void }[];
 }
 
 /**
@@ -48,8 +60,11 @@ interface Watched {
  *   stream's credential is checked in one statement every CREDENTIAL_RECHECK_MS, and each event is
  *   delivered only after a check begun once it arrived (streams receiving the same event share it).
  *
- * A check that fails (the database out of reach) ends the streams it was for without an error:
- * their clients reconnect and authenticate afresh.
+ * A check that fails (the database out of reach, or its pool without a connection to spare) is no
+ * revocation: it ends no stream. What waited for it — an event, a stream an announcement concerned —
+ * waits for the next check, the next round's (CREDENTIAL_RECHECK_MS) or one asked for sooner, so
+ * nothing is delivered unchecked, and a credential revoked meanwhile ends its streams at the first
+ * check that answers. A stream about to start is refused instead (503): it never starts unchecked.
  *
  * `alone`: no other process can change a credential while this one runs (the embedded database,
  * which one process at a time may open: the admin commands refuse while the server holds it), so
@@ -84,50 +99,105 @@ export function createCredentialWatch(options: {
   const admits = (auth: AuthContext, live: LiveCredential | undefined) =>
     live !== undefined && !live.expired && (auth.channel ? live.channels.has(auth.channel.id) : auth.channels.some((channel) => live.channels.has(channel.id)));
 
-  const check = async (targets: Watched[]) => {
+  /**
+   * Checks `targets` in one statement: whether it answered. A check that fails (the database out
+   * of reach, or its pool without a connection to spare) lapses nothing: it says nothing of the
+   * credentials.
+   */
+  const check = async (targets: Watched[]): Promise<boolean> => {
     const open = targets.filter((target) => !target.lapsed);
-    if (!open.length) return;
+    if (!open.length) return true;
     let live: Map<string, LiveCredential>;
     try {
       live = await liveCredentials([...new Set(open.map((target) => target.auth.credential.id))]);
     } catch (error) {
-      logger.warn({ err: describeError(error) }, 'subscription credential check failed');
-      for (const target of open) lapse(target, 'unchecked');
-      return;
+      logger.warn({ err: describeError(error), streams: open.length }, 'subscription credential check failed: the streams wait for the next check');
+      return false;
     }
     for (const target of open) {
       const found = live.get(target.auth.credential.id);
       if (!admits(target.auth, found)) lapse(target, found?.expired ? 'expired' : 'revoked');
     }
+    return true;
   };
 
-  // Checks asked for within one turn of the event loop share one statement, begun after all of them;
-  // what waits on it is told in one loop once it answers (a stream's event: no promise each).
-  let batch: { targets: Set<Watched>; waiting: (() => void)[]; done: Promise<void> } | null = null;
-  const checkSoon = (target: Watched, then?: () => void): Promise<void> => {
-    if (!batch) {
-      const targets = new Set<Watched>();
-      const waiting: (() => void)[] = [];
-      const done = new Promise<void>((resolve) => setImmediate(resolve))
-        .then(() => {
-          batch = null;
-          return check([...targets]);
-        })
-        .finally(() => {
-          for (const told of waiting) told();
-        });
-      batch = { targets, waiting, done };
+  // Checks asked for before a statement begins share it; what waits on it is told in one loop once
+  // it answers (a stream's event: no promise each). One statement runs at a time: what is asked for
+  // meanwhile waits for the next, begun once the running one is done, so however many events
+  // arrive while the database is slow, their checks cost one statement after another, not one each.
+  let batch: Batch | null = null;
+  let running: Promise<void> = Promise.resolve();
+  /** What a failed check was for, when no check is waiting to begin: checked at the next round. */
+  let carried: Batch | null = null;
+  let retry: NodeJS.Timeout | undefined;
+  let disposed = false;
+  /** Whether `pending` is a batch no statement has begun for: one asked for now is begun after now. */
+  const notBegun = (pending: Batch | undefined) => pending !== undefined && (pending === batch || pending === carried);
+
+  const run = async (mine: Batch) => {
+    if (await check([...mine.targets])) {
+      for (const waiter of mine.waiting) waiter.answered();
+      return;
     }
-    batch.targets.add(target);
-    if (then) batch.waiting.push(then);
-    return batch.done;
+    // Carried to the check waiting to begin, if one is; otherwise to the next round's.
+    const next = batch ?? (carried ??= { targets: new Set(), waiting: [] });
+    for (const waiter of mine.waiting) {
+      if (waiter.failed) waiter.failed();
+      else next.waiting.push(waiter);
+    }
+    for (const target of mine.targets) {
+      if (target.lapsed) continue;
+      next.targets.add(target);
+      if (target.pendingIn === mine) target.pendingIn = next;
+    }
+    if (next === carried && !retry && !disposed) {
+      retry = setTimeout(() => {
+        retry = undefined;
+        if (carried) startBatch();
+      }, recheckMs);
+      retry.unref();
+    }
   };
 
+  /** The batch the next statement checks, begun after the one running (and after this turn). */
+  const startBatch = (): Batch => {
+    if (batch) return batch;
+    const mine: Batch = carried ?? { targets: new Set(), waiting: [] };
+    carried = null;
+    clearTimeout(retry);
+    retry = undefined;
+    batch = mine;
+    running = running
+      .then(() => new Promise<void>((resolve) => setImmediate(resolve)))
+      .then(() => {
+        if (batch === mine) batch = null;
+        return run(mine);
+      })
+      .catch((error: unknown) => logger.error({ err: describeError(error) }, 'subscription credential check: a stream could not be told'));
+    return mine;
+  };
+
+  const checkSoon = (target: Watched, answered?: () => void, failed?: () => void): Batch => {
+    const next = startBatch();
+    next.targets.add(target);
+    if (answered) next.waiting.push(failed ? { answered, failed } : { answered });
+    return next;
+  };
+
+  /** A check of `target` begun after now, which what it delivers waits for (`pending`) until it answers. */
   const suspect = (target: Watched) => {
-    const pending = checkSoon(target).finally(() => {
-      if (target.pending === pending) target.pending = undefined;
-    });
+    // One that has not begun (asked for earlier, or carried from one that failed) begins after now too.
+    if (target.pending && notBegun(target.pendingIn)) return;
+    let settle!: () => void;
+    const pending = new Promise<void>((resolve) => (settle = resolve));
     target.pending = pending;
+    target.pendingIn = checkSoon(target, () => {
+      if (target.pending === pending) {
+        target.pending = undefined;
+        target.pendingIn = undefined;
+      }
+      settle();
+    });
   };
 
   function updatePoll() {
@@ -173,7 +243,7 @@ export function createCredentialWatch(options: {
     },
 
     watch(auth, onLapse, options): CredentialHold {
-      const target: Watched = { auth, onLapse, lapsed: false, pending: undefined, timer: undefined, socket: options?.socket === true };
+      const target: Watched = { auth, onLapse, lapsed: false, pending: undefined, timer: undefined, socket: options?.socket === true, pendingIn: undefined };
       watched.add(target);
       arm(target);
       updatePoll();
@@ -187,7 +257,7 @@ export function createCredentialWatch(options: {
         clearOr(wait) {
           if (target.lapsed) return false;
           if (!hearsAll()) {
-            void checkSoon(target, () => wait(!target.lapsed));
+            checkSoon(target, () => wait(!target.lapsed));
             return 'waiting';
           }
           if (target.pending) {
@@ -197,7 +267,8 @@ export function createCredentialWatch(options: {
           return true;
         },
         async verify() {
-          if (!target.lapsed) await checkSoon(target);
+          // A stream never starts unchecked: one whose check failed is refused (503), and its client tries again.
+          if (!target.lapsed) await new Promise<void>((resolve) => checkSoon(target, resolve, () => (lapse(target, 'unchecked'), resolve())));
           return !target.lapsed;
         },
         release() {
@@ -218,10 +289,14 @@ export function createCredentialWatch(options: {
     },
 
     dispose() {
+      disposed = true;
       stopListening();
       stopHearing();
       clearInterval(poll);
       poll = undefined;
+      clearTimeout(retry);
+      retry = undefined;
+      carried = null;
       for (const target of watched) clearTimeout(target.timer);
       watched.clear();
     },

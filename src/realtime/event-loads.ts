@@ -11,6 +11,12 @@ import type { EventLoads } from '../context/services.js';
  * Only what every subscriber may see is loaded this way: the row by its id, its fields resolved
  * for each subscriber by the schema as for any query (an encrypted message's content stays
  * hidden), after the subscriber's own filter has checked the event is of its workspace and channel.
+ *
+ * A load that fails fails for the event: every cohort that asks for it later receives the same
+ * error, and none loads it again (docs/graphql.md, "Subscriptions"). It fails when the database is
+ * out of reach or its pool has no connection to spare, and the event's other cohorts ask within
+ * milliseconds, when that is still so: loading again for each of them would multiply the reads
+ * exactly while the pool is short. The next event loads afresh.
  */
 export function createEventLoads(): EventLoads {
   const loads = new WeakMap<object, Map<string, Promise<unknown>>>();
@@ -23,12 +29,8 @@ export function createEventLoads(): EventLoads {
       if (!loaded) {
         loaded = load();
         byQuery.set(key, loaded);
-        // Subscribers waiting on a load that fails share its error; one that asks later loads afresh.
-        const sameLoad = loaded;
-        const map = byQuery;
-        loaded.catch(() => {
-          if (map.get(key) === sameLoad) map.delete(key);
-        });
+        // Kept when it fails: every cohort of the event receives its error (each awaits it).
+        loaded.catch(() => {});
       }
       return loaded;
     },

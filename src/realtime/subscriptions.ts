@@ -7,7 +7,9 @@ const DONE: IteratorReturnResult<undefined> = { done: true, value: undefined };
 function lapseError(lapse: Lapse): AuthenticationError | null {
   if (lapse === 'expired') return new TokenExpiredError();
   if (lapse === 'revoked') return new AuthenticationError();
-  // A credential that could not be checked ends the stream without an error: the client reconnects.
+  // Only a stream about to start is told its credential could not be checked (a check that fails
+  // ends no open stream, src/realtime/credential-watch.ts): it ends without an error, and the
+  // subscription is refused (subscribeWhileValid).
   return null;
 }
 

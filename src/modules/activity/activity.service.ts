@@ -1,8 +1,10 @@
 import { Prisma } from '../../generated/prisma/client.js';
 import type { RequestContext } from '../../context/types.js';
 import { activeTraceparent } from '../../lib/tracing.js';
-import { ForbiddenError, ServiceUnavailableError, ValidationError } from '../../errors/domain.js';
+import { ForbiddenError, NotFoundError, ServiceUnavailableError, ValidationError } from '../../errors/domain.js';
 import { parseInput } from '../../lib/validation.js';
+import { isUuid } from '../../lib/uuid.js';
+import { readableChannelIds } from '../../context/request.js';
 import { REPLACING_PENDING_RECEIPT, findWorkspaceUser, getConversation, latestInboundSql } from '../conversations/conversations.service.js';
 import { ACTIVITY_MESSAGES, reportActivitySchema } from './activity.schemas.js';
 import type { ActivityEvent, ActivityUser } from '../../context/services.js';
@@ -30,11 +32,39 @@ async function reporter(ctx: RequestContext, from: string | null | undefined): P
  */
 export async function reportActivity(ctx: RequestContext, conversationId: string, input: unknown): Promise<void> {
   const body = parseInput(reportActivitySchema, input);
-  const conversation = await getConversation(ctx, conversationId, { select: { id: true, channelId: true } });
+  const conversation = await reportedConversation(ctx, conversationId);
   const user = await reporter(ctx, body.from);
   if (!ctx.presence) throw new ServiceUnavailableError();
   ctx.presence.reportTyping({ workspaceId: ctx.auth.workspace.id, conversationId: conversation.id, user, typing: body.typing });
-  if (body.typing && (await queueTypingIndicator(ctx, conversation.id)) > 0) ctx.onMessageQueued?.();
+  if (body.typing && conversation.showsTyping && (await queueTypingIndicator(ctx, conversation.id)) > 0) ctx.onMessageQueued?.();
+}
+
+/** The providers that can show a contact the team is typing: their names, and the setting that turns it on. */
+function typingProviders(ctx: RequestContext): { names: string[]; settings: string[] } {
+  const showing = ctx.providers.filter((provider) => provider.typingIndicator);
+  return { names: showing.map((provider) => provider.name), settings: showing.map((provider) => provider.typingIndicator!.setting) };
+}
+
+/**
+ * The conversation a report names, if the caller can read it (404 otherwise, as getConversation),
+ * and whether its channel shows typing indicators, in one statement: a report on a channel that
+ * shows none — every channel but a `whatsapp_cloud` one turned on — costs that statement alone.
+ */
+async function reportedConversation(ctx: RequestContext, id: string): Promise<{ id: string; showsTyping: boolean }> {
+  const { names, settings } = typingProviders(ctx);
+  const [row] = isUuid(id)
+    ? await ctx.sql<{ id: string; shows_typing: boolean }>(Prisma.sql`
+        SELECT c.id,
+               EXISTS (SELECT 1 FROM unnest(${names}::text[], ${settings}::text[]) AS p(name, setting)
+                        WHERE p.name = channel.provider AND channel.provider_settings ->> p.setting = 'on') AS shows_typing
+          FROM conversations AS c
+          JOIN channels AS channel ON channel.id = c.channel_id
+         WHERE c.id = ${id.toLowerCase()}::uuid
+           AND c.workspace_id = ${ctx.auth.workspace.id}::uuid
+           AND c.channel_id = ANY(${readableChannelIds(ctx.auth)}::uuid[])`)
+    : [];
+  if (!row) throw new NotFoundError('Conversation');
+  return { id: row.id, showsTyping: row.shows_typing };
 }
 
 /** How often a conversation's contact is shown a typing indicator at most: the indicator lasts 25 s. */
@@ -46,13 +76,12 @@ const TYPING_INDICATOR_EVERY_S = 20;
  * a read receipt naming the latest inbound message, with `typing`: it takes the conversation's
  * pending receipt if there is one (the indicator marks that message read too). At most one in any
  * TYPING_INDICATOR_EVERY_S per conversation, on every process alike (`typing_indicated_at`). The
- * number of receipts queued.
+ * channel's setting is read again here: one turned off since the conversation was read queues
+ * nothing. The number of receipts queued.
  */
 async function queueTypingIndicator(ctx: RequestContext, conversationId: string): Promise<number> {
-  const showing = ctx.providers.filter((provider) => provider.typingIndicator);
-  if (!showing.length) return 0;
-  const names = showing.map((provider) => provider.name);
-  const settings = showing.map((provider) => provider.typingIndicator!.setting);
+  const { names, settings } = typingProviders(ctx);
+  if (!names.length) return 0;
   return ctx.prisma.$executeRaw`
     WITH due AS (
       UPDATE conversations AS c

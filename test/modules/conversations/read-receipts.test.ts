@@ -10,16 +10,19 @@ import { WHATSAPP_SETTINGS, startWhatsAppFake, whatsappWorkspace, type WhatsAppF
 import { appWorker, testProviders } from '../../helpers/worker.js';
 import { runAdminOn } from '../../helpers/admin.js';
 import { createUser } from '../../../src/modules/users/users.service.js';
+import { mintSession } from '../../helpers/sessions.js';
 
 /* docs/inbox.md: marking a WhatsApp conversation read reports the latest inbound message read, through the outbox. */
 
 let fake: WhatsAppFake;
 let app: Awaited<ReturnType<typeof appOnOwnDatabase>>;
+/** Every statement the app's database ran since the test last emptied it. */
+let statements: string[] = [];
 
 beforeAll(async () => {
   fake = await startWhatsAppFake({ token: WHATSAPP_SETTINGS.accessToken });
   // A database of its own: the worker claims every due delivery.
-  app = await appOnOwnDatabase({ providers: testProviders({ settings: { WHATSAPP_API_URL: fake.url } }) });
+  app = await appOnOwnDatabase({ providers: testProviders({ settings: { WHATSAPP_API_URL: fake.url } }), onQuery: (sql) => statements.push(sql) });
 });
 afterAll(async () => {
   await app.drop();
@@ -241,5 +244,55 @@ describe('typing on a whatsapp_cloud channel (--typing-indicators)', () => {
     await report();
     await sleep(500);
     expect(typing()).toHaveLength(2);
+  });
+});
+
+describe('a typing report’s statements', () => {
+  it('on a channel whose typing indicators are off: one statement, the conversation read, and no delivery; turned on, the indicator’s one more', async () => {
+    const s = await whatsapp();
+    const agent = await createUser(app.db.prisma, { workspaceId: s.workspace.id, name: 'Quiet Agent', email: `quiet-${seq}-${Date.now()}@example.com` });
+    const browser = restClient(app, s.host, (await mintSession(s.api, { user: agent.email })).token);
+    const latest = await inbound(s, phone(), 'hello');
+    const report = async () => expect((await browser.post(`/conversations/${latest.conversationId}/activity`, { typing: true })).status).toBe(204);
+    /** What one report runs, authentication aside (the session's, cached or not). */
+    const reportStatements = async () => {
+      statements = [];
+      await report();
+      return statements.filter((sql) => !/\baccess_tokens\b/.test(sql));
+    };
+
+    // Off, as every channel starts: the read of the conversation and its channel's setting, nothing written.
+    await report();
+    const off = await reportStatements();
+    expect(off, off.join('\n')).toHaveLength(1);
+    expect(off[0]).toMatch(/^\s*SELECT\b/);
+    expect(await receiptRows(latest.conversationId)).toEqual([]);
+
+    // On: the same read, then the indicator's UPDATE … INSERT INTO deliveries — once in 20 s.
+    const configured = await runAdminOn(app.db, ['channel:configure', '--channel', s.channel.id, '--typing-indicators', 'on']);
+    expect(configured.code, configured.stderr).toBe(0);
+    const on = await reportStatements();
+    expect(on, on.join('\n')).toHaveLength(2);
+    expect(on[1]).toMatch(/INSERT INTO deliveries/);
+    const rows = await receiptRows(latest.conversationId);
+    expect(rows.map((row) => row.payload)).toEqual([{ message_id: latest.wamid, typing: true }]);
+    expect(await reportStatements()).toHaveLength(2);
+    expect(await receiptRows(latest.conversationId)).toHaveLength(1);
+  });
+
+  it('a conversation the caller cannot read is still 404, and a malformed GraphQL id NOT_FOUND', async () => {
+    const s = await whatsapp();
+    const other = await whatsapp();
+    const agent = await createUser(app.db.prisma, { workspaceId: s.workspace.id, name: 'Other Agent', email: `other-${seq}-${Date.now()}@example.com` });
+    const theirs = await inbound(other, phone(), 'elsewhere');
+    const answer = await s.api.post(`/conversations/${theirs.conversationId}/activity`, { typing: true, from: agent.email });
+    expect(answer.status).toBe(404);
+    for (const conversationId of ['not-a-uuid', theirs.conversationId]) {
+      const gql = await postOperation(app, s.host, bearer(s.apiKey), {
+        query: 'mutation($id: ID!, $from: ID) { reportActivity(conversationId: $id, typing: true, from: $from) { reported userErrors { field } } }',
+        variables: { id: conversationId, from: agent.email },
+      });
+      expect(gql.data?.reportActivity).toEqual({ reported: false, userErrors: [{ field: ['conversationId'] }] });
+    }
   });
 });

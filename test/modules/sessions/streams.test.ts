@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { openDatabase } from '../../../src/db/database.js';
 import type { Database } from '../../../src/db/database.js';
 import { createTestApp, onPostgres, openTestDatabase, type TestApp } from '../../helpers/app.js';
 import { runAdminOn } from '../../helpers/admin.js';
@@ -278,4 +279,56 @@ describe('a process that cannot reach Redis', () => {
       await stream.close();
     }
   });
+});
+
+describe('a process without Redis whose database pool is short', () => {
+  // Only on PostgreSQL: on the embedded database streams are never checked, and its one connection is never waited for.
+  it.skipIf(!onPostgres)('keeps its streams through a credential check that failed, delivers what waited once a check answers, and still ends a revoked one', async () => {
+    // One pooled connection, held below: every statement waits for it, and gives up after 1.5 s.
+    const short = await openDatabase({ databaseUrl: inject('databaseUrl'), poolSize: 1 });
+    const app = await createTestApp({}, short);
+    apps.push(app);
+    const s = await sessionSetup(app);
+    const contact = await s.contact({ email: 'short-pool@example.com' });
+    const stream = await observeSse(fetchOn(app, s.host), bearer(s.session.token), StreamMessageAdded);
+    try {
+      const first = await s.send({ to: contact.id, message: 'before' });
+      expect(first.status).toBe(202);
+      await stream.waitFor(1, 10_000);
+
+      const held = short.withSession((session) => session.query('SELECT pg_sleep(7)'));
+      // An event arrives while no check can run: as the bus hands on a message sent meanwhile by another process.
+      app.events.publish({
+        type: 'message.created',
+        messageId: first.body.data.message.id,
+        conversationId: first.body.data.message.conversationId,
+        workspaceId: s.workspace.id,
+        channelId: s.channel.id,
+      });
+      const failed = () => app.logs.some((line) => line.includes('subscription credential check failed'));
+      const deadline = Date.now() + 6000;
+      while (!failed() && Date.now() < deadline) await sleep(100);
+      expect(failed()).toBe(true);
+      // Nothing delivered unchecked, and the stream still open.
+      expect(stream.received).toHaveLength(1);
+      await held;
+
+      // Once a check answers, the event that waited is delivered, and the stream goes on.
+      await stream.waitFor(2, 10_000);
+      const after = await s.send({ to: contact.id, message: 'after' });
+      expect(after.status).toBe(202);
+      const received = await stream.waitFor(3, 10_000);
+      expect(received.map((event) => (event.data as { messageAdded: { body: string } }).messageAdded.body)).toEqual(['before', 'before', 'after']);
+      expect(await Promise.race([stream.ended.then(() => 'ended'), sleep(100).then(() => 'open')])).toBe('open');
+
+      // A revocation behind the server's back still ends it within 5 s.
+      await app.db.prisma.accessToken.update({ where: { id: s.session.id }, data: { revokedAt: new Date() } });
+      const revokedAt = Date.now();
+      const end = await stream.endsWithin(FIVE_SECONDS + 500);
+      expect(end.at - revokedAt).toBeLessThanOrEqual(FIVE_SECONDS);
+      expect(outcome(stream.received as Received).code).toBe('UNAUTHENTICATED');
+    } finally {
+      await stream.close();
+    }
+  }, 60_000);
 });
