@@ -97,6 +97,10 @@ export interface BroadcastResult {
   gatewayCpuMs: number | null;
   /** Rounds whose turns were moved on because the round outlasted its lead (the gateways' logs). */
   lateRounds: number;
+  /** The row's readings of GET /broadcasts/{id} not answered 200, by status (0: no answer). */
+  pollErrors: Record<number, number>;
+  /** Delivery attempts that ended in an error the worker only logs (`delivery attempt failed`: the gateways' logs), e.g. no pool connection to record a send. */
+  failedAttempts: number;
   /** The machine's 1-minute load average as the broadcast was created and as it ended. */
   loadAverage: { atStart: number; atEnd: number };
 }
@@ -288,10 +292,19 @@ export async function broadcastRound(
     let lastMove = performance.now();
     let peakRaw = rawBefore;
     let stalled = false;
+    const pollErrors: Record<number, number> = {};
     for (;;) {
       await sleep(1000);
-      const read = await request('GET', `/broadcasts/${id}`);
-      if (read.status !== 200) throw new Error(`GET /broadcasts/${id} answered ${read.status}: ${read.text.slice(0, 300)}`);
+      // The row's own reading, not the measured load: a refusal is counted and the next second reads again.
+      const read = await request('GET', `/broadcasts/${id}`).catch((error: Error) => ({ status: 0, text: error.message }));
+      if (read.status !== 200) {
+        pollErrors[read.status] = (pollErrors[read.status] ?? 0) + 1;
+        if (performance.now() - lastMove > STALL_MS) {
+          stalled = true;
+          break;
+        }
+        continue;
+      }
       view = (JSON.parse(read.text) as { data: { broadcast: View } }).data.broadcast;
       const raw = sum(gateways.map((gateway) => rssMb(gateway.pid)));
       if (raw !== null && peakRaw !== null) peakRaw = Math.max(peakRaw, raw);
@@ -371,6 +384,8 @@ export async function broadcastRound(
       gatewayCpuMs: gatewayCpuMs === null || cpuBefore === null ? null : Math.round(gatewayCpuMs - cpuBefore),
       lateRounds: countInLogs(gateways.map((gateway) => gateway.logFile), 'outlasted its lead'),
       loadAverage: { atStart: Math.round(loadAtStart * 100) / 100, atEnd: Math.round(loadAtEnd * 100) / 100 },
+      pollErrors,
+      failedAttempts: countInLogs(gateways.map((gateway) => gateway.logFile), '"msg":"delivery attempt failed"'),
     };
   } finally {
     agent.destroy();

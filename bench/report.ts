@@ -530,7 +530,9 @@ export function render(report: Report): string {
         `(${b.spanS ? Math.round(b.taken / b.spanS) : '?'}/s); most in one second ${b.maxPerSecond} (any 1,000 ms ${b.maxSliding}); ` +
         `202 in ${b.createMs} ms; memory +${b.memory.grewMb ?? '?'} MB (peak VmRSS +${b.memory.peakRssGrowthMb ?? '?'} MB); ` +
         `GET /contacts p99 ${b.load.during.p99Ms ?? '?'} ms during, ${b.load.idle.p99Ms ?? '?'} ms idle; gateway CPU ${b.gatewayCpuMs ?? '?'} ms; ` +
-        `${b.lateRounds} late rounds; load average ${b.loadAverage.atStart}–${b.loadAverage.atEnd}\n`,
+        `${b.lateRounds} late rounds, ${b.failedAttempts ?? 0} delivery attempts failed (logged)` +
+        `${Object.keys(b.pollErrors ?? {}).length ? `, progress reads refused: ${Object.entries(b.pollErrors).map(([status, n]) => `${n} × ${status}`).join(', ')}` : ''}; ` +
+        `load average ${b.loadAverage.atStart}–${b.loadAverage.atEnd}\n`,
     );
     out.push(`Broadcast: sends the fake took each second: ${seriesLine(b)}\n`);
   }
