@@ -25,6 +25,8 @@ export interface ReceiverReport {
   /** Recipients (contact ids) taken at least once, and sends taken for a recipient already taken. */
   distinct: number;
   twice: number;
+  /** Of those, sends of the delivery (`deliveryId`) already taken for that recipient: the same message again, not a second message. */
+  twiceSameDelivery: number;
   /** Sends answered 429 during the window. */
   refused: number;
   /** Bodies that were not the webhook provider's message payload (answered 400). */
@@ -42,8 +44,9 @@ export interface ReceiverReport {
 let start: ReceiverStart = { type: 'start', limitAfter: 0, limitSeconds: 0, retryAfter: 1 };
 const arrivals: number[] = [];
 const refusedAt: number[] = [];
-const recipients = new Map<string, number>();
+const recipients = new Map<string, string>();
 let twice = 0;
+let twiceSameDelivery = 0;
 let malformed = 0;
 let window: { from: number; until: number } | null = null;
 
@@ -57,8 +60,11 @@ const server = http.createServer((req, res) => {
   req.on('end', () => {
     const at = Date.now();
     let contact: string | undefined;
+    let delivery = '';
     try {
-      contact = (JSON.parse(Buffer.concat(chunks).toString('utf8')) as { contact?: { id?: string } }).contact?.id;
+      const payload = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { deliveryId?: string; contact?: { id?: string } };
+      contact = payload.contact?.id;
+      delivery = payload.deliveryId ?? '';
     } catch {
       contact = undefined;
     }
@@ -72,9 +78,11 @@ const server = http.createServer((req, res) => {
       return answer(res, 429, { 'retry-after': String(start.retryAfter) });
     }
     arrivals.push(at);
-    const seen = recipients.get(contact) ?? 0;
-    if (seen > 0) twice++;
-    recipients.set(contact, seen + 1);
+    const seen = recipients.get(contact);
+    if (seen !== undefined) {
+      twice++;
+      if (seen === delivery) twiceSameDelivery++;
+    } else recipients.set(contact, delivery);
     answer(res, 200);
   });
 });
@@ -105,6 +113,7 @@ function report(): ReceiverReport {
     taken: arrivals.length,
     distinct: recipients.size,
     twice,
+    twiceSameDelivery,
     refused: refusedAt.length,
     malformed,
     perSecond,

@@ -50,6 +50,8 @@ export interface SteadyLoad {
   /** From each request's due time to its answer (ms): a request kept waiting for a connection counts its wait. */
   p50Ms: number | null;
   p99Ms: number | null;
+  /** From when its connection took it to its answer (ms): the gateway's time alone, as autocannon counts it. */
+  serviceP99Ms: number | null;
 }
 
 export interface BroadcastResult {
@@ -77,6 +79,8 @@ export interface BroadcastResult {
   taken: number;
   distinct: number;
   twice: number;
+  /** Of those, the same delivery again (the worker sent it and could not record it: docs/broadcasts.md#surviving-a-crash's lease case). */
+  twiceSameDelivery: number;
   refused: number;
   malformed: number;
   /** Sends taken in each wall-clock second from the first to the last, and 429s answered in the same seconds. */
@@ -124,6 +128,7 @@ interface Answer {
 function steadyLoad(ports: number[], auth: { host: string; apiKey: string }, rate: number, connections: number) {
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
   const times: number[] = [];
+  const service: number[] = [];
   let errors = 0;
   let stopped = false;
   const started = performance.now();
@@ -135,12 +140,16 @@ function steadyLoad(ports: number[], auth: { host: string; apiKey: string }, rat
         (response) => {
           response.resume();
           response.on('end', () => {
-            if (response.statusCode === 200) times.push(performance.now() - due);
-            else errors++;
+            if (response.statusCode === 200) {
+              times.push(performance.now() - due);
+              service.push(performance.now() - written);
+            } else errors++;
             resolve();
           });
         },
       );
+      let written = due;
+      request.on('socket', () => (written = performance.now()));
       request.on('error', () => {
         errors++;
         resolve();
@@ -173,6 +182,7 @@ function steadyLoad(ports: number[], auth: { host: string; apiKey: string }, rat
         errors,
         p50Ms: times.length ? Math.round(percentile(times, 50) * 10) / 10 : null,
         p99Ms: times.length ? Math.round(p99(times)! * 10) / 10 : null,
+        serviceP99Ms: service.length ? Math.round(p99(service)! * 10) / 10 : null,
       };
     },
   };
@@ -367,6 +377,7 @@ export async function broadcastRound(
       taken: received.taken,
       distinct: received.distinct,
       twice: received.twice,
+      twiceSameDelivery: received.twiceSameDelivery,
       refused: received.refused,
       malformed: received.malformed,
       perSecond,

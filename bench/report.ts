@@ -414,7 +414,7 @@ function broadcastTargets(b: BroadcastResult): Target[] {
       id: 'broadcast.counts',
       description:
         `${row}: ${b.status}, sent ${sent}, failed ${b.counts.failed ?? 0}, skipped ${b.counts.skipped ?? 0}; ` +
-        `the fake took ${b.taken} for ${b.distinct} recipients, ${b.twice} twice`,
+        `the fake took ${b.taken} for ${b.distinct} recipients, ${b.twice} twice (${b.twiceSameDelivery ?? '?'} of them the same delivery again)`,
       value: b.recipients ? b.distinct / b.recipients : null,
       target: '= 1, sent = N, none twice',
       pass: exact,
@@ -529,7 +529,7 @@ export function render(report: Report): string {
         `${b.status}${b.stalled ? ' (stalled: the row gave up)' : ''} in ${b.durationS ?? '?'} s against ${b.expectedS} s, the fake's first to last ${b.spanS ?? '?'} s ` +
         `(${b.spanS ? Math.round(b.taken / b.spanS) : '?'}/s); most in one second ${b.maxPerSecond} (any 1,000 ms ${b.maxSliding}); ` +
         `202 in ${b.createMs} ms; memory +${b.memory.grewMb ?? '?'} MB (peak VmRSS +${b.memory.peakRssGrowthMb ?? '?'} MB); ` +
-        `GET /contacts p99 ${b.load.during.p99Ms ?? '?'} ms during, ${b.load.idle.p99Ms ?? '?'} ms idle; gateway CPU ${b.gatewayCpuMs ?? '?'} ms; ` +
+        `GET /contacts p99 ${b.load.during.p99Ms ?? '?'} ms during, ${b.load.idle.p99Ms ?? '?'} ms idle (on the connection: ${b.load.during.serviceP99Ms ?? '?'} / ${b.load.idle.serviceP99Ms ?? '?'} ms); gateway CPU ${b.gatewayCpuMs ?? '?'} ms; ` +
         `${b.lateRounds} late rounds, ${b.failedAttempts ?? 0} delivery attempts failed (logged)` +
         `${Object.keys(b.pollErrors ?? {}).length ? `, progress reads refused: ${Object.entries(b.pollErrors).map(([status, n]) => `${n} × ${status}`).join(', ')}` : ''}; ` +
         `load average ${b.loadAverage.atStart}–${b.loadAverage.atEnd}\n`,
