@@ -22,7 +22,7 @@ import os from 'node:os';
 import type { ReceiverReport, ReceiverStart } from './broadcast-receiver.js';
 import { answer, closeClients, cpuOf, forkBench, idleMemory, p99, sleep, sum } from './crowd.js';
 import { IMPORT_REQUEST_ROWS, importBatch } from './import.js';
-import { median, percentile } from './measure.js';
+import { median, percentile, scrapeGauges } from './measure.js';
 import { Progress, note } from './progress.js';
 import { adminCommand } from './seed.js';
 import { rssMb, type ServerProcess } from './servers.js';
@@ -105,6 +105,12 @@ export interface BroadcastResult {
   pollErrors: Record<number, number>;
   /** Delivery attempts that ended in an error the worker only logs (`delivery attempt failed`: the gateways' logs), e.g. no pool connection to record a send. */
   failedAttempts: number;
+  /** The gateways' longest event-loop delay in each second of the broadcast (ms, the worst of the processes; /metrics), and the longest of all. */
+  eventLoopMaxMs: number[];
+  eventLoopWorstMs: number | null;
+  /** The gateways' longest full collection (Mark-Compact, ms of pause: their --trace-gc lines) and how many they made. */
+  longestFullGcMs: number | null;
+  fullGcs: number;
   /** The machine's 1-minute load average as the broadcast was created and as it ended. */
   loadAverage: { atStart: number; atEnd: number };
 }
@@ -194,6 +200,18 @@ const receiverReport = (receiver: ChildProcess) => {
   receiver.send({ type: 'report' });
   return report;
 };
+
+/** The longest pause of a full collection (Mark-Compact) the `--trace-gc` logs hold, and how many there were. */
+function fullCollections(files: string[]): { longestFullGcMs: number | null; fullGcs: number } {
+  const pauses = files.flatMap((file) => {
+    try {
+      return [...fs.readFileSync(file, 'utf8').matchAll(/Mark-Compact(?: \(reduce\))? [\d.]+ \([\d.]+\) -> [\d.]+ \([\d.]+\) MB, ([\d.]+) \//g)].map((match) => Number(match[1]));
+    } catch {
+      return [];
+    }
+  });
+  return { longestFullGcMs: pauses.length ? Math.round(Math.max(...pauses)) : null, fullGcs: pauses.length };
+}
 
 /** Times a line holding `text` appears in the files. */
 const countInLogs = (files: string[], text: string) =>
@@ -303,8 +321,14 @@ export async function broadcastRound(
     let peakRaw = rawBefore;
     let stalled = false;
     const pollErrors: Record<number, number> = {};
+    const eventLoopMaxMs: number[] = [];
+    // A scrape resets each gateway's delay histogram: the next one covers the second after it.
+    await Promise.all(gateways.map((gateway) => scrapeGauges(gateway.base)));
     for (;;) {
       await sleep(1000);
+      const gauges = await Promise.all(gateways.map((gateway) => scrapeGauges(gateway.base)));
+      const worst = Math.max(...gauges.map((gauge) => gauge?.eventLoop.max ?? NaN));
+      if (Number.isFinite(worst)) eventLoopMaxMs.push(Math.round(worst));
       // The row's own reading, not the measured load: a refusal is counted and the next second reads again.
       const read = await request('GET', `/broadcasts/${id}`).catch((error: Error) => ({ status: 0, text: error.message }));
       if (read.status !== 200) {
@@ -396,6 +420,9 @@ export async function broadcastRound(
       lateRounds: countInLogs(gateways.map((gateway) => gateway.logFile), 'outlasted its lead'),
       loadAverage: { atStart: Math.round(loadAtStart * 100) / 100, atEnd: Math.round(loadAtEnd * 100) / 100 },
       pollErrors,
+      eventLoopMaxMs,
+      eventLoopWorstMs: eventLoopMaxMs.length ? Math.max(...eventLoopMaxMs) : null,
+      ...fullCollections(gateways.map((gateway) => gateway.logFile)),
       failedAttempts: countInLogs(gateways.map((gateway) => gateway.logFile), '"msg":"delivery attempt failed"'),
     };
   } finally {

@@ -535,6 +535,12 @@ export function render(report: Report): string {
         `load average ${b.loadAverage.atStart}–${b.loadAverage.atEnd}\n`,
     );
     out.push(`Broadcast: sends the fake took each second: ${seriesLine(b)}\n`);
+    if (b.eventLoopMaxMs?.length) {
+      out.push(
+        `Broadcast: the gateways' longest event-loop delay each second (ms): ${b.eventLoopMaxMs.join(' ')}; ` +
+          `longest full collection ${b.longestFullGcMs ?? '?'} ms of ${b.fullGcs}\n`,
+      );
+    }
   }
   if (report.operations.length) {
     out.push(

@@ -398,7 +398,7 @@ async function main(): Promise<number> {
       const { broadcast: recipients, broadcastRate: rate, broadcastProcesses: processes, broadcastLimitSeconds: limitSeconds } = settings;
       note(`the broadcast row: ${recipients.toLocaleString('en-US')} recipients at ${rate}/s on ${processes} gateway process(es)${limitSeconds ? `, 429s for ${limitSeconds} s mid-run` : ''}; load average ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
       broadcast = await broadcastRound(
-        (index, env) => startGateway(database.url, logs, { worker: true, poolSize: settings.pool, dist, whatsapp, profile: settings.profile, log: `broadcast-${index + 1}.log`, collectOnSignal: true, env }),
+        (index, env) => startGateway(database.url, logs, { worker: true, poolSize: settings.pool, dist, whatsapp, profile: settings.profile, log: `broadcast-${index + 1}.log`, collectOnSignal: true, traceGc: true, env }),
         { databaseUrl: database.url, dist: dist ?? path.join(ROOT, 'dist'), host: ctx.host, secretsKey: whatsapp.secretsKey },
         { recipients, rate, processes, limitSeconds },
       );
