@@ -22,7 +22,7 @@ import os from 'node:os';
 import type { ReceiverReport, ReceiverStart } from './broadcast-receiver.js';
 import { answer, closeClients, cpuOf, forkBench, idleMemory, p99, sleep, sum } from './crowd.js';
 import { IMPORT_REQUEST_ROWS, importBatch } from './import.js';
-import { median, percentile, scrapeGauges } from './measure.js';
+import { percentile, scrapeGauges } from './measure.js';
 import { Progress, note } from './progress.js';
 import { adminCommand } from './seed.js';
 import { rssMb, type ServerProcess } from './servers.js';
@@ -90,7 +90,7 @@ export interface BroadcastResult {
   maxPerSecond: number;
   maxSliding: number;
   /**
-   * The rate-limit step: its window, as seconds of `perSecond` (from, until); the median of the full
+   * The rate-limit step: its window, as seconds of `perSecond` (from, until); the mean of the whole
    * seconds before it; the first full second after it, and the most of any second after it.
    */
   limit: { fromSecond: number; untilSecond: number; before: number; firstAfter: number | null; bestAfter: number | null } | null;
@@ -375,7 +375,8 @@ export async function broadcastRound(
       limit = {
         fromSecond,
         untilSecond,
-        before: beforeWindow.length ? median(beforeWindow) : 0,
+        // The mean, not the median: sends that come in bursts leave most seconds empty.
+        before: beforeWindow.length ? Math.round(beforeWindow.reduce((total, n) => total + n, 0) / beforeWindow.length) : 0,
         firstAfter: afterWindow[0] ?? null,
         bestAfter: afterWindow.length ? Math.max(...afterWindow) : null,
       };

@@ -450,11 +450,12 @@ function broadcastTargets(b: BroadcastResult): Target[] {
   ];
   if (b.limitSeconds) {
     const l = b.limit;
-    const recovered = l && l.bestAfter !== null ? l.bestAfter >= BROADCAST_TARGETS.recovered * l.before : null;
+    // Nothing taken before the window (or nothing left after it): nothing to recover to, or no second to tell.
+    const recovered = l && l.bestAfter !== null && l.before > 0 ? l.bestAfter >= BROADCAST_TARGETS.recovered * l.before : null;
     targets.push({
       id: 'broadcast.recovered',
       description:
-        `${row}: sends a second after the 429s (first ${l?.firstAfter ?? '?'}, most ${l?.bestAfter ?? '?'}) / before them (median ${l?.before ?? '?'}), ` +
+        `${row}: sends a second after the 429s (first ${l?.firstAfter ?? '?'}, most ${l?.bestAfter ?? '?'}) / before them (mean ${l?.before ?? '?'}), ` +
         `${b.refused} answered 429`,
       value: l && l.bestAfter !== null && l.before > 0 ? Math.round((l.bestAfter / l.before) * 100) / 100 : null,
       target: `≥ ${BROADCAST_TARGETS.recovered.toFixed(2)}`,
