@@ -53,6 +53,14 @@ export interface Settings {
   inboxScale: number;
   /** Contacts imported through POST /contacts/import for the import row (0: no row). */
   import: number;
+  /** Recipients of the broadcast row (0: no row). */
+  broadcast: number;
+  /** The broadcast channel's max rate, per second (`--broadcast-rate`, default 500). */
+  broadcastRate: number;
+  /** Gateway processes of the broadcast row, on the same database (`--broadcast-processes`, default 1). */
+  broadcastProcesses: number;
+  /** Seconds the broadcast row's fake provider answers 429 mid-run (0: never). */
+  broadcastLimitSeconds: number;
 }
 
 export const HELP = `npm run bench -- [options]
@@ -131,6 +139,17 @@ Output
   --import N          the import row: N generated contacts (100000 is the target's size) imported
                       through POST /contacts/import in requests of 10 000, one at a time, after the
                       other rows; total seconds and rows/s, judged < 60 s per 100 000 (default 0: no row)
+  --broadcast N       the broadcast row, last: a webhook channel to a local fake provider, its max rate
+                      set by channel:configure --max-rate, N contacts imported, one text broadcast to
+                      all of them (POST /broadcasts) while GET /contacts runs at 50/s over 4
+                      connections — its duration against N / rate, the most sends the fake took in one
+                      second, the gateways' memory growth, that load's p99 against the idle gateways',
+                      every recipient sent once (default 0: no row; 10000 is the target's size); on
+                      gateway processes of its own, the bench's gateway and floor stopped first
+  --broadcast-rate R  the broadcast channel's max rate (default 500)
+  --broadcast-processes P  the broadcast row's gateway processes on the one database (default 1)
+  --broadcast-limit-seconds S  the fake answers 429 (Retry-After: 1) for S seconds once a third of the
+                      recipients are taken (default 0: never)
   --help              this text
 `;
 
@@ -139,7 +158,7 @@ export class UsageError extends Error {}
 export function parseArgs(argv: string[]): Settings | 'help' {
   const values = new Map<string, string>();
   const flags = new Set<string>();
-  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'crowd-warmup', 'crowd-env', 'crowd-transport', 'crowd-seconds', 'mixed-crowd', 'mixed-channels', 'mixed-typing', 'redis', 'inbox-scale', 'import']);
+  const valued = new Set(['contacts', 'messages', 'rounds', 'duration', 'warmup', 'connections', 'pool', 'only', 'database', 'ref', 'render', 'crowd', 'crowd-processes', 'crowd-clients', 'crowd-warmup', 'crowd-env', 'crowd-transport', 'crowd-seconds', 'mixed-crowd', 'mixed-channels', 'mixed-typing', 'redis', 'inbox-scale', 'import', 'broadcast', 'broadcast-rate', 'broadcast-processes', 'broadcast-limit-seconds']);
   const bare = new Set(['json', 'scale', 'no-build', 'no-worker', 'no-statements', 'show-sql', 'profile', 'keep', 'help', 'floor-prepared']);
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
@@ -168,6 +187,9 @@ export function parseArgs(argv: string[]): Settings | 'help' {
   };
   const only = values.get('only')?.split(',').map((s) => s.trim()).filter(Boolean) ?? [];
   for (const id of only) if (!KNOWN.includes(id)) throw new UsageError(`unknown operation ${id}; known: ${KNOWN.join(', ')}`);
+  // What channel:configure --max-rate and POST /broadcasts take (docs/broadcasts.md).
+  if (number('broadcast-rate', 500, 1) > 10_000) throw new UsageError('--broadcast-rate must be at most 10000 (channel:configure --max-rate)');
+  if (number('broadcast', 0, 0) > 100_000) throw new UsageError('--broadcast must be at most 100000 (the recipients of one broadcast)');
   return {
     contacts: number('contacts', scale ? 1_000_000 : 100_000, 100),
     messages: number('messages', scale ? 2_000_000 : 200_000, 100),
@@ -201,6 +223,10 @@ export function parseArgs(argv: string[]): Settings | 'help' {
     redis: values.get('redis') ?? process.env.BENCH_REDIS_URL ?? 'redis://127.0.0.1:6379',
     inboxScale: number('inbox-scale', 0, 0),
     import: number('import', 0, 0),
+    broadcast: number('broadcast', 0, 0),
+    broadcastRate: number('broadcast-rate', 500, 1),
+    broadcastProcesses: number('broadcast-processes', 1, 1),
+    broadcastLimitSeconds: number('broadcast-limit-seconds', 0, 0),
     server: values.get('database') ?? process.env.BENCH_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres',
   };
 }

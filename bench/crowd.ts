@@ -119,11 +119,13 @@ export async function idleMemory(gateways: ServerProcess[]): Promise<(number | n
   });
 }
 
-/** A client process of the crowd rows (bench/crowd-client.ts). */
-export const forkClient = () =>
-  fork(path.join(ROOT, 'bench/crowd-client.ts'), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+/** A helper process of a bench row (`file` under bench/), run by tsx and spoken to over IPC. */
+export const forkBench = (file: string) => fork(path.join(ROOT, 'bench', file), [], { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 
-/** Tells each client process to close its subscribers and waits for it to exit (killed after 10 s). */
+/** A client process of the crowd rows (bench/crowd-client.ts). */
+export const forkClient = () => forkBench('crowd-client.ts');
+
+/** Tells each helper process (a crowd client, the broadcast row's receiver) to close and waits for it to exit (killed after 10 s). */
 export async function closeClients(clients: ChildProcess[]): Promise<void> {
   await Promise.all(
     clients.map(async (child) => {

@@ -1,12 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import type pg from 'pg';
 import type { Arrival, CrowdArrivals, MixedChecks, MixedSubscriber, OpenMixed } from './crowd-client.js';
 import { answer, closeClients, cpuOf, crowdTotals, fanOutOver, forkClient, idleMemory, metric, now, p99, sleep, sum } from './crowd.js';
+import { adminCommand } from './seed.js';
 import type { ServerProcess } from './servers.js';
 
 /**
@@ -144,13 +142,7 @@ export async function mixedCrowdRound(
   const tag = randomBytes(3).toString('hex');
 
   // The channels and the connection token over all of them, by the measured version's own admin commands.
-  const admin = async (args: string[]) => {
-    const env = { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: tools.databaseUrl };
-    Object.assign(env, { NODE_ENV: 'production', LOG_LEVEL: 'silent', SEED_DEMO: '0' });
-    if (tools.secretsKey) Object.assign(env, { SECRETS_KEY: tools.secretsKey });
-    const { stdout } = await promisify(execFile)(process.execPath, [path.join(tools.dist, 'cli/admin.js'), ...args], { env, encoding: 'utf8' });
-    return JSON.parse(stdout) as Record<string, string>;
-  };
+  const admin = (args: string[]) => adminCommand(tools.databaseUrl, tools.dist, args, tools.secretsKey ? { SECRETS_KEY: tools.secretsKey } : {});
   const channelIds: string[] = [];
   for (let from = 0; from < channelCount; from += 4) {
     const made = await Promise.all(

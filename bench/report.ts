@@ -1,3 +1,4 @@
+import { BROADCAST_TARGETS, seriesLine, type BroadcastResult } from './broadcast.js';
 import { IMPORT_REQUEST_ROWS, IMPORT_TARGET_S, type ImportRun } from './import.js';
 import { TRANSPORT_NAMES, type CrowdResult } from './crowd.js';
 import type { MixedCrowdResult } from './mixed-crowd.js';
@@ -126,6 +127,8 @@ export interface Report {
   inboxAtScale?: InboxAtScale | null;
   /** The import row (--import); absent from reports made before it. */
   importRun?: ImportRun | null;
+  /** The broadcast row (--broadcast); absent from reports made before it. */
+  broadcast?: BroadcastResult | null;
   contactSearch: ContactSearch | null;
   /** Inbound processing and delivery through the workers (medians over rounds); null when not run. */
   whatsapp: WhatsAppSummary | null;
@@ -282,6 +285,7 @@ export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'i
       pass: per100k < IMPORT_TARGET_S,
     });
   }
+  if (report.broadcast) targets.push(...broadcastTargets(report.broadcast));
   targets.push({
     id: 'contact-search',
     description: `GET /contacts?search= is index-backed (rows read${report.contactSearch?.rowsExamined != null ? `: ${report.contactSearch.rowsExamined.toLocaleString('en-US')}` : ''})`,
@@ -399,6 +403,68 @@ export function judge(report: Omit<Report, 'targets' | 'passed' | 'profile' | 'i
   return targets;
 }
 
+/** The broadcast row's targets (docs/benchmarks.md#the-broadcast-row). */
+function broadcastTargets(b: BroadcastResult): Target[] {
+  const row = `broadcast of ${b.recipients.toLocaleString('en-US')} at ${b.rate}/s on ${b.processes} process(es)${b.limitSeconds ? `, 429s for ${b.limitSeconds} s` : ''}`;
+  const sent = (b.counts.sent ?? 0) + (b.counts.delivered ?? 0) + (b.counts.read ?? 0);
+  const exact = b.status === 'finished' && sent === b.recipients && b.taken === b.recipients && b.distinct === b.recipients && b.twice === 0;
+  const ratio = b.durationS === null ? null : Math.round((b.durationS / b.expectedS) * 100) / 100;
+  const targets: Target[] = [
+    {
+      id: 'broadcast.counts',
+      description:
+        `${row}: ${b.status}, sent ${sent}, failed ${b.counts.failed ?? 0}, skipped ${b.counts.skipped ?? 0}; ` +
+        `the fake took ${b.taken} for ${b.distinct} recipients, ${b.twice} twice (${b.twiceSameDelivery ?? '?'} of them the same delivery again)`,
+      value: b.recipients ? b.distinct / b.recipients : null,
+      target: '= 1, sent = N, none twice',
+      pass: exact,
+    },
+    {
+      id: 'broadcast.duration',
+      description: `${row}: duration (started to finished, ${b.durationS ?? '?'} s) / N ÷ rate (${b.expectedS} s)${b.limitSeconds ? ' — not judged with the rate-limit step' : ''}`,
+      value: ratio,
+      target: `${(1 - BROADCAST_TARGETS.duration).toFixed(2)}–${(1 + BROADCAST_TARGETS.duration).toFixed(2)}`,
+      pass: b.limitSeconds || ratio === null ? null : Math.abs(ratio - 1) <= BROADCAST_TARGETS.duration,
+    },
+    {
+      id: 'broadcast.per-second',
+      description: `${row}: the most sends the fake took in one wall-clock second (any 1,000 ms: ${b.maxSliding})`,
+      value: b.maxPerSecond,
+      target: `≤ ${Math.floor(BROADCAST_TARGETS.perSecond * b.rate)} (${BROADCAST_TARGETS.perSecond} × rate)`,
+      pass: b.taken > 0 ? b.maxPerSecond <= BROADCAST_TARGETS.perSecond * b.rate : null,
+    },
+    {
+      id: 'broadcast.memory',
+      description: `${row}: the gateways' resident memory growth, after full collections less the young generation (MB; peak VmRSS growth ${b.memory.peakRssGrowthMb ?? '?'})`,
+      value: b.memory.grewMb,
+      target: `< ${BROADCAST_TARGETS.memoryMb}`,
+      pass: b.memory.grewMb === null ? null : b.memory.grewMb < BROADCAST_TARGETS.memoryMb,
+    },
+    {
+      id: 'broadcast.p99',
+      description: `${row}: GET /contacts p99 during it (${b.load.during.p99Ms ?? '?'} ms) / on the idle gateways (${b.load.idle.p99Ms ?? '?'} ms), ${b.load.idle.errors + b.load.during.errors} errors`,
+      value: b.load.p99Ratio,
+      target: `≤ ${BROADCAST_TARGETS.p99.toFixed(2)}, no errors`,
+      pass: b.load.p99Ratio === null ? null : b.load.p99Ratio <= BROADCAST_TARGETS.p99 && b.load.idle.errors + b.load.during.errors === 0,
+    },
+  ];
+  if (b.limitSeconds) {
+    const l = b.limit;
+    // Nothing taken before the window (or nothing left after it): nothing to recover to, or no second to tell.
+    const recovered = l && l.bestAfter !== null && l.before > 0 ? l.bestAfter >= BROADCAST_TARGETS.recovered * l.before : null;
+    targets.push({
+      id: 'broadcast.recovered',
+      description:
+        `${row}: sends a second after the 429s (first ${l?.firstAfter ?? '?'}, most ${l?.bestAfter ?? '?'}) / before them (mean ${l?.before ?? '?'}), ` +
+        `${b.refused} answered 429`,
+      value: l && l.bestAfter !== null && l.before > 0 ? Math.round((l.bestAfter / l.before) * 100) / 100 : null,
+      target: `≥ ${BROADCAST_TARGETS.recovered.toFixed(2)}`,
+      pass: recovered,
+    });
+  }
+  return targets;
+}
+
 const fixed = (n: number | null | undefined, digits = 0) => (n === null || n === undefined || !Number.isFinite(n) ? '—' : n.toFixed(digits));
 const pair = (a: number | null | undefined, b: number | null | undefined, digits = 0) => `${fixed(a, digits)} / ${fixed(b, digits)}`;
 
@@ -455,6 +521,27 @@ export function render(report: Report): string {
         `delivered ${m.typingDelivered}/${m.typingExpected}, fan-out p99 ${fixed(m.typingFanOutP99Ms)} ms (204 to the last viewer), report p99 ${fixed(m.typingReportP99Ms)} ms\n`,
     );
     if (m.fanOutBySecondMs.length) out.push(`Mixed crowd: slowest fan-out of each second of sends (ms): ${m.fanOutBySecondMs.join(' ')}\n`);
+  }
+  if (report.broadcast) {
+    const b = report.broadcast;
+    out.push(
+      `Broadcast: ${b.recipients.toLocaleString('en-US')} recipients at ${b.rate}/s on ${b.processes} gateway process(es) to a webhook fake` +
+        `${b.limitSeconds ? ` answering 429 for ${b.limitSeconds} s (seconds ${b.limit?.fromSecond ?? '?'}–${b.limit?.untilSecond ?? '?'} below)` : ''} — ` +
+        `${b.status}${b.stalled ? ' (stalled: the row gave up)' : ''} in ${b.durationS ?? '?'} s against ${b.expectedS} s, the fake's first to last ${b.spanS ?? '?'} s ` +
+        `(${b.spanS ? Math.round(b.taken / b.spanS) : '?'}/s); most in one second ${b.maxPerSecond} (any 1,000 ms ${b.maxSliding}); ` +
+        `202 in ${b.createMs} ms; memory +${b.memory.grewMb ?? '?'} MB (peak VmRSS +${b.memory.peakRssGrowthMb ?? '?'} MB); ` +
+        `GET /contacts p99 ${b.load.during.p99Ms ?? '?'} ms during, ${b.load.idle.p99Ms ?? '?'} ms idle (on the connection: ${b.load.during.serviceP99Ms ?? '?'} / ${b.load.idle.serviceP99Ms ?? '?'} ms); gateway CPU ${b.gatewayCpuMs ?? '?'} ms; ` +
+        `${b.lateRounds} late rounds, ${b.failedAttempts ?? 0} delivery attempts failed (logged)` +
+        `${Object.keys(b.pollErrors ?? {}).length ? `, progress reads refused: ${Object.entries(b.pollErrors).map(([status, n]) => `${n} × ${status}`).join(', ')}` : ''}; ` +
+        `load average ${b.loadAverage.atStart}–${b.loadAverage.atEnd}\n`,
+    );
+    out.push(`Broadcast: sends the fake took each second: ${seriesLine(b)}\n`);
+    if (b.eventLoopMaxMs?.length) {
+      out.push(
+        `Broadcast: the gateways' longest event-loop delay each second (ms): ${b.eventLoopMaxMs.join(' ')}; ` +
+          `longest full collection ${b.longestFullGcMs ?? '?'} ms of ${b.fullGcs}\n`,
+      );
+    }
   }
   if (report.operations.length) {
     out.push(

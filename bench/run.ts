@@ -31,6 +31,7 @@ import { ROOT, buildGateway, buildRef, liveHeapMb, rssMb, startFloor, startGatew
 import { countStatements, type StatementReport } from './statements.js';
 import { growInbox, inboxLatency, type InboxAtScale } from './inbox-scale.js';
 import { importRow, type ImportRun } from './import.js';
+import { broadcastRound, type BroadcastResult } from './broadcast.js';
 import { deliveryRound, discardInbound, inboundProcessing, repliers } from './whatsapp.js';
 import { startBenchWhatsAppFake, type BenchWhatsAppFake } from './whatsapp-fake.js';
 
@@ -391,6 +392,21 @@ async function main(): Promise<number> {
     }
     const rss = rssMb(gateway.pid);
     closeConnections();
+    let broadcast: BroadcastResult | null = null;
+    if (settings.broadcast > 0) {
+      // Last, on gateways of its own: the bench's gateway and floor (whose workers would take the
+      // broadcast's deliveries from the outbox) are done with.
+      await gateway.stop();
+      await floor.stop();
+      const { broadcast: recipients, broadcastRate: rate, broadcastProcesses: processes, broadcastLimitSeconds: limitSeconds } = settings;
+      note(`the broadcast row: ${recipients.toLocaleString('en-US')} recipients at ${rate}/s on ${processes} gateway process(es)${limitSeconds ? `, 429s for ${limitSeconds} s mid-run` : ''}; load average ${os.loadavg().map((n) => n.toFixed(2)).join(' ')}`);
+      broadcast = await broadcastRound(
+        (index, env) => startGateway(database.url, logs, { worker: true, poolSize: settings.pool, dist, whatsapp, profile: settings.profile, log: `broadcast-${index + 1}.log`, collectOnSignal: true, traceGc: true, env }),
+        { databaseUrl: database.url, dist: dist ?? path.join(ROOT, 'dist'), host: ctx.host, secretsKey: whatsapp.secretsKey },
+        { recipients, rate, processes, limitSeconds },
+      );
+      note(`broadcast: ${JSON.stringify(broadcast)}`);
+    }
 
     const partial: Omit<Report, 'targets' | 'passed' | 'profile' | 'inboundProfile'> = {
       version: 1,
@@ -410,6 +426,7 @@ async function main(): Promise<number> {
       searchAtScale,
       inboxAtScale,
       importRun: imported,
+      broadcast,
       contactSearch: contacts,
       whatsapp: extras.length ? summariseWhatsApp(extras) : null,
       rounds: extras,

@@ -20,8 +20,9 @@
  *   "order"), one of 100 topic words (1 % each) and one of 20 000 SKU codes, so
  *   full-text search has common, medium and rare terms.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import pg from 'pg';
 import { Progress } from './progress.js';
 
@@ -198,6 +199,16 @@ export function createTenant(databaseUrl: string, dist: string, host = BENCH_HOS
   const workspace = admin(['workspace:create', '--hostname', host, '--name', 'Bench']);
   const channel = admin(['channel:create', '--hostname', host, '--name', 'Bench WhatsApp', '--type', 'whatsapp']);
   return { host, workspaceId: workspace.id!, channelId: channel.id!, channelName: channel.name!, apiKey: channel.apiKey! };
+}
+
+/**
+ * One `npm run admin` command of the measured gateway (`dist`: its compiled directory) on the bench
+ * database, with `env` beside the bench's (SECRETS_KEY, WEBHOOK_PRIVATE_TARGETS…): the JSON object it prints.
+ */
+export async function adminCommand(databaseUrl: string, dist: string, args: string[], env: Record<string, string> = {}): Promise<Record<string, string>> {
+  const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: databaseUrl, NODE_ENV: 'production', LOG_LEVEL: 'silent', SEED_DEMO: '0' };
+  const { stdout } = await promisify(execFile)(process.execPath, [path.join(dist, 'cli/admin.js'), ...args], { env: { ...base, ...env }, encoding: 'utf8' });
+  return JSON.parse(stdout) as Record<string, string>;
 }
 
 /** What the bench's whatsapp_cloud channel is made with; the local stand-in for the Cloud API knows the token. */

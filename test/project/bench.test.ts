@@ -219,4 +219,40 @@ describe.skipIf(!onPostgres)('npm run bench', () => {
     },
     300_000,
   );
+  it(
+    'runs a small broadcast to a fake provider: every recipient sent once, its per-second sends, memory, the light load and its targets reported',
+    async () => {
+      const args = ['--contacts', '200', '--messages', '200', '--rounds', '1', '--duration', '0.5', '--warmup', '0', '--only', 'rest.list', '--no-worker', '--no-statements'];
+      args.push('--broadcast', '50', '--broadcast-rate', '50', '--json', '--database', inject('databaseUrl'));
+      const { code, stdout, stderr } = await runBench(distIsFresh() ? [...args, '--no-build'] : args);
+      expect([0, 1], stderr.slice(-3000)).toContain(code);
+      const parsed = JSON.parse(stdout.trim()) as Report;
+      const broadcast = parsed.broadcast!;
+      expect(broadcast).toMatchObject({ recipients: 50, rate: 50, processes: 1, limitSeconds: 0, status: 'finished', stalled: false, limit: null });
+      expect(broadcast.imported).toMatchObject({ created: 50, matched: 0 });
+      // Every recipient's message sent, and taken by the fake exactly once.
+      expect(broadcast.counts).toMatchObject({ total: 50, pending: 0, sent: 50, failed: 0, skipped: 0 });
+      expect(broadcast).toMatchObject({ taken: 50, distinct: 50, twice: 0, refused: 0, malformed: 0 });
+      expect(broadcast.perSecond.reduce((total, n) => total + n, 0)).toBe(50);
+      expect(broadcast.maxPerSecond).toBe(Math.max(...broadcast.perSecond));
+      expect(broadcast.durationS).toBeGreaterThan(0);
+      expect(broadcast.expectedS).toBe(1);
+      expect(broadcast.memory.before).toHaveLength(1);
+      expect(broadcast.memory.after[0]).toBeGreaterThan(0);
+      expect(typeof broadcast.memory.grewMb).toBe('number');
+      for (const load of [broadcast.load.idle, broadcast.load.during]) {
+        expect(load.requests).toBeGreaterThan(0);
+        expect(load.errors).toBe(0);
+        expect(load.p99Ms).toBeGreaterThan(0);
+      }
+      const targets = new Map(parsed.targets.map((t) => [t.id, t]));
+      expect(targets.get('broadcast.counts')).toMatchObject({ value: 1, pass: true });
+      expect(targets.get('broadcast.duration')).toMatchObject({ target: '0.90–1.10' });
+      expect(targets.get('broadcast.per-second')).toMatchObject({ value: broadcast.maxPerSecond, target: '≤ 55 (1.1 × rate)' });
+      expect(targets.get('broadcast.memory')).toMatchObject({ value: broadcast.memory.grewMb, target: '< 100' });
+      expect(targets.get('broadcast.p99')).toMatchObject({ value: broadcast.load.p99Ratio });
+      expect(targets.has('broadcast.recovered')).toBe(false);
+    },
+    300_000,
+  );
 });
