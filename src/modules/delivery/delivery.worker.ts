@@ -12,6 +12,7 @@ import type { SendJob, SendOutcome } from '../../providers/provider.js';
 import { findProvider, maxRatePerSecond, type Providers } from '../../providers/registry.js';
 import { rateLimitOf, retryAfterMs } from '../../providers/rate-limit.js';
 import { sqlOn } from '../../db/types.js';
+import { isDatabaseUnavailable } from '../../db/errors.js';
 import { afterRateLimit, type PaceLimits } from '../channels/pacing.js';
 import { providerChannel } from '../channels/channel-secrets.js';
 import { queueEventsSql } from '../events/events.service.js';
@@ -369,8 +370,28 @@ export class DeliveryWorker {
     return tracing.span('delivery attempt', attributes, () => this.attemptNow(row), { root: true, parent: row.trace_parent });
   }
 
+  /**
+   * Runs `record`, one statement or transaction that records an attempt's outcome only while the
+   * attempt holds its lease, again while the database turns it away for want of a connection (the
+   * pool's wait running out under load), until the lease is near its end (docs/delivery.md#workers).
+   * An outcome left unrecorded leaves the delivery to be taken again once the lease ends: a message
+   * the provider took would be sent twice. Recording twice records nothing more (the lease is gone).
+   */
+  private async recorded<T>(startedAt: number, record: () => Promise<T>): Promise<T> {
+    const giveUpAt = startedAt + this.options.leaseMs * 0.8;
+    for (let wait = 50; ; wait = Math.min(wait * 2, 1000)) {
+      try {
+        return await record();
+      } catch (error) {
+        if (!isDatabaseUnavailable(error) || Date.now() + wait > giveUpAt) throw error;
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
+
   private async attemptNow(row: Claimed): Promise<void> {
     const { logger } = this.options;
+    const startedAt = Date.now();
     const kind = kindOf(row);
     const context: Record<string, unknown> = { deliveryId: row.id, attempt: row.attempts, worker: this.id };
     let outcome: Outcome | Uncounted;
@@ -391,13 +412,13 @@ export class DeliveryWorker {
       outcome = { kind: 'retry', reason: ((error as Error).message || 'delivery failed').slice(0, 1000) };
     }
     if (outcome.kind === 'limited' || outcome.kind === 'held') {
-      await this.uncounted(row, outcome, context);
+      await this.recorded(startedAt, () => this.uncounted(row, outcome, context));
       return;
     }
     if (outcome.kind === 'sent') {
       if (outcome.warning) logger.warn({ ...context, warning: outcome.warning }, 'delivered with a warning');
       deliveryAttempts.labels(kind, 'delivered').inc();
-      const recorded = await this.finish(row, outcome);
+      const recorded = await this.recorded(startedAt, () => this.finish(row, outcome));
       const done = { message: 'message delivered', event: 'event delivered', inbound: 'inbound event processed', receipt: 'read receipt delivered' }[kind];
       logger.info({ ...context, recorded }, done);
       return;
@@ -405,7 +426,7 @@ export class DeliveryWorker {
     // A reason to retry on the last attempt fails the delivery for good.
     const final: Outcome = outcome.kind === 'retry' && row.attempts >= row.max_attempts ? { kind: 'failed', reason: outcome.reason } : outcome;
     deliveryAttempts.labels(kind, final.kind === 'failed' ? 'failed' : 'retry').inc();
-    const recorded = await this.finish(row, final);
+    const recorded = await this.recorded(startedAt, () => this.finish(row, final));
     const failedForGood = final.kind === 'failed';
     logger.warn({ ...context, reason: outcome.reason, final: failedForGood, recorded }, failedForGood ? 'delivery failed for good' : 'delivery failed, will retry');
   }

@@ -1,5 +1,6 @@
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
+import { openDatabase } from '../../../src/db/database.js';
 import type { DeliveryWorkerOptions } from '../../../src/modules/delivery/delivery.worker.js';
 import { createChannel } from '../../../src/modules/channels/channels.service.js';
 import { Webhook } from 'standardwebhooks';
@@ -247,4 +248,35 @@ describe('transactional outbox', () => {
     expect(messages.map((m) => m.id).sort()).toEqual(ids.sort());
     expect(messages.map((m) => m.deliveries.length)).toEqual([1, 1]);
   });
+});
+
+describe('a worker whose database pool is short', () => {
+  // Only on PostgreSQL: the embedded database's one connection is never waited for.
+  it.skipIf(!onPostgres)('records a sent message once a connection frees, within its lease, and never sends it again', async () => {
+    // The worker's pool has one connection; the receiver holds it from the moment the message
+    // arrives, for longer than the pool's wait (1.5 s) and shorter than the lease.
+    const [{ name }] = (await perFile.app.db.prisma.$queryRaw<{ name: string }[]>`SELECT current_database() AS name`) as [{ name: string }];
+    const url = new URL(inject('databaseUrl'));
+    url.pathname = `/${name}`;
+    const short = await openDatabase({ databaseUrl: url.toString(), poolSize: 1 });
+    cleanups.push(() => short.close());
+    let held: Promise<unknown> | undefined;
+    const receiver = await startReceiver(() => {
+      held ??= short.withSession((session) => session.query('SELECT pg_sleep(2.5)'));
+      return { status: 200, delayMs: 100 };
+    });
+    cleanups.push(receiver.close);
+    const { send } = await channel(receiver.url);
+    const id = await send();
+    const w = testWorker(short, { leaseMs: 5000, logger: perFile.app.logger });
+    cleanups.push(() => w.stop());
+    w.start();
+    await until(async () => (await message(id)).status === 'sent', 10_000);
+    await held;
+    expect(await delivery(id)).toMatchObject({ status: 'succeeded', attempts: 1 });
+    // Past the lease, nothing took the delivery again.
+    await sleep(6000);
+    expect(receiver.received).toHaveLength(1);
+    expect(perFile.app.logs.some((line) => line.includes('delivery attempt failed'))).toBe(false);
+  }, 30_000);
 });
