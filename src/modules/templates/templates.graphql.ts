@@ -32,7 +32,7 @@ builder.queryField('templates', (t) =>
     type: TemplateConnection,
     nullable: true,
     description: "The acting channel's templates, newest first.",
-    scope: 'read',
+    authScopes: { read: true },
     args: pageArgs,
     complexity: connectionComplexity,
     resolve: (_root, args, ctx, info) => listTemplates(ctx, pageFromArgs(args), templatesPage(ctx, info)),

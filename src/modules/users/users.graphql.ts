@@ -22,7 +22,7 @@ builder.queryField('users', (t) =>
     type: UserConnection,
     nullable: true,
     description: "The workspace's users (for assignment), newest first.",
-    scope: 'read',
+    authScopes: { read: true },
     args: pageArgs,
     complexity: connectionComplexity,
     resolve: (_root, args, ctx) => listUsers(ctx, pageFromArgs(args)),
