@@ -49,12 +49,7 @@ const REFUSALS: Record<Scope, string> = {
   credentials: 'Only a backend credential (a channel key or a connection token) may do this: managing credentials, registering documents, importing contacts. A session never can.',
 };
 
-/** The refusal of a caller whose credential lacks `scope`: REST 403, GraphQL FORBIDDEN. */
-export function scopeRefusal(scope: Scope): ForbiddenError {
-  return new ForbiddenError(REFUSALS[scope]);
-}
-
 /** Throws ForbiddenError (REST 403, GraphQL FORBIDDEN) unless the caller's credential holds `scope`. */
 export function requireScope(credential: { scopes: Scopes }, scope: Scope): void {
-  if (!credential.scopes[scope]) throw scopeRefusal(scope);
+  if (!credential.scopes[scope]) throw new ForbiddenError(REFUSALS[scope]);
 }

@@ -7,8 +7,7 @@ import type { RequestContext } from '../context/types.js';
 import type { RequestState } from '../http/state.js';
 import type { ResponsePaths } from './response-paths.js';
 import { tooComplexError } from './limits.js';
-import { DECLARED_SCOPES, SCOPE_AUTH, scopeAuthOptions } from './scopes.js';
-import type { Scope } from '../context/scopes.js';
+import { DECLARED_SCOPES } from './scopes.js';
 import { CALLER_READS } from './caller-reads.js';
 
 /**
@@ -40,12 +39,10 @@ export const builder = new SchemaBuilder<{
   PrismaTypes: PrismaTypes;
   Scalars: { DateTime: { Input: Date; Output: Date } };
   DefaultFieldNullability: false;
-  AuthScopes: Record<Scope, boolean>;
 }>({
-  // Scopes first: a field outside the caller's scopes runs nothing of the other plugins (src/graphql/scopes.ts).
-  plugins: [SCOPE_AUTH, DECLARED_SCOPES, CALLER_READS, PrismaPlugin, ComplexityPlugin],
+  // Declared scopes first: a field outside the caller's scopes runs nothing of the other plugins.
+  plugins: [DECLARED_SCOPES, CALLER_READS, PrismaPlugin, ComplexityPlugin],
   defaultFieldNullability: false,
-  scopeAuth: scopeAuthOptions,
   // Every field costs 1, a list multiplies what it selects by 10 and a connection by its
   // `first` (src/graphql/connection.ts). Checked for the whole operation before any resolver runs,
   // once: a compiled query was costed before it started (`costed`).

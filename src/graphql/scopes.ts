@@ -3,29 +3,20 @@ import SchemaBuilder, {
   PothosSchemaError,
   type FieldNullability,
   type InputFieldMap,
-  type InputShapeFromFields,
   type PothosOutputFieldConfig,
   type SchemaTypes,
   type TypeParam,
 } from '@pothos/core';
-import ScopeAuthPlugin, { AuthScopeFailureType, type AuthFailure, type FieldAuthScopes, type ForbiddenResult } from '@pothos/plugin-scope-auth';
 import type { GraphQLFieldResolver } from 'graphql';
-import { scopeRefusal, SCOPES, type Scope } from '../context/scopes.js';
+import { requireScope, SCOPES, type Scope } from '../context/scopes.js';
 import type { RequestContext } from '../context/types.js';
-import { ForbiddenError } from '../errors/domain.js';
 import { StreamEnd } from '../context/services.js';
 
 /*
  * Every root field states the scope it needs where it is declared (docs/browser-apps.md, Scopes), the way
- * every REST route does: `authScopes: { <scope>: true }` — the scope-auth plugin's option
- * (@pothos/plugin-scope-auth), which checks it — is a required option of query, mutation and
- * subscription fields here, so a field without one does not typecheck, and the schema refuses to
- * build without exactly one scope either.
+ * every REST route does: `scope` is a required option of query, mutation and subscription fields,
+ * so a field without one does not typecheck, and the schema refuses to build without one either.
  */
-
-/** One scope, as a root field states it: `{ contacts: true }`. */
-export type DeclaredScope = { [S in Scope]: { readonly [K in S]: true } }[Scope];
-
 declare global {
   export namespace PothosSchemaTypes {
     interface Plugins<Types extends SchemaTypes> {
@@ -39,7 +30,7 @@ declare global {
       ResolveReturnShape,
     > {
       /** What the caller's credential must hold to read this field (docs/browser-apps.md). */
-      authScopes: FieldAuthScopes<Types, Types['Root'], InputShapeFromFields<Args>> & DeclaredScope;
+      scope: Scope;
     }
     interface MutationFieldOptions<
       Types extends SchemaTypes,
@@ -49,78 +40,42 @@ declare global {
       ResolveReturnShape,
     > {
       /** What the caller's credential must hold to run this mutation (docs/browser-apps.md). */
-      authScopes: FieldAuthScopes<Types, Types['Root'], InputShapeFromFields<Args>> & DeclaredScope;
+      scope: Scope;
     }
     interface SubscriptionFieldOptions<
       Types extends SchemaTypes,
       Type extends TypeParam<Types>,
       Nullable extends FieldNullability<Type>,
       Args extends InputFieldMap,
-      ResolveShape,
+      ResolveShape, 
       ResolveReturnShape,
     > {
       /** What the caller's credential must hold to subscribe (docs/browser-apps.md). */
-      authScopes: FieldAuthScopes<Types, Types['Root'], InputShapeFromFields<Args>> & DeclaredScope;
+      scope: Scope;
     }
   }
 }
 
-/** The scope a root field states; null for any other field. Anything but exactly one known scope refuses the schema. */
 function declaredScope(fieldConfig: PothosOutputFieldConfig<SchemaTypes>): Scope | null {
   if (fieldConfig.kind !== 'Query' && fieldConfig.kind !== 'Mutation' && fieldConfig.kind !== 'Subscription') return null;
-  const stated = (fieldConfig.pothosOptions as { authScopes?: unknown }).authScopes;
-  const names = stated && typeof stated === 'object' ? Object.keys(stated) : [];
-  const scope = names[0] as Scope | undefined;
-  if (names.length !== 1 || !SCOPES.includes(scope!) || (stated as Record<string, unknown>)[scope!] !== true) {
-    throw new PothosSchemaError(
-      `${fieldConfig.parentType}.${fieldConfig.name} states no scope: every root field declares the one scope it needs (authScopes: { <scope>: true })`,
-    );
+  const scope = (fieldConfig.pothosOptions as { scope?: unknown }).scope;
+  if (typeof scope !== 'string' || !SCOPES.includes(scope as Scope)) {
+    throw new PothosSchemaError(`${fieldConfig.parentType}.${fieldConfig.name} states no scope: every root field declares the scope it needs`);
   }
-  return scope!;
-}
-
-/** The scope whose absence refused a field, from the scope-auth plugin's account of the failure. */
-function refusedScope(failure: AuthFailure): Scope | null {
-  if (failure.kind === AuthScopeFailureType.AuthScope) return failure.scope as Scope;
-  if (failure.kind === AuthScopeFailureType.AnyAuthScopes || failure.kind === AuthScopeFailureType.AllAuthScopes) {
-    for (const inner of failure.failures) {
-      const scope = refusedScope(inner);
-      if (scope) return scope;
-    }
-  }
-  return null;
+  return scope as Scope;
 }
 
 /**
- * The scope-auth plugin's options: the caller's scopes are its credential's, and a field outside
- * them is refused as a REST route is (FORBIDDEN, saying which scope is missing). Subscriptions are
- * checked when they start, not at each event.
- */
-export const scopeAuthOptions = {
-  authorizeOnSubscribe: true,
-  authScopes: (ctx: RequestContext) => ctx.auth.credential.scopes,
-  unauthorizedError: (_parent: unknown, _ctx: unknown, _info: unknown, result: ForbiddenResult): Error => {
-    const scope = refusedScope(result.failure);
-    return scope ? scopeRefusal(scope) : new ForbiddenError(result.message);
-  },
-};
-
-/**
- * What our root fields add to the scope-auth plugin's check (which runs first, before any other
- * plugin): every root field states its one scope (above), kept in its GraphQL extensions as
- * `scope`. Outside its scopes a session gets FORBIDDEN for that field, which is null while the
- * operation's other fields are answered (so query and mutation root fields are nullable), and
- * nothing is written. Subscriptions, checked when they start, have their streams held by the
- * credential (src/realtime/subscriptions.ts): once it lapses, the stream's last result is the error.
+ * Checks each root field's declared scope against the caller's credential before it runs: outside
+ * its scopes a session gets FORBIDDEN for that field, which is null while the operation's other
+ * fields are answered (so query and mutation root fields are nullable), and nothing is written.
+ * Subscriptions are checked when they start, and their streams are held by the credential
+ * (src/realtime/subscriptions.ts): once it lapses, the stream's last result is the error.
  */
 export class DeclaredScopesPlugin<Types extends SchemaTypes> extends BasePlugin<Types> {
   override onOutputFieldConfig(fieldConfig: PothosOutputFieldConfig<Types>): PothosOutputFieldConfig<Types> {
     const scope = declaredScope(fieldConfig as PothosOutputFieldConfig<SchemaTypes>);
     if (!scope) return fieldConfig;
-    const plugins = (this.builder.options.plugins ?? []) as string[];
-    if (!(plugins.indexOf(ScopeAuthPlugin) >= 0 && plugins.indexOf(ScopeAuthPlugin) < plugins.indexOf(DECLARED_SCOPES))) {
-      throw new PothosSchemaError(`${fieldConfig.parentType}.${fieldConfig.name}: declared scopes are checked by the ${ScopeAuthPlugin} plugin, listed before ${DECLARED_SCOPES}`);
-    }
     return {
       ...fieldConfig,
       type: fieldConfig.kind === 'Subscription' ? fieldConfig.type : { ...fieldConfig.type, nullable: true },
@@ -132,10 +87,17 @@ export class DeclaredScopesPlugin<Types extends SchemaTypes> extends BasePlugin<
     resolver: GraphQLFieldResolver<unknown, Types['Context'], object>,
     fieldConfig: PothosOutputFieldConfig<Types>,
   ): GraphQLFieldResolver<unknown, Types['Context'], object> {
-    if (fieldConfig.kind !== 'Subscription') return resolver;
-    // Scope and credential were checked when the stream started; the stream's end is an error of this field.
+    const scope = declaredScope(fieldConfig as PothosOutputFieldConfig<SchemaTypes>);
+    if (!scope) return resolver;
+    if (fieldConfig.kind === 'Subscription') {
+      // Scope and credential were checked when the stream started; the stream's end is an error of this field.
+      return (parent, args, context, info) => {
+        if (parent instanceof StreamEnd) throw parent.error;
+        return resolver(parent, args, context, info);
+      };
+    }
     return (parent, args, context, info) => {
-      if (parent instanceof StreamEnd) throw parent.error;
+      requireScope((context as RequestContext).auth.credential, scope);
       return resolver(parent, args, context, info);
     };
   }
@@ -144,9 +106,11 @@ export class DeclaredScopesPlugin<Types extends SchemaTypes> extends BasePlugin<
     subscribe: GraphQLFieldResolver<unknown, Types['Context'], object> | undefined,
     fieldConfig: PothosOutputFieldConfig<Types>,
   ): GraphQLFieldResolver<unknown, Types['Context'], object> | undefined {
-    if (fieldConfig.kind !== 'Subscription' || !subscribe) return subscribe;
+    const scope = declaredScope(fieldConfig as PothosOutputFieldConfig<SchemaTypes>);
+    if (!scope || !subscribe) return subscribe;
     return (parent, args, context, info) => {
       const ctx = context as RequestContext;
+      requireScope(ctx.auth.credential, scope);
       if (!ctx.holdStream) throw new Error('a subscription needs the stream hold of its app');
       return ctx.holdStream(ctx, () => subscribe(parent, args, context, info) as AsyncIterable<unknown> | Promise<AsyncIterable<unknown>>);
     };
@@ -155,8 +119,5 @@ export class DeclaredScopesPlugin<Types extends SchemaTypes> extends BasePlugin<
 
 SchemaBuilder.registerPlugin('declaredScopes', DeclaredScopesPlugin);
 
-/** The plugin's name, for the builder's `plugins`, after the scope-auth plugin's. */
+/** The plugin's name, for the builder's `plugins`. */
 export const DECLARED_SCOPES = 'declaredScopes' as const;
-
-/** The scope-auth plugin's name, first of the builder's `plugins`. */
-export { ScopeAuthPlugin as SCOPE_AUTH };

@@ -41,7 +41,7 @@ builder.mutationField('reportActivity', (t) =>
     nullable: true,
     description:
       'A workspace user is typing in the conversation (`typing: true`, lasting 6 s unless renewed) or stopped. A session reports as its user (`from` may name it only); a backend credential names the user in `from`.',
-    authScopes: { send: true },
+    scope: 'send',
     args: { conversationId: t.arg.id({ required: true }), typing: t.arg.boolean({ required: true }), from: t.arg.id() },
     resolve: async (_root, args, ctx) => {
       try {
@@ -68,7 +68,7 @@ builder.subscriptionField('conversationActivity', (t) =>
     type: ConversationActivity,
     description:
       "Who is typing and who is viewing a conversation: what is known when it starts, then each change. A session's user counts as viewing it while this subscription is open.",
-    authScopes: { read: true },
+    scope: 'read',
     args: { conversationId: t.arg.id({ required: true }) },
     subscribe: (_root, args, ctx) => watchActivity(ctx, String(args.conversationId)),
     resolve: (event) => event as ActivityEvent,

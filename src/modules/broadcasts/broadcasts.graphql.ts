@@ -122,7 +122,7 @@ builder.queryFields((t) => ({
   broadcast: t.field({
     type: BroadcastObject,
     nullable: true,
-    authScopes: { read: true },
+    scope: 'read',
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => orNull(() => getBroadcast(ctx, String(args.id))),
   }),
@@ -130,7 +130,7 @@ builder.queryFields((t) => ({
     type: BroadcastConnection,
     nullable: true,
     description: 'Broadcasts of the channels the credential acts as, newest first.',
-    authScopes: { read: true },
+    scope: 'read',
     args: pageArgs,
     complexity: connectionComplexity,
     resolve: (_root, args, ctx) => listBroadcasts(ctx, pageFromArgs(args)),
@@ -140,7 +140,7 @@ builder.queryFields((t) => ({
 builder.mutationFields((t) => ({
   createBroadcast: t.field({
     type: BroadcastPayload,
-    authScopes: { broadcasts: true },
+    scope: 'broadcasts',
     args: { input: t.arg({ type: CreateBroadcastInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
       const { audience, message } = input;
@@ -177,19 +177,19 @@ builder.mutationFields((t) => ({
   }),
   pauseBroadcast: t.field({
     type: BroadcastPayload,
-    authScopes: { broadcasts: true },
+    scope: 'broadcasts',
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => payloadOf(async () => accepted(await changeBroadcast(ctx, String(args.id), 'pause'))),
   }),
   resumeBroadcast: t.field({
     type: BroadcastPayload,
-    authScopes: { broadcasts: true },
+    scope: 'broadcasts',
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => payloadOf(async () => accepted(await changeBroadcast(ctx, String(args.id), 'resume'))),
   }),
   cancelBroadcast: t.field({
     type: BroadcastPayload,
-    authScopes: { broadcasts: true },
+    scope: 'broadcasts',
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => payloadOf(async () => accepted(await changeBroadcast(ctx, String(args.id), 'cancel'))),
   }),
@@ -200,7 +200,7 @@ builder.subscriptionField('broadcastUpdated', (t) =>
     type: BroadcastObject,
     description:
       'A broadcast of the channels the credential acts as: its view now, then at most once a second while its counts or status change, and a last time when it finishes or is canceled, after which the stream completes.',
-    authScopes: { read: true },
+    scope: 'read',
     args: { id: t.arg.id({ required: true }) },
     subscribe: async (_root, args, ctx) => {
       // Another workspace's or channel's broadcast is refused here, as `broadcast(id:)` answers it: not found.

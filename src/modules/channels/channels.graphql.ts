@@ -19,7 +19,7 @@ builder.queryField('channels', (t) =>
   t.field({
     type: [ChannelObject],
     description: 'The channels the credential can act as.',
-    authScopes: { read: true },
+    scope: 'read',
     resolve: (_root, _args, ctx) => ctx.auth.channels,
   }),
 );

@@ -50,14 +50,14 @@ builder.queryFields((t) => ({
   contact: t.prismaField({
     type: 'Contact',
     nullable: true,
-    authScopes: { read: true },
+    scope: 'read',
     args: { id: t.arg.id({ required: true }) },
     resolve: (query, _root, args, ctx) => orNull(() => getContact(ctx, String(args.id), query)),
   }),
   findContact: t.prismaField({
     type: 'Contact',
     nullable: true,
-    authScopes: { read: true },
+    scope: 'read',
     description: 'Exact match by email (any case) or phone (E.164 and stored variants); email decides when both are given.',
     args: { email: t.arg.string(), phone: t.arg.string() },
     resolve: (query, _root, args, ctx) => orNull(() => findContact(ctx, args, query)),
@@ -66,7 +66,7 @@ builder.queryFields((t) => ({
     type: ContactConnection,
     nullable: true,
     description: 'Live contacts of the workspace, newest first.',
-    authScopes: { read: true },
+    scope: 'read',
     args: { ...pageArgs, search: t.arg.string() },
     complexity: connectionComplexity,
     resolve: (_root, args, ctx, info) =>
@@ -100,7 +100,7 @@ const ContactPayload = payloadType('Contact', 'contact', (ctx, id, query) => ctx
 builder.mutationFields((t) => ({
   createContact: t.field({
     type: ContactPayload,
-    authScopes: { contacts: true },
+    scope: 'contacts',
     args: { input: t.arg({ type: CreateContactInput, required: true }) },
     resolve: (_root, args, ctx) =>
       asIdempotentPayload(ctx, {
@@ -114,7 +114,7 @@ builder.mutationFields((t) => ({
   }),
   updateContact: t.field({
     type: ContactPayload,
-    authScopes: { contacts: true },
+    scope: 'contacts',
     args: { id: t.arg.id({ required: true }), input: t.arg({ type: UpdateContactInput, required: true }) },
     resolve: (_root, args, ctx) => asPayload(() => updateContact(ctx, String(args.id), args.input)),
   }),
@@ -208,7 +208,7 @@ builder.mutationField('importContacts', (t) =>
     type: ImportContactsPayload,
     description:
       'POST /contacts/import over GraphQL (docs/contacts.md): each row is created, matched by its email or phone to a contact that holds it, or failed with its userErrors; a row is stored whole or not at all. Backend credentials only: a session is refused (FORBIDDEN).',
-    authScopes: { credentials: true },
+    scope: 'credentials',
     args: { input: t.arg({ type: ImportContactsInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
       try {

@@ -89,7 +89,7 @@ builder.queryFields((t) => ({
   conversation: t.prismaField({
     type: 'Conversation',
     nullable: true,
-    authScopes: { read: true },
+    scope: 'read',
     args: { id: t.arg.id({ required: true }) },
     resolve: (query, _root, args, ctx) => orNull(() => getConversation(ctx, String(args.id), query)),
   }),
@@ -98,7 +98,7 @@ builder.queryFields((t) => ({
     nullable: true,
     description:
       "The acting channel's conversations, newest first (`sort: last_message`: newest activity first); for a credential of several channels that named none, those of all of them (`channelId` narrows to one).",
-    authScopes: { read: true },
+    scope: 'read',
     args: {
       ...pageArgs,
       status: t.arg({ type: ConversationStatusEnum }),
@@ -153,7 +153,7 @@ builder.mutationFields((t) => ({
   assignConversation: t.field({
     type: ConversationPayload,
     description: 'Assigns the conversation to a workspace user, or unassigns it (`userId: null`); records an assigned or unassigned state change.',
-    authScopes: { conversations: true },
+    scope: 'conversations',
     args: { id: t.arg.id({ required: true }), userId: t.arg.id() },
     resolve: (_root, args, ctx) =>
       argumentPayload(() => assignConversation(ctx, String(args.id), { user: args.userId == null ? null : String(args.userId) }, { select: { id: true } }), {
@@ -163,7 +163,7 @@ builder.mutationFields((t) => ({
   markConversationRead: t.field({
     type: ConversationPayload,
     description: "Marks the conversation read up to a message of it (default its latest); lastReadAt never moves back.",
-    authScopes: { conversations: true },
+    scope: 'conversations',
     args: { id: t.arg.id({ required: true }), throughMessageId: t.arg.id() },
     resolve: (_root, args, ctx) =>
       argumentPayload(
@@ -174,7 +174,7 @@ builder.mutationFields((t) => ({
   updateConversationLabels: t.field({
     type: ConversationPayload,
     description: 'Adds and removes labels (trimmed, lowercased, 1–50 characters, at most 20 per conversation).',
-    authScopes: { conversations: true },
+    scope: 'conversations',
     args: { id: t.arg.id({ required: true }), add: t.arg.stringList(), remove: t.arg.stringList() },
     resolve: (_root, args, ctx) =>
       argumentPayload(() => updateConversationLabels(ctx, String(args.id), { add: args.add ?? null, remove: args.remove ?? null }, { select: { id: true } }), {
@@ -185,14 +185,14 @@ builder.mutationFields((t) => ({
   closeConversation: t.field({
     type: ConversationPayload,
     description: 'Closing a closed conversation changes nothing and records no state change.',
-    authScopes: { conversations: true },
+    scope: 'conversations',
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => asPayload(() => setConversationStatus(ctx, String(args.id), 'closed', { select: { id: true } })),
   }),
   reopenConversation: t.field({
     type: ConversationPayload,
     description: 'Reopening an open conversation changes nothing and records no state change.',
-    authScopes: { conversations: true },
+    scope: 'conversations',
     args: { id: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => asPayload(() => setConversationStatus(ctx, String(args.id), 'open', { select: { id: true } })),
   }),
@@ -206,7 +206,7 @@ builder.subscriptionField('conversationUpdated', (t) =>
     type: 'Conversation',
     description:
       'A conversation changed (a message, a close, a reopen, an assignment, a label…) on any channel the credential can act as (with X-Channel-Uuid, that channel); `channelId` narrows to one of them, `id` to one conversation.',
-    authScopes: { read: true },
+    scope: 'read',
     args: { id: t.arg.id(), channelId: t.arg.id({ description: CHANNEL_FILTER }) },
     // Every channel the credential can act as, or the one `channelId` names; `id`, one conversation.
     subscribe: (_root, args, ctx) => conversationEvents(ctx, 'conversation.updated', { channelId: args.channelId, conversationId: args.id }),

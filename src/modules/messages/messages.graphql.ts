@@ -120,7 +120,7 @@ builder.queryField('messages', (t) =>
     description:
       "The acting channel's messages, newest first, or oldest first with `order: asc` (a cursor serves both orders). " +
       'Search never matches encrypted messages.',
-    authScopes: { read: true },
+    scope: 'read',
     args: {
       ...pageArgs,
       conversationId: t.arg.id(),
@@ -202,7 +202,7 @@ const MessagePayload = payloadType('Message', 'message', (ctx, id, query) => ctx
 builder.mutationField('sendMessage', (t) =>
   t.field({
     type: MessagePayload,
-    authScopes: { send: true },
+    scope: 'send',
     args: { input: t.arg({ type: SendMessageInput, required: true }) },
     resolve: (_root, { input }, ctx) =>
       asIdempotentPayload(ctx, {
@@ -249,7 +249,7 @@ builder.subscriptionField('messageAdded', (t) =>
   t.prismaField({
     type: 'Message',
     description: MESSAGE_EVENTS('Each new message'),
-    authScopes: { read: true },
+    scope: 'read',
     args: { conversationId: t.arg.id(), channelId: t.arg.id({ description: CHANNEL_FILTER }) },
     subscribe: (_root, args, ctx) => conversationEvents(ctx, 'message.created', args),
     resolve: (query, event, _args, ctx) => eventMessage(query, event, ctx),
@@ -260,7 +260,7 @@ builder.subscriptionField('messageUpdated', (t) =>
   t.prismaField({
     type: 'Message',
     description: MESSAGE_EVENTS('A message, each time its status changes (sent, delivered, read, or failed with its failureReason),'),
-    authScopes: { read: true },
+    scope: 'read',
     args: { conversationId: t.arg.id(), channelId: t.arg.id({ description: CHANNEL_FILTER }) },
     subscribe: (_root, args, ctx) => conversationEvents(ctx, 'message.updated', args),
     resolve: (query, event, _args, ctx) => eventMessage(query, event, ctx),

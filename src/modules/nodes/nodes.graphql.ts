@@ -57,7 +57,7 @@ builder.queryFields((t) => ({
     type: NodeInterface,
     nullable: true,
     description: 'The object with this id (a REST UUID), or null when the caller cannot see it: another workspace’s, another channel’s, or none.',
-    authScopes: { read: true },
+    scope: 'read',
     args: { id: t.arg.id({ required: true }) },
     resolve: async (_root, args, ctx, info) => (await resolveNodes(ctx, info, [String(args.id)]))[0] ?? null,
   }),
@@ -65,7 +65,7 @@ builder.queryFields((t) => ({
     type: [NodeInterface],
     nullable: { list: false, items: true },
     description: `The objects with these ids, in their order (at most ${MAX_NODE_IDS}); null for each the caller cannot see.`,
-    authScopes: { read: true },
+    scope: 'read',
     args: { ids: t.arg.idList({ required: true }) },
     // Each id costs its selection; more ids than allowed cost it once, and the field refuses them.
     complexity: (args) => ({ field: 1, multiplier: args.ids.length <= MAX_NODE_IDS ? Math.max(args.ids.length, 1) : 1 }),

@@ -55,7 +55,7 @@ builder.mutationField('createSession', (t) =>
   t.field({
     type: CreateSessionPayload,
     description: 'Mints a browser session for a workspace user. Backend credentials only: a session is refused (FORBIDDEN).',
-    authScopes: { credentials: true },
+    scope: 'credentials',
     args: { input: t.arg({ type: CreateSessionInput, required: true }) },
     resolve: async (_root, { input }, ctx) => {
       try {

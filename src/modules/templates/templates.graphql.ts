@@ -32,7 +32,7 @@ builder.queryField('templates', (t) =>
     type: TemplateConnection,
     nullable: true,
     description: "The acting channel's templates, newest first.",
-    authScopes: { read: true },
+    scope: 'read',
     args: pageArgs,
     complexity: connectionComplexity,
     resolve: (_root, args, ctx, info) => listTemplates(ctx, pageFromArgs(args), templatesPage(ctx, info)),

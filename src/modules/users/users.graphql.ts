@@ -22,7 +22,7 @@ builder.queryField('users', (t) =>
     type: UserConnection,
     nullable: true,
     description: "The workspace's users (for assignment), newest first.",
-    authScopes: { read: true },
+    scope: 'read',
     args: pageArgs,
     complexity: connectionComplexity,
     resolve: (_root, args, ctx) => listUsers(ctx, pageFromArgs(args)),

@@ -40,4 +40,4 @@ const Viewer = builder.objectRef<AuthContext>('Viewer').implement({
   }),
 });
 
-builder.queryField('viewer', (t) => t.field({ type: Viewer, authScopes: { read: true }, resolve: (_root, _args, ctx) => ctx.auth }));
+builder.queryField('viewer', (t) => t.field({ type: Viewer, scope: 'read', resolve: (_root, _args, ctx) => ctx.auth }));
