@@ -65,6 +65,18 @@ afterAll(async () => {
 
 const fetchOn = (app: TestApp, host: string) => (path: string, init: RequestInit) => app.fetch(host, path, init);
 
+/**
+ * Revokes a session behind the server's back, as another process that could not announce it would,
+ * and expects its stream to end within 5 s with UNAUTHENTICATED.
+ */
+async function expectEndsOnRevocation(app: TestApp, sessionId: string, stream: Awaited<ReturnType<typeof observeSse>>) {
+  await app.db.prisma.accessToken.update({ where: { id: sessionId }, data: { revokedAt: new Date() } });
+  const revokedAt = Date.now();
+  const end = await stream.endsWithin(FIVE_SECONDS + 500);
+  expect(end.at - revokedAt).toBeLessThanOrEqual(FIVE_SECONDS);
+  expect(outcome(stream.received as Received).code).toBe('UNAUTHENTICATED');
+}
+
 describe('one process', () => {
   let app: TestApp;
   beforeAll(async () => {
@@ -269,12 +281,7 @@ describe('a process that cannot reach Redis', () => {
     const s = await sessionSetup(app);
     const stream = await observeSse(fetchOn(app, s.host), bearer(s.session.token), StreamConversationUpdated);
     try {
-      // Revoked behind the server's back, as another process that could not announce it would.
-      await app.db.prisma.accessToken.update({ where: { id: s.session.id }, data: { revokedAt: new Date() } });
-      const revokedAt = Date.now();
-      const end = await stream.endsWithin(FIVE_SECONDS + 500);
-      expect(end.at - revokedAt).toBeLessThanOrEqual(FIVE_SECONDS);
-      expect(outcome(stream.received as Received).code).toBe('UNAUTHENTICATED');
+      await expectEndsOnRevocation(app, s.session.id, stream);
     } finally {
       await stream.close();
     }
@@ -322,11 +329,7 @@ describe('a process without Redis whose database pool is short', () => {
       expect(await Promise.race([stream.ended.then(() => 'ended'), sleep(100).then(() => 'open')])).toBe('open');
 
       // A revocation behind the server's back still ends it within 5 s.
-      await app.db.prisma.accessToken.update({ where: { id: s.session.id }, data: { revokedAt: new Date() } });
-      const revokedAt = Date.now();
-      const end = await stream.endsWithin(FIVE_SECONDS + 500);
-      expect(end.at - revokedAt).toBeLessThanOrEqual(FIVE_SECONDS);
-      expect(outcome(stream.received as Received).code).toBe('UNAUTHENTICATED');
+      await expectEndsOnRevocation(app, s.session.id, stream);
     } finally {
       await stream.close();
     }
