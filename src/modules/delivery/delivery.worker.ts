@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import os from 'node:os';
-import { setImmediate as nextTurn } from 'node:timers/promises';
+import { setImmediate as nextTurn, setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { Prisma, type Channel, type PrismaClient } from '../../generated/prisma/client.js';
 import { describeError } from '../../errors/log.js';
@@ -384,7 +384,7 @@ export class DeliveryWorker {
         return await record();
       } catch (error) {
         if (!isDatabaseUnavailable(error) || Date.now() + wait > giveUpAt) throw error;
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        await sleep(wait);
       }
     }
   }
